@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` (pure logic, beside the code, no I/O) and `integration`
+// (under test/, against the real local stack that test/global-setup.ts starts ONCE per run).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['{functions,controller,schema,mock,scripts}/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          // Suites share one control plane on 2 cores; keep parallelism modest.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
