@@ -19,7 +19,7 @@ build_component() {
   local name=$1 key=$2; shift 2
   out="$cache/bin/$name-$key"
   if [ -f "$out/.built" ]; then log "$name: cached ($out)"; return; fi
-  log "$name: building into $out (cold builds of Kubernetes take 10-25 min on 2 cores)"
+  log "$name: building into $out"
   rm -rf "$out"; mkdir -p "$out"
   local t0=$SECONDS
   "$@"
@@ -28,6 +28,7 @@ build_component() {
 }
 
 kube_build() {
+  log "a cold build of the Kubernetes binaries takes 10-25 min on 2 cores"
   local ldf="-s -w" minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
@@ -38,14 +39,20 @@ kube_build() {
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 }
 etcd_build() { (cd "$here/go/etcd" && go build -trimpath -o "$out/etcd" go.etcd.io/etcd/server/v3); }
-# kwok and ps-http-sim have no replace directives: go install with their own go.sum.
-kwok_build() { GOFLAGS= GOBIN="$out" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"; }
-sim_build() { GOFLAGS= GOBIN="$out" go install "github.com/mattrobenolt/ps-http-sim@$PS_HTTP_SIM_VERSION"; }
+# `go install mod@version` is refused here (the proxy hides the version list it checks for
+# deprecations), so kwok and ps-http-sim are built from wrapper modules like etcd.
+kwok_build() {
+  (cd "$here/go/kwok" && go build -trimpath -o "$out/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
+  # KWOK's default stages (Apache-2.0 YAML shipped in its module) are read from the module cache.
+  local stages; stages="$(cd "$here/go/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage"
+  mkdir -p "$out/stages" && cp -r "$stages/." "$out/stages/" && chmod -R u+w "$out/stages"
+}
+sim_build() { (cd "$here/go/pssim" && go build -trimpath -o "$out/ps-http-sim" github.com/mattrobenolt/ps-http-sim); }
 
 build_component kube "$K8S_VERSION-$(sum "$here/go/k8s/go.sum" <(echo "$gover"))" kube_build; kube_dir=$out
 build_component etcd "$ETCD_VERSION-$(sum "$here/go/etcd/go.sum" <(echo "$gover"))" etcd_build; etcd_dir=$out
-build_component kwok "$KWOK_VERSION-$(sum <(echo "$gover"))" kwok_build; kwok_dir=$out
-build_component ps-http-sim "$PS_HTTP_SIM_VERSION-$(sum <(echo "$gover"))" sim_build; sim_dir=$out
+build_component kwok "$KWOK_VERSION-$(sum "$here/go/kwok/go.sum" <(echo "$gover"))" kwok_build; kwok_dir=$out
+build_component ps-http-sim "$PS_HTTP_SIM_VERSION-$(sum "$here/go/pssim/go.sum" <(echo "$gover"))" sim_build; sim_dir=$out
 
 # One directory with every binary, named by the combined key, for PATH and the launcher.
 farm="$cache/bin/stack-$(sum <(printf '%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir"))"

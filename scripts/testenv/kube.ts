@@ -1,0 +1,276 @@
+// A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager
+// (deployment, replicaset, garbage collector, namespace, serviceaccount controllers),
+// kube-scheduler, and KWOK playing the kubelet for one fake node.
+// Authentication is a static admin token (group system:masters); the apiserver serves a
+// self-signed certificate it generates itself, whose CA the kubeconfig trusts.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from './net.ts';
+import { startProcess, StackError, type ManagedProcess } from './proc.ts';
+
+export interface ControlPlane {
+  kubeconfig: string;
+  server: string;
+  processes: ManagedProcess[];
+}
+
+export const FAKE_NODE = 'kwok-node-0';
+
+const stagesFile = fileURLToPath(new URL('./kwok-pod-stages.yaml', import.meta.url));
+
+export async function startControlPlane(opts: { binDir: string; runDir: string; logDir: string }): Promise<ControlPlane> {
+  const { binDir, runDir, logDir } = opts;
+  const bin = (name: string) => join(binDir, name);
+  const pki = join(runDir, 'pki');
+  rmSync(join(runDir, 'etcd'), { recursive: true, force: true });
+  mkdirSync(pki, { recursive: true });
+
+  const token = randomBytes(24).toString('hex');
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(join(pki, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(join(pki, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`);
+
+  const [etcdPort, peerPort, apiPort, kcmPort, schedPort, kwokPort] = await Promise.all(
+    Array.from({ length: 6 }, () => freePort()),
+  );
+  const processes: ManagedProcess[] = [];
+  const started = async (p: Promise<ManagedProcess>) => {
+    processes.push(await p);
+  };
+  try {
+    await started(
+      startProcess(
+        {
+          name: 'etcd',
+          command: bin('etcd'),
+          args: [
+            '--name=n0',
+            `--data-dir=${join(runDir, 'etcd')}`,
+            `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+            `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+            `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+            `--initial-cluster=n0=http://127.0.0.1:${peerPort}`,
+            '--unsafe-no-fsync',
+            '--log-level=warn',
+          ],
+          logDir,
+          ready: async () => (await fetch(`http://127.0.0.1:${etcdPort}/health`)).ok,
+        },
+        runDir,
+      ),
+    );
+
+    const certDir = join(pki, 'apiserver');
+    const caFile = join(certDir, 'apiserver.crt'); // self-signed leaf followed by its CA
+    const server = `https://127.0.0.1:${apiPort}`;
+    await started(
+      startProcess(
+        {
+          name: 'kube-apiserver',
+          command: bin('kube-apiserver'),
+          args: [
+            `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+            '--bind-address=127.0.0.1',
+            `--secure-port=${apiPort}`,
+            '--advertise-address=127.0.0.1',
+            '--endpoint-reconciler-type=none',
+            `--cert-dir=${certDir}`,
+            `--token-auth-file=${join(pki, 'tokens.csv')}`,
+            '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+            `--service-account-key-file=${join(pki, 'sa.pub')}`,
+            `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
+            '--service-cluster-ip-range=10.0.0.0/24',
+            '--authorization-mode=RBAC',
+            '--allow-privileged=true',
+            // No node-lifecycle controller runs, so nothing would lift the not-ready taint
+            // this plugin puts on every new node; KWOK reports the node's readiness itself.
+            '--disable-admission-plugins=TaintNodesByCondition',
+          ],
+          logDir,
+          timeoutMs: 90_000,
+          ready: async () => existsSync(caFile) && (await get(server, '/readyz', token, caFile)).status === 200,
+        },
+        runDir,
+      ),
+    );
+
+    const kubeconfig = join(runDir, 'kubeconfig');
+    writeFileSync(kubeconfig, kubeconfigYaml(server, caFile, token));
+
+    const components: Array<[string, string[], number]> = [
+      [
+        'kube-controller-manager',
+        [
+          '--leader-elect=false',
+          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller',
+          `--kubeconfig=${kubeconfig}`,
+          `--authentication-kubeconfig=${kubeconfig}`,
+          `--authorization-kubeconfig=${kubeconfig}`,
+          '--authentication-skip-lookup=true',
+          '--bind-address=127.0.0.1',
+          `--secure-port=${kcmPort}`,
+        ],
+        kcmPort,
+      ],
+      [
+        'kube-scheduler',
+        [
+          '--leader-elect=false',
+          `--kubeconfig=${kubeconfig}`,
+          `--authentication-kubeconfig=${kubeconfig}`,
+          `--authorization-kubeconfig=${kubeconfig}`,
+          '--authentication-skip-lookup=true',
+          '--bind-address=127.0.0.1',
+          `--secure-port=${schedPort}`,
+        ],
+        schedPort,
+      ],
+    ];
+    await Promise.all(
+      components.map(([name, args, port]) =>
+        started(
+          startProcess(
+            {
+              name,
+              command: bin(name),
+              args,
+              logDir,
+              ready: async () => (await get(`https://127.0.0.1:${port}`, '/healthz', undefined, undefined)).status === 200,
+            },
+            runDir,
+          ),
+        ),
+      ),
+    );
+
+    const kwokConfig = join(runDir, 'kwok-stages.yaml');
+    const nodeStages = ['node/fast/node-initialize.yaml', 'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml'];
+    writeFileSync(
+      kwokConfig,
+      [...nodeStages.map((f) => readFileSync(join(binDir, 'stages', f), 'utf8')), readFileSync(stagesFile, 'utf8')].join('\n---\n'),
+    );
+    await started(
+      startProcess(
+        {
+          name: 'kwok',
+          command: bin('kwok'),
+          args: [
+            `--kubeconfig=${kubeconfig}`,
+            `--config=${kwokConfig}`,
+            '--manage-all-nodes=true',
+            '--node-lease-duration-seconds=40',
+            `--server-address=127.0.0.1:${kwokPort}`,
+          ],
+          logDir,
+          ready: async () => (await fetch(`http://127.0.0.1:${kwokPort}/healthz`)).ok,
+        },
+        runDir,
+      ),
+    );
+
+    await createFakeNode(server, token, caFile);
+    await waitFor('kwok', logDir, 60_000, async () => {
+      const res = await get(server, `/api/v1/nodes/${FAKE_NODE}`, token, caFile);
+      const node = JSON.parse(res.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
+      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    });
+    // The serviceaccount controller must have created `default` before pods can be admitted.
+    await waitFor('kube-controller-manager', logDir, 60_000, async () => {
+      return (await get(server, '/api/v1/namespaces/default/serviceaccounts/default', token, caFile)).status === 200;
+    });
+    return { kubeconfig, server, processes };
+  } catch (err) {
+    await Promise.all(processes.map((p) => p.stop()));
+    throw err;
+  }
+}
+
+function kubeconfigYaml(server: string, caFile: string, token: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: modeldock-local
+  cluster:
+    server: ${server}
+    certificate-authority: ${caFile}
+users:
+- name: admin
+  user:
+    token: ${token}
+contexts:
+- name: modeldock-local
+  context:
+    cluster: modeldock-local
+    user: admin
+current-context: modeldock-local
+`;
+}
+
+async function createFakeNode(server: string, token: string, caFile: string): Promise<void> {
+  const capacity = { cpu: '64', memory: '512Gi', pods: '500', 'nvidia.com/gpu': '16' };
+  const node = {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: FAKE_NODE,
+      labels: { 'kubernetes.io/hostname': FAKE_NODE, 'kubernetes.io/os': 'linux', type: 'kwok' },
+      annotations: { 'kwok.x-k8s.io/node': 'fake' },
+    },
+    status: { capacity, allocatable: capacity },
+  };
+  const res = await get(server, '/api/v1/nodes', token, caFile, 'POST', JSON.stringify(node));
+  if (res.status !== 201 && res.status !== 409) {
+    throw new StackError('kube-apiserver', `creating the fake node answered ${res.status}: ${res.body}`);
+  }
+}
+
+async function waitFor(component: string, logDir: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) {
+      const { tailFile } = await import('./proc.ts');
+      throw new StackError(component, `condition not met within ${timeoutMs} ms`, tailFile(join(logDir, `${component}.log`)));
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Minimal HTTPS client for start-up probes (before any kubeconfig-based client exists). */
+function get(
+  base: string,
+  path: string,
+  token: string | undefined,
+  caFile: string | undefined,
+  method = 'GET',
+  body?: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, base),
+      {
+        method,
+        ca: caFile ? readFileSync(caFile) : undefined,
+        rejectUnauthorized: caFile !== undefined, // components' own self-signed health ports
+        headers: {
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          ...(body ? { 'Content-Type': 'application/json' } : {}),
+        },
+        timeout: 3000,
+      },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}

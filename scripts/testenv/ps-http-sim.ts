@@ -1,0 +1,61 @@
+// ps-http-sim: the PlanetScale HTTP API (/psdb.v1alpha1.Database/Execute) in front of one
+// MariaDB database, so the production driver @planetscale/database is what runs locally.
+import { freePort } from './net.ts';
+import { startProcess, type ManagedProcess } from './proc.ts';
+import type { MysqlTarget } from './mariadb.ts';
+
+export interface SimInstance {
+  process: ManagedProcess;
+  /** DATABASE_URL for `connect({ url })`. */
+  url: string;
+  port: number;
+}
+
+export async function startPsHttpSim(opts: {
+  binary: string;
+  mysql: MysqlTarget;
+  database: string;
+  logDir: string;
+  runDir: string;
+  name?: string;
+}): Promise<SimInstance> {
+  const port = await freePort();
+  const url = `http://${encodeURIComponent(opts.mysql.user)}:${encodeURIComponent(opts.mysql.password)}@127.0.0.1:${port}`;
+  const process = await startProcess(
+    {
+      name: opts.name ?? 'ps-http-sim',
+      command: opts.binary,
+      args: [
+        '-listen-addr=127.0.0.1',
+        `-listen-port=${port}`,
+        `-mysql-addr=${opts.mysql.host}`,
+        `-mysql-port=${opts.mysql.port}`,
+        `-mysql-dbname=${opts.database}`,
+        // One MySQL connection per session-less statement: let idle ones go quickly.
+        '-mysql-idle-timeout=2s',
+        '-mysql-max-rows=100000',
+        '-log-level=warn',
+      ],
+      logDir: opts.logDir,
+      ready: () => probe(port, opts.mysql),
+      timeoutMs: 20_000,
+    },
+    opts.runDir,
+  );
+  return { process, url, port };
+}
+
+async function probe(port: number, mysql: MysqlTarget): Promise<boolean> {
+  const res = await fetch(`http://127.0.0.1:${port}/psdb.v1alpha1.Database/Execute`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Authorization: `Basic ${btoa(`${mysql.user}:${mysql.password}`)}`,
+    },
+    body: JSON.stringify({ query: 'SELECT 1', session: null }),
+    signal: AbortSignal.timeout(2000),
+  });
+  if (!res.ok) return false;
+  const body = (await res.json()) as { error?: unknown };
+  return !body.error;
+}
