@@ -50,14 +50,13 @@ describe('generateTokens', () => {
   });
 });
 
-test('hashPrompt and mulberry32 are stable across runs (golden values)', () => {
-  expect(hashPrompt('', 0)).toBe(hashPrompt('', 0));
-  expect(hashPrompt('abc', 1)).not.toBe(hashPrompt('abc', 2));
+test('hashPrompt, mulberry32 and the word stream are stable (golden values)', () => {
+  expect(hashPrompt('abc', 1)).toBe(994547990);
+  expect(hashPrompt('abc', 2)).not.toBe(994547990);
   const random = mulberry32(42);
-  const values = [random(), random(), random()];
-  for (const v of values) expect(v).toBeGreaterThanOrEqual(0);
-  for (const v of values) expect(v).toBeLessThan(1);
-  expect(generateTokens({ prompt: 'golden', seed: 1, maxTokens: 6 }).tokens.join('')).toMatchInlineSnapshot();
+  expect(random()).toBe(0.6011037519201636); // the reference mulberry32 sequence for seed 42
+  const text = generateTokens({ prompt: 'golden', seed: 1, maxTokens: 6 }).tokens.join('');
+  expect(text).toBe('quiet cache fast its and between');
 });
 
 test('countPromptTokens counts words', () => {

@@ -34,9 +34,8 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
   writeFileSync(join(pki, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
   writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`);
 
-  const [etcdPort, peerPort, apiPort, kcmPort, schedPort, kwokPort] = await Promise.all(
-    Array.from({ length: 6 }, () => freePort()),
-  );
+  const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+  const [etcdPort, peerPort, apiPort, kcmPort, schedPort, kwokPort] = ports as [number, number, number, number, number, number];
   const processes: ManagedProcess[] = [];
   const started = async (p: Promise<ManagedProcess>) => {
     processes.push(await p);

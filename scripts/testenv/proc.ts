@@ -116,7 +116,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Kills processes a previous, hard-killed run of this run directory left behind. */
+/** Kills (synchronously) every process started for this run directory: leftovers of a hard-killed run, or all at exit. */
 export function killLeftovers(runDir: string): void {
   const file = pidFile(runDir);
   if (!existsSync(file)) return;
@@ -125,6 +125,3 @@ export function killLeftovers(runDir: string): void {
     if (Number.isInteger(pid) && pid > 1) signalGroup(pid, 'SIGKILL');
   }
 }
-
-/** Synchronously kills every process this run directory started (for process 'exit' hooks). */
-export const killAllSync = killLeftovers;

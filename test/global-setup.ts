@@ -1,0 +1,27 @@
+// Starts the real local stack ONCE per test run and hands its coordinates to every test
+// file through vitest's provide/inject. A stack that cannot start fails the run with the
+// component and the tail of its log — integration tests are never skipped.
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { killLeftovers } from '../scripts/testenv/proc.ts';
+import { repoRoot, startStack, type StackInfo } from '../scripts/testenv/stack.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    stack: StackInfo;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const runDir = process.env.MODELDOCK_TEST_STACK_DIR ?? join(repoRoot, '.stack/test');
+  const stack = await startStack({ runDir, log: (m) => console.error(m) });
+  // Whatever ends this process, take the stack (and anything tests spawned into it) along.
+  const killAll = () => killLeftovers(runDir);
+  process.once('exit', killAll);
+  project.provide('stack', stack.info);
+  return async () => {
+    await stack.stop();
+    killAll();
+    process.removeListener('exit', killAll);
+  };
+}

@@ -1,0 +1,41 @@
+// Per-test database isolation: each call creates its own MariaDB database `mdt_<random>`
+// and a ps-http-sim in front of it (the simulator serves one database per process), so a
+// test talks to MySQL exactly as production does — through @planetscale/database over HTTP.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { connect, type Connection } from '@planetscale/database';
+import { inject } from 'vitest';
+import { startPsHttpSim } from '../../scripts/testenv/ps-http-sim.ts';
+
+export interface TestDatabase {
+  name: string;
+  /** DATABASE_URL for this database. */
+  url: string;
+  conn: Connection;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const stack = inject('stack');
+  const name = `mdt_${randomBytes(6).toString('hex')}`;
+  await connect({ url: stack.databaseUrl }).execute(
+    `CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+  );
+  const sim = await startPsHttpSim({
+    binary: join(stack.binDir, 'ps-http-sim'),
+    mysql: stack.mysql,
+    database: name,
+    logDir: stack.logDir,
+    runDir: stack.runDir,
+    name: `ps-http-sim-${name}`,
+  });
+  return {
+    name,
+    url: sim.url,
+    conn: connect({ url: sim.url }),
+    async drop() {
+      await sim.process.stop();
+      await connect({ url: stack.databaseUrl }).execute(`DROP DATABASE IF EXISTS ${name}`);
+    },
+  };
+}
