@@ -23,7 +23,7 @@ const outcome = async (t: TestMock, value: string) =>
 let t: TestMock;
 afterEach(() => t.mock.close(0));
 
-describe('slots and queue', () => {
+describe('slots and queue', { timeout: 20_000 }, () => {
   test('5 concurrent streams: exactly 2 run, 3 queue, served FIFO, all end with [DONE]', async () => {
     const gate = createGate();
     t = await startMock({ slots: 2, sleep: gate.sleep });
@@ -122,7 +122,7 @@ describe('slots and queue', () => {
   });
 });
 
-describe('generated content', () => {
+describe('generated content', { timeout: 20_000 }, () => {
   const text = async (body: object) => {
     const res = await t.post(CHAT, body);
     expect(res.status).toBe(200);

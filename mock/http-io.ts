@@ -67,7 +67,7 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
 export function clientGoneSignal(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   res.once('close', () => {
-    if (false && !res.writableFinished) controller.abort(new ClientClosedError('client closed the connection'));
+    if (!res.writableFinished) controller.abort(new ClientClosedError('client closed the connection'));
   });
   return controller.signal;
 }

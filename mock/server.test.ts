@@ -12,7 +12,7 @@ const chat = (extra: Record<string, unknown> = {}) => ({
 let t: TestMock;
 afterEach(() => t.mock.close(0));
 
-describe('probes and discovery', () => {
+describe('probes and discovery', { timeout: 20_000 }, () => {
   test('readiness flips after the warm-up; liveness is always ok', async () => {
     let clock = 1_700_000_000_000;
     t = await startMock({ warmupMs: 30_000, now: () => clock });
@@ -53,7 +53,7 @@ describe('probes and discovery', () => {
   });
 });
 
-describe('bad input → OpenAI error shape', () => {
+describe('bad input → OpenAI error shape', { timeout: 20_000 }, () => {
   test.each([
     ['not JSON', CHAT, '{"model":', null],
     ['missing messages', CHAT, { model: 'mock-model' }, 'messages'],
@@ -93,7 +93,7 @@ describe('bad input → OpenAI error shape', () => {
   });
 });
 
-describe('graceful shutdown', () => {
+describe('graceful shutdown', { timeout: 20_000 }, () => {
   test('queued requests get 503 at once, running streams finish within the grace period', async () => {
     const gate = createGate();
     t = await startMock({ slots: 1, sleep: gate.sleep });

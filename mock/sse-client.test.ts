@@ -84,7 +84,7 @@ describe('SseParser / readSse', () => {
   });
 });
 
-describe('reading the real server like a client does', () => {
+describe('reading the real server like a client does', { timeout: 20_000 }, () => {
   let t: TestMock;
   afterEach(() => t.mock.close(0));
 
