@@ -1,0 +1,184 @@
+// The ModelService custom resource (modeldock.io/v1alpha1): spec and status.
+// Single source of truth for the controller's types, the admission API's request body
+// (see admission.ts) and the CRD's openAPIV3Schema (generated with z.toJSONSchema).
+import { z } from 'zod';
+import { cpuMillis, memoryMiB, QUANTITY_PATTERN, QuantityError, wholeCount } from './quantity.ts';
+
+export const GROUP = 'modeldock.io';
+export const VERSION = 'v1alpha1';
+export const KIND = 'ModelService';
+export const PLURAL = 'modelservices';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const FINALIZER = 'modeldock.io/finalizer';
+export const LABELS = {
+  managedBy: 'app.kubernetes.io/managed-by',
+  admissionId: 'modeldock.io/admission-id',
+  tenant: 'modeldock.io/tenant',
+} as const;
+export const ANNOTATIONS = {
+  requestId: 'modeldock.io/request-id',
+  admittedAt: 'modeldock.io/admitted-at',
+} as const;
+
+/** DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric, ≤ 63. */
+export const dns1123Label = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit');
+
+/** An OCI image reference: [registry[:port]/]path[:tag][@sha256:digest]. */
+export const imageReference = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(
+    /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d{1,5})?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/,
+    'must be an OCI image reference such as ghcr.io/org/model:1.2 or registry.local:5000/model@sha256:<64 hex>',
+  );
+
+const quantity = (what: string, parse: (q: string) => number) =>
+  z
+    .string()
+    .regex(new RegExp(QUANTITY_PATTERN), { message: `${what} must be a Kubernetes quantity, e.g. 500m, 2, 4Gi`, abort: true })
+    .superRefine((q, ctx) => {
+      try {
+        parse(q);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof QuantityError ? err.message : String(err) });
+      }
+    });
+
+export const resourcesSchema = z
+  .strictObject({
+    cpu: quantity('cpu', cpuMillis).optional().describe('CPU per replica (Kubernetes quantity, e.g. 500m or 2).'),
+    memory: quantity('memory', memoryMiB).optional().describe('Memory per replica (Kubernetes quantity, e.g. 512Mi or 4Gi).'),
+    'nvidia.com/gpu': quantity('nvidia.com/gpu', wholeCount).optional().describe('Whole GPUs per replica.'),
+  })
+  .describe('Resources requested (and limited) per replica; charged against the tenant quota times replicas.');
+
+export const envVarSchema = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, 'must be a valid environment variable name'),
+  value: z.string().max(32_768),
+});
+
+export const DEFAULT_PORT = 8000;
+export const DEFAULT_READINESS_PATH = '/healthz';
+
+/** Fields shared by the admission request and the CR spec (everything but identity). */
+export const workloadShape = {
+  image: imageReference.describe('Container image of the model server.'),
+  replicas: z.number().int().min(0).describe('Desired number of pods.'),
+  port: z.number().int().min(1).max(65535).default(DEFAULT_PORT).describe('Port the model server listens on; the Service exposes it.'),
+  resources: resourcesSchema.default({}),
+  env: z
+    .array(envVarSchema)
+    .max(64)
+    .default([])
+    .refine((env) => new Set(env.map((e) => e.name)).size === env.length, 'environment variable names must be unique')
+    .describe('Environment variables of the model container.'),
+  args: z.array(z.string().max(4096)).max(64).default([]).describe('Arguments of the model container.'),
+  readinessPath: z
+    .string()
+    .max(256)
+    .regex(/^\/[\x21-\x7e]*$/, 'must be an absolute HTTP path without spaces')
+    .default(DEFAULT_READINESS_PATH)
+    .describe('HTTP path of the readiness probe.'),
+};
+
+export const modelServiceSpecSchema = z.strictObject(workloadShape).describe('Desired state of a ModelService.');
+export type ModelServiceSpec = z.output<typeof modelServiceSpecSchema>;
+export type Resources = z.output<typeof resourcesSchema>;
+
+/** Integer ledger amounts for ONE replica: cpu millicores, memory MiB, GPU count. */
+export interface Amounts {
+  cpu: number;
+  memory: number;
+  'nvidia.com/gpu': number;
+}
+export const RESOURCE_NAMES = ['cpu', 'memory', 'nvidia.com/gpu'] as const satisfies ReadonlyArray<keyof Amounts>;
+
+export function amountsPerReplica(r: Resources): Amounts {
+  return {
+    cpu: r.cpu ? cpuMillis(r.cpu) : 0,
+    memory: r.memory ? memoryMiB(r.memory) : 0,
+    'nvidia.com/gpu': r['nvidia.com/gpu'] ? wholeCount(r['nvidia.com/gpu']) : 0,
+  };
+}
+
+/** What a workload charges against the quota: per-replica amounts times replicas. */
+export function totalAmounts(spec: Pick<ModelServiceSpec, 'resources' | 'replicas'>): Amounts {
+  const one = amountsPerReplica(spec.resources);
+  return {
+    cpu: one.cpu * spec.replicas,
+    memory: one.memory * spec.replicas,
+    'nvidia.com/gpu': one['nvidia.com/gpu'] * spec.replicas,
+  };
+}
+
+// ---------------------------------------------------------------- status
+
+export const PHASES = ['Pending', 'Progressing', 'Running', 'Degraded', 'Terminating'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** metav1.Condition. */
+export const conditionSchema = z.object({
+  type: z.string().describe('Condition type, e.g. Ready, Progressing, ReleaseBlocked.'),
+  status: z.enum(['True', 'False', 'Unknown']),
+  observedGeneration: z.number().int().min(0).optional(),
+  lastTransitionTime: z.string().describe('When status last changed (RFC 3339).'),
+  reason: z.string().describe('CamelCase reason for the last transition.'),
+  message: z.string(),
+});
+export type Condition = z.output<typeof conditionSchema>;
+
+export const failureSchema = z.object({
+  reason: z.string().describe('e.g. ImagePullBackOff, CrashLoopBackOff.'),
+  message: z.string(),
+  pod: z.string().optional(),
+  container: z.string().optional(),
+  exitCode: z.number().int().optional(),
+});
+
+export const modelServiceStatusSchema = z
+  .object({
+    observedGeneration: z.number().int().min(0).optional().describe('The spec generation this status describes.'),
+    phase: z.enum(PHASES).optional(),
+    replicas: z.number().int().min(0).optional(),
+    readyReplicas: z.number().int().min(0).optional(),
+    availableReplicas: z.number().int().min(0).optional(),
+    selector: z.string().optional().describe('Label selector of the pods (for the scale subresource).'),
+    endpoint: z.string().optional().describe('In-cluster URL of the Service.'),
+    admittedAt: z.string().optional().describe('When the admission was accepted.'),
+    createdAt: z.string().optional().describe('When this object was persisted.'),
+    scheduledAt: z.string().optional().describe('When the first pod was bound to a node.'),
+    startedAt: z.string().optional().describe('When the first container started running.'),
+    readyAt: z.string().optional().describe('When the Service first had a ready endpoint.'),
+    lastFailure: failureSchema.optional().describe('The most recent pod failure seen.'),
+    conditions: z.array(conditionSchema).optional(),
+  })
+  .describe('Observed state of a ModelService.');
+export type ModelServiceStatus = z.output<typeof modelServiceStatusSchema>;
+
+export interface ModelService {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+  };
+  spec: ModelServiceSpec;
+  status?: ModelServiceStatus;
+}
