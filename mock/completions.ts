@@ -51,6 +51,7 @@ export async function serveCompletion(
     const httpError = error instanceof HttpError ? error : internalError(error, clientGone);
     sendError(res, httpError);
     outcome = httpError.outcome;
+    if (outcome === 'error') deps.log({ msg: 'request_error', reqId, error: String(error) });
   }
   deps.metrics.countRequest(endpoint, outcome);
   deps.log({ msg: 'request_done', reqId, endpoint, outcome, ms: deps.now() - arrivedAt });

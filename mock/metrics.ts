@@ -4,14 +4,14 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Endpoint } from './responses.ts';
 
 export type Outcome =
-  | 'completed'
-  | 'invalid'
-  | 'rejected_queue_full'
-  | 'unavailable'
-  | 'cancelled_queued'
-  | 'cancelled_running'
-  | 'aborted_shutdown'
-  | 'error';
+  | 'completed' // generated to the end
+  | 'invalid' // 400 / 404 / 413
+  | 'rejected_queue_full' // 429
+  | 'unavailable' // 503: warming up, or queued when shutdown began
+  | 'cancelled_queued' // client left before it got a slot
+  | 'cancelled_running' // client left while holding a slot
+  | 'aborted_shutdown' // still running when the shutdown grace period ended
+  | 'error'; // 500
 
 export type SlotState = { readonly slots: number; readonly busy: number; readonly queued: number };
 

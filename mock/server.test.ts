@@ -75,7 +75,7 @@ describe('bad input → OpenAI error shape', { timeout: 20_000 }, () => {
     expect(json.error).toMatchObject({ type: 'invalid_request_error', param, message: expect.any(String) });
   });
 
-  test('unknown model → 404 model_not_found; unknown route → 404; both counted', async () => {
+  test('unknown model → 404 model_not_found (counted as invalid); unknown route → 404', async () => {
     t = await startMock();
     const res = await t.post(CHAT, chat({ model: 'gpt-9' }));
     expect(res.status).toBe(404);

@@ -10,7 +10,18 @@ import { modelList } from './responses.ts';
 import { SlotScheduler } from './slots.ts';
 import { realSleep, type Sleep } from './token-loop.ts';
 
-export const mockServerDefaults = {
+export type MockServerConfig = {
+  modelName: string;
+  slots: number;
+  queueLimit: number;
+  tokenDelayMs: number;
+  warmupMs: number;
+  shutdownGraceMs: number;
+  retryAfterSeconds: number;
+  maxBodyBytes: number;
+};
+
+export const mockServerDefaults: Readonly<MockServerConfig> = Object.freeze({
   modelName: 'mock-model',
   slots: 2,
   queueLimit: 32,
@@ -19,9 +30,9 @@ export const mockServerDefaults = {
   shutdownGraceMs: 10_000,
   retryAfterSeconds: 1,
   maxBodyBytes: 1 << 20,
-};
+});
 
-export type MockServerOptions = Partial<typeof mockServerDefaults> & {
+export type MockServerOptions = Partial<MockServerConfig> & {
   /** Epoch milliseconds; drives warm-up, queue wait, TTFT and `created`. */
   now?: () => number;
   sleep?: Sleep;
