@@ -10,6 +10,7 @@ export default defineConfig({
           name: 'unit',
           include: ['{functions,controller,schema,mock,scripts}/**/*.test.ts'],
           environment: 'node',
+          sequence: { groupOrder: 0 }, // fast unit tests first
         },
       },
       {
@@ -22,6 +23,7 @@ export default defineConfig({
           hookTimeout: 600_000,
           // Suites share one control plane on 2 cores; keep parallelism modest.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
