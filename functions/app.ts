@@ -1,0 +1,99 @@
+// The Hono app: middleware, routes, and the ONE place errors are rendered. Handlers validate
+// (zod, through the route definitions) → call a service → c.json.
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { ZodError } from 'zod';
+import { toAdmission } from '../schema/admission.ts';
+import type { FieldIssue } from '../schema/api.ts';
+import type { KeyRing } from './auth/keys.ts';
+import type { Config, Env } from './config.ts';
+import { envelope, notFound, toApiError, validationFailed } from './errors.ts';
+import { bearerTenant } from './middleware/auth.ts';
+import { jsonBody } from './middleware/json-body.ts';
+import { accessLog, jsonLogger, type Logger } from './middleware/log.ts';
+import { requestId } from './middleware/request-id.ts';
+import { routes } from './routes.ts';
+import { admit } from './services/admit.ts';
+import type { ServiceDeps } from './services/deps.ts';
+import { getQuota } from './services/quota.ts';
+import { deleteAdmission, getAdmission, listAdmissions } from './services/requests.ts';
+
+export interface AppOptions {
+  config: Config;
+  /** Services for one request (a database client is only configuration: cheap to make). */
+  deps: (env: Env) => ServiceDeps;
+  keyRing: (env: Env) => Promise<KeyRing>;
+  log?: Logger;
+}
+
+export type AppEnv = { Bindings: Env; Variables: { requestId: string; tenant: string; admissionId?: string } };
+
+const TARGET_PREFIX: Record<string, string> = { json: '', header: 'header.', query: 'query.', param: 'path.' };
+
+export function fieldIssues(error: ZodError, target: string): FieldIssue[] {
+  const prefix = TARGET_PREFIX[target] ?? `${target}.`;
+  const path = (p: PropertyKey[]) => prefix + p.map((s) => (typeof s === 'number' ? `[${s}]` : String(s))).join('.').replace(/\.\[/g, '[');
+  return error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) => ({ path: path([...i.path, k]), message: 'unknown field' }))
+      : [{ path: path(i.path), message: i.message }],
+  );
+}
+
+export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
+  const log = opts.log ?? jsonLogger;
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationFailed(fieldIssues(result.error, result.target));
+    },
+  });
+  const r = routes(opts.config.maxReplicas);
+
+  app.use(requestId());
+  app.use(accessLog({ log }));
+  const auth = bearerTenant({ keyRing: opts.keyRing });
+  app.use('/requests', auth);
+  app.use('/requests/*', auth);
+  app.use('/quota', auth);
+  app.on('POST', ['/requests'], ...jsonBody({ maxBytes: opts.config.maxBodyBytes }));
+
+  app.openapi(r.submit, async (c) => {
+    const parsed = toAdmission(c.req.valid('json'));
+    const key = c.req.valid('header')['idempotency-key'];
+    const result = await admit(opts.deps(c.env), { tenant: c.var.tenant, idempotencyKey: key, requestId: c.var.requestId, parsed });
+    c.set('admissionId', result.admission.id);
+    return result.outcome === 'created' ? c.json(result.admission, 201) : c.json(result.admission, 200);
+  });
+  app.openapi(r.list, async (c) => c.json(await listAdmissions(opts.deps(c.env), c.var.tenant, c.req.valid('query')), 200));
+  app.openapi(r.get, async (c) => {
+    const { id } = c.req.valid('param');
+    c.set('admissionId', id);
+    return c.json(await getAdmission(opts.deps(c.env), c.var.tenant, id), 200);
+  });
+  app.openapi(r.remove, async (c) => {
+    const { id } = c.req.valid('param');
+    c.set('admissionId', id);
+    return c.json(await deleteAdmission(opts.deps(c.env), c.var.tenant, id, c.var.requestId), 202);
+  });
+  app.openapi(r.quota, async (c) => c.json(await getQuota(opts.deps(c.env), c.var.tenant), 200));
+  app.openapi(r.health, async (c) => {
+    await opts.deps(c.env).db.execute('SELECT 1');
+    return c.json({ ok: true, database: 'up' as const }, 200);
+  });
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Tenant API key.' });
+  app.doc('/openapi.json', {
+    openapi: '3.0.3',
+    info: { title: 'ModelDock admission API', version: '1.0.0', description: 'Run a model image on ModelDock, charged against the tenant quota.' },
+  });
+
+  app.notFound((c) => c.json(envelope(notFound('route')), 404));
+  app.onError((err, c) => {
+    const api = toApiError(err);
+    if (api.status >= 500) {
+      log({ level: 'error', msg: 'request failed', reqId: c.var.requestId, code: api.code, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    }
+    for (const [k, v] of Object.entries(api.headers)) c.header(k, v);
+    return c.json(envelope(api), api.status);
+  });
+  return app;
+}

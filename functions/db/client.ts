@@ -1,0 +1,93 @@
+// The one database seam: a small interface over @planetscale/database (the production driver),
+// with its `fetch` injectable. Every execute() is one HTTP round trip; a transaction of N
+// statements costs N + 2 (BEGIN, COMMIT). Errors that mean "the database could not be reached"
+// become DatabaseUnavailable (→ 503); SQL errors stay DatabaseError.
+import { Client, DatabaseError, UnknownError, type Config } from '@planetscale/database';
+
+export type Row = Record<string, unknown>;
+export type SqlArg = string | number | bigint | boolean | Date | null | ReadonlyArray<string | number>;
+
+export interface ExecResult {
+  rows: Row[];
+  rowsAffected: number;
+}
+
+export interface Queryable {
+  execute(sql: string, args?: readonly SqlArg[]): Promise<ExecResult>;
+}
+
+export interface Db extends Queryable {
+  /** BEGIN, fn, COMMIT on one session; ROLLBACK (best effort) and rethrow when fn or COMMIT throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
+export type DbFetch = NonNullable<Config['fetch']>;
+
+export class DatabaseUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DatabaseUnavailable';
+  }
+}
+
+// MySQL client/server errnos that mean "no usable connection" rather than "bad SQL".
+const UNAVAILABLE_ERRNOS = /errno (1040|1053|1077|2002|2003|2005|2006|2013)\b/;
+
+function classify(err: unknown): unknown {
+  if (err instanceof UnknownError) return new DatabaseUnavailable(err.message, { cause: err });
+  if (err instanceof DatabaseError) {
+    return UNAVAILABLE_ERRNOS.test(err.message) || err.status >= 500 ? new DatabaseUnavailable(err.message, { cause: err }) : err;
+  }
+  // fetch() itself failed (connection refused, DNS, reset, abort): the database is unreachable.
+  if (err instanceof Error) return new DatabaseUnavailable(`database unreachable: ${err.message}`, { cause: err });
+  return err;
+}
+
+interface DriverConn {
+  execute(query: string, args?: unknown): Promise<{ rows: unknown[]; rowsAffected: number }>;
+}
+
+function queryable(conn: DriverConn): Queryable {
+  return {
+    async execute(sql, args) {
+      try {
+        const r = await conn.execute(sql, args ? [...args] : null);
+        return { rows: r.rows as Row[], rowsAffected: r.rowsAffected };
+      } catch (err) {
+        throw classify(err);
+      }
+    },
+  };
+}
+
+export interface DbOptions {
+  url: string;
+  fetch?: DbFetch;
+}
+
+export function createDb(opts: DbOptions): Db {
+  // A Client opens a fresh Connection (session) per call: concurrent requests never share one.
+  const client = new Client({ url: opts.url, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  return {
+    execute: (sql, args) => queryable(client.connection()).execute(sql, args),
+    async transaction(fn) {
+      const tx = queryable(client.connection());
+      await tx.execute('BEGIN');
+      let result;
+      try {
+        result = await fn(tx);
+        await tx.execute('COMMIT');
+      } catch (err) {
+        // The original error matters more than a failed ROLLBACK (the server rolls back a
+        // transaction whose session is abandoned anyway).
+        await tx.execute('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+      return result;
+    },
+  };
+}
+
+export const isDuplicateKey = (err: unknown): boolean => err instanceof DatabaseError && /errno 1062\b/.test(err.message);
+/** Deadlock (1213) or lock wait timeout (1205): the transaction was rolled back; retry it. */
+export const isLockConflict = (err: unknown): boolean => err instanceof DatabaseError && /errno (1213|1205)\b/.test(err.message);

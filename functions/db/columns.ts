@@ -1,0 +1,33 @@
+// Reading columns as @planetscale/database casts them: BIGINT/DECIMAL/COUNT/SUM → string,
+// INT32 → number, TINYINT(1) → 0/1, DATETIME(3) → 'YYYY-MM-DD hh:mm:ss.sss' (UTC),
+// JSON → object on MySQL 8 but string on MariaDB (LONGTEXT).
+
+export function int(v: unknown): number {
+  if (v === null || v === undefined) return 0;
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isSafeInteger(n)) throw new Error(`not a safe integer: ${String(v)}`);
+  return n;
+}
+
+export function str(v: unknown): string {
+  if (typeof v !== 'string') throw new Error(`not a string: ${String(v)}`);
+  return v;
+}
+
+export const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : str(v));
+
+export const bool = (v: unknown): boolean => v === 1 || v === '1' || v === true;
+
+export function json(v: unknown): unknown {
+  return typeof v === 'string' ? JSON.parse(v) : v;
+}
+
+/** DATETIME(3) text (UTC) → RFC 3339 with Z. */
+export function time(v: unknown): string {
+  const s = str(v);
+  const [date, clock = '00:00:00'] = s.split(' ');
+  const [hms = '00:00:00', ms = ''] = clock.split('.');
+  return `${date}T${hms}.${ms.padEnd(3, '0').slice(0, 3)}Z`;
+}
+
+export const timeOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : time(v));

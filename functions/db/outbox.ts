@@ -1,0 +1,32 @@
+// SQL of the outbox family (the Worker only ever inserts; the controller claims and acks).
+// dedupe_key is UNIQUE: an insert whose key exists is a no-op, never a duplicate row.
+import type { Queryable } from './client.ts';
+
+export type OutboxKind = 'create' | 'delete' | 'reconcile';
+
+export const dedupeKey = {
+  create: (id: string) => `create:${id}`,
+  delete: (id: string) => `delete:${id}`,
+  /** Present while a reconcile row is pending; the controller sets dedupe_key NULL when done. */
+  reconcilePending: (id: string) => `reconcile:${id}:pending`,
+};
+
+export interface OutboxInsert {
+  reservationId: string;
+  kind: OutboxKind;
+  dedupeKey: string;
+  requestId: string | null;
+}
+
+/** Inserts rows (one statement); rows whose dedupe_key exists are skipped. Returns rows inserted. */
+export async function enqueue(q: Queryable, rows: readonly OutboxInsert[], now: Date): Promise<number> {
+  if (rows.length === 0) return 0;
+  const values = rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ');
+  const args = rows.flatMap((r) => [r.reservationId, r.kind, now, r.dedupeKey, r.requestId, now]);
+  const r = await q.execute(
+    `INSERT INTO outbox (reservation_id, kind, available_at, dedupe_key, request_id, created_at) VALUES ${values}
+     ON DUPLICATE KEY UPDATE seq = seq`,
+    args,
+  );
+  return r.rowsAffected;
+}

@@ -1,0 +1,79 @@
+// SQL of the tenant_quota family: the conditional all-or-nothing charge, reads for GET /quota,
+// and the operator's upsert (npm run tenant).
+import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
+import { ACTIVE_STATES, RELEASING_STATES } from '../../schema/admission.ts';
+import { int, str } from './columns.ts';
+import type { Queryable } from './client.ts';
+
+export type ResourceName = (typeof RESOURCE_NAMES)[number];
+
+/**
+ * Charges every non-zero amount in ONE statement, only where `used + amount <= hard`.
+ * Returns true when every needed row was updated; otherwise the caller must roll back
+ * (some rows may have been charged). A missing row means quota 0, so it never matches.
+ */
+export async function chargeQuota(q: Queryable, tenant: string, amounts: Amounts, now: Date): Promise<boolean> {
+  const needed = RESOURCE_NAMES.filter((r) => amounts[r] > 0);
+  if (needed.length === 0) return true;
+  const whens = needed.map(() => 'WHEN ? THEN ?').join(' ');
+  const caseArgs = needed.flatMap((r) => [r, amounts[r]]);
+  const r = await q.execute(
+    `UPDATE tenant_quota SET used = used + CASE resource ${whens} END, updated_at = ?
+     WHERE tenant = ? AND resource IN (?) AND used + CASE resource ${whens} END <= hard`,
+    [...caseArgs, now, tenant, needed, ...caseArgs],
+  );
+  return r.rowsAffected === needed.length;
+}
+
+export interface QuotaRow {
+  hard: number;
+  used: number;
+}
+
+export async function readQuota(q: Queryable, tenant: string): Promise<Partial<Record<ResourceName, QuotaRow>>> {
+  const r = await q.execute('SELECT resource, hard, used FROM tenant_quota WHERE tenant = ?', [tenant]);
+  const out: Partial<Record<ResourceName, QuotaRow>> = {};
+  for (const row of r.rows) {
+    const name = str(row.resource);
+    if ((RESOURCE_NAMES as readonly string[]).includes(name)) out[name as ResourceName] = { hard: int(row.hard), used: int(row.used) };
+  }
+  return out;
+}
+
+export type Breakdown = Record<'active' | 'releasing' | 'blocked' | 'conflict', Amounts>;
+
+const COLUMNS: Record<ResourceName, string> = { cpu: 'cpu_millis', memory: 'memory_mib', 'nvidia.com/gpu': 'gpu' };
+const list = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ');
+const BUCKETS: Record<keyof Breakdown, string> = {
+  active: `r.state IN (${list(ACTIVE_STATES)})`,
+  releasing: `r.state IN (${list(RELEASING_STATES)})`,
+  blocked: `r.state IN (${list(RELEASING_STATES)}) AND r.release_blocked_since IS NOT NULL`,
+  conflict: `r.state = 'conflict'`,
+};
+const BREAKDOWN_SQL = `SELECT ${Object.entries(BUCKETS)
+  .flatMap(([bucket, cond]) =>
+    RESOURCE_NAMES.map((res, i) => `COALESCE(SUM(CASE WHEN ${cond} THEN r.${COLUMNS[res]} ELSE 0 END), 0) AS ${bucket}_${i}`),
+  )
+  .join(',\n  ')}
+FROM reservation r WHERE r.tenant = ? AND r.state <> 'released'`;
+
+/** Usage by reservation state, from the reservations themselves (one statement). */
+export async function readBreakdown(q: Queryable, tenant: string): Promise<Breakdown> {
+  const r = await q.execute(BREAKDOWN_SQL, [tenant]);
+  const row = r.rows[0] ?? {};
+  const amounts = (bucket: string): Amounts => ({
+    cpu: int(row[`${bucket}_0`]),
+    memory: int(row[`${bucket}_1`]),
+    'nvidia.com/gpu': int(row[`${bucket}_2`]),
+  });
+  return { active: amounts('active'), releasing: amounts('releasing'), blocked: amounts('blocked'), conflict: amounts('conflict') };
+}
+
+/** Creates or updates one hard limit; `used` is never touched here. */
+export async function setHard(q: Queryable, tenant: string, resource: ResourceName, hard: number, now: Date): Promise<void> {
+  await q.execute(
+    `INSERT INTO tenant_quota (tenant, resource, hard, used, updated_at) VALUES (?, ?, ?, 0, ?)
+     ON DUPLICATE KEY UPDATE hard = ?, updated_at = ?`,
+    [tenant, resource, hard, now, hard, now],
+  );
+}

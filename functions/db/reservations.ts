@@ -1,0 +1,126 @@
+// SQL of the reservation family: reservation (+ its binding and dead outbox rows for reads)
+// and quota_movement. No business rules here: services decide, these statements execute.
+import type { Amounts, ModelServiceSpec } from '../../schema/model-service.ts';
+import { crNameFor, type ReservationState } from '../../schema/admission.ts';
+import type { Admission } from '../../schema/api.ts';
+import { bool, int, json, str, strOrNull, time, timeOrNull } from './columns.ts';
+import type { Queryable, Row } from './client.ts';
+
+export interface NewReservation {
+  id: string;
+  tenant: string;
+  idempotencyKey: string;
+  requestHash: string;
+  name: string;
+  spec: ModelServiceSpec;
+  amounts: Amounts;
+  requestId: string;
+  now: Date;
+}
+
+export async function insertReservation(q: Queryable, r: NewReservation): Promise<void> {
+  await q.execute(
+    `INSERT INTO reservation (id, tenant, idempotency_key, request_hash, name, spec, cpu_millis, memory_mib, gpu,
+       state, request_id, created_at, updated_at, state_changed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'admitted', ?, ?, ?, ?)`,
+    [
+      r.id,
+      r.tenant,
+      r.idempotencyKey,
+      r.requestHash,
+      r.name,
+      JSON.stringify(r.spec),
+      r.amounts.cpu,
+      r.amounts.memory,
+      r.amounts['nvidia.com/gpu'],
+      r.requestId,
+      r.now,
+      r.now,
+      r.now,
+    ],
+  );
+}
+
+export async function insertMovement(
+  q: Queryable,
+  m: { reservationId: string; tenant: string; direction: 'charge' | 'release'; amounts: Amounts; now: Date },
+): Promise<void> {
+  await q.execute(
+    `INSERT INTO quota_movement (reservation_id, direction, tenant, cpu_millis, memory_mib, gpu, at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    [m.reservationId, m.direction, m.tenant, m.amounts.cpu, m.amounts.memory, m.amounts['nvidia.com/gpu'], m.now],
+  );
+}
+
+const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, r.cpu_millis, r.memory_mib, r.gpu,
+    r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.last_error,
+    b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
+    b.first_ready_at AS b_first_ready_at,
+    (SELECT COUNT(*) FROM outbox o WHERE o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox
+  FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id`;
+
+export interface StoredAdmission {
+  admission: Admission;
+  requestHash: string;
+}
+
+function toStored(row: Row): StoredAdmission {
+  const id = str(row.id);
+  return {
+    requestHash: str(row.request_hash),
+    admission: {
+      id,
+      tenant: str(row.tenant),
+      name: str(row.name),
+      state: str(row.state) as ReservationState,
+      spec: json(row.spec) as ModelServiceSpec,
+      amounts: { cpu: int(row.cpu_millis), memory: int(row.memory_mib), 'nvidia.com/gpu': int(row.gpu) },
+      crName: crNameFor(id),
+      requestId: str(row.request_id),
+      createdAt: time(row.created_at),
+      updatedAt: time(row.updated_at),
+      stateChangedAt: time(row.state_changed_at),
+      binding:
+        row.b_namespace === null || row.b_namespace === undefined
+          ? null
+          : {
+              namespace: str(row.b_namespace),
+              crName: str(row.b_cr_name),
+              uid: strOrNull(row.b_uid),
+              everReady: bool(row.b_ever_ready),
+              firstReadyAt: timeOrNull(row.b_first_ready_at),
+            },
+      releaseBlockedSince: timeOrNull(row.release_blocked_since),
+      lastError: strOrNull(row.last_error),
+      deadOutboxRows: int(row.dead_outbox),
+    },
+  };
+}
+
+export async function findById(q: Queryable, tenant: string, id: string): Promise<StoredAdmission | undefined> {
+  const r = await q.execute(`${SELECT_ADMISSION} WHERE r.id = ? AND r.tenant = ?`, [id, tenant]);
+  return r.rows[0] ? toStored(r.rows[0]) : undefined;
+}
+
+export async function findByIdempotencyKey(q: Queryable, tenant: string, key: string): Promise<StoredAdmission | undefined> {
+  const r = await q.execute(`${SELECT_ADMISSION} WHERE r.tenant = ? AND r.idempotency_key = ?`, [tenant, key]);
+  return r.rows[0] ? toStored(r.rows[0]) : undefined;
+}
+
+/** Newest first; `before` is an exclusive id cursor. Returns up to `limit` rows. */
+export async function listByTenant(q: Queryable, tenant: string, limit: number, before?: string): Promise<Admission[]> {
+  const r = before
+    ? await q.execute(`${SELECT_ADMISSION} WHERE r.tenant = ? AND r.id < ? ORDER BY r.id DESC LIMIT ?`, [tenant, before, limit])
+    : await q.execute(`${SELECT_ADMISSION} WHERE r.tenant = ? ORDER BY r.id DESC LIMIT ?`, [tenant, limit]);
+  return r.rows.map((row) => toStored(row).admission);
+}
+
+/** Guarded transition to `deleting`: true when this call moved it. */
+export async function markDeleting(q: Queryable, tenant: string, id: string, from: readonly ReservationState[], now: Date): Promise<boolean> {
+  const r = await q.execute(
+    `UPDATE reservation SET state = 'deleting', state_changed_at = ?, updated_at = ?, delete_requested_at = ?
+     WHERE id = ? AND tenant = ? AND state IN (?)`,
+    [now, now, now, id, tenant, [...from]],
+  );
+  return r.rowsAffected === 1;
+}

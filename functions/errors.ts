@@ -1,0 +1,71 @@
+// Typed API errors. Handlers and services throw these; ONE onError (app.ts) renders every
+// error as {error: {code, message, details?}} via toErrorResponse().
+import { HTTPException } from 'hono/http-exception';
+import type { ErrorCode, ErrorEnvelope, FieldIssue, Shortfall } from '../schema/api.ts';
+import { DatabaseUnavailable } from './db/client.ts';
+
+export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503;
+
+export class ApiError extends Error {
+  readonly status: ErrorStatus;
+  readonly code: ErrorCode;
+  readonly details: unknown;
+  readonly headers: Record<string, string>;
+  constructor(status: ErrorStatus, code: ErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+export const validationFailed = (issues: FieldIssue[]) =>
+  new ApiError(400, 'validation_failed', `invalid request: ${issues.map((i) => `${i.path || '(body)'}: ${i.message}`).join('; ')}`, { issues });
+
+export const unauthorized = (message: string, error: 'invalid_request' | 'invalid_token' | undefined) =>
+  new ApiError(401, 'unauthorized', message, undefined, {
+    'WWW-Authenticate': `Bearer realm="modeldock"${error ? `, error="${error}"` : ''}`,
+  });
+
+export const notFound = (what = 'resource') => new ApiError(404, 'not_found', `${what} not found`);
+
+export const quotaExceeded = (shortfalls: Shortfall[]) =>
+  new ApiError(
+    409,
+    'quota_exceeded',
+    `quota exceeded: ${shortfalls.map((s) => `${s.resource} short by ${s.short} (requested ${s.requested}, available ${s.available})`).join('; ')}`,
+    { shortfalls },
+  );
+
+export const idempotencyKeyReused = () =>
+  new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request body');
+
+export const misconfigured = (message: string) => new ApiError(500, 'misconfigured', message);
+
+const HTTP_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+/** Maps anything thrown to an API error; unknown errors are 500 `internal` (message not leaked). */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof DatabaseUnavailable) return new ApiError(503, 'database_unavailable', 'the database is unavailable; retry later', undefined, { 'Retry-After': '1' });
+  if (err instanceof HTTPException) {
+    const status = err.status as number;
+    if (status === 400 && /json/i.test(err.message)) return new ApiError(400, 'malformed_json', 'the request body is not valid JSON');
+    const code = HTTP_CODES[status];
+    if (code) return new ApiError(status as ErrorStatus, code, err.message || code.replace(/_/g, ' '));
+  }
+  return new ApiError(500, 'internal', 'internal error');
+}
+
+export function envelope(err: ApiError): ErrorEnvelope {
+  return { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } };
+}

@@ -1,0 +1,34 @@
+// One structured JSON line per request: reqId, method, path, status, duration, tenant and
+// admission id when known.
+import type { MiddlewareHandler } from 'hono';
+
+export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
+export type Logger = (line: LogLine) => void;
+
+export const jsonLogger: Logger = (line) => console.log(JSON.stringify({ time: new Date().toISOString(), ...line }));
+
+export interface AccessLogOptions {
+  log?: Logger;
+  now?: () => number;
+}
+
+export function accessLog({ log = jsonLogger, now = () => Date.now() }: AccessLogOptions = {}): MiddlewareHandler<{
+  Variables: { requestId: string; tenant?: string; admissionId?: string };
+}> {
+  return async function accessLogMiddleware(c, next) {
+    const start = now();
+    await next();
+    const status = c.res.status;
+    log({
+      level: status >= 500 ? 'error' : 'info',
+      msg: 'request',
+      reqId: c.var.requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status,
+      durationMs: now() - start,
+      ...(c.var.tenant ? { tenant: c.var.tenant } : {}),
+      ...(c.var.admissionId ? { admissionId: c.var.admissionId } : {}),
+    });
+  };
+}

@@ -1,0 +1,93 @@
+// Route definitions (OpenAPI + validation) built from the schema/ zod schemas.
+import { createRoute, z } from '@hono/zod-openapi';
+import { admissionRequestSchema, idempotencyKey } from '../schema/admission.ts';
+import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, quotaSchema } from '../schema/api.ts';
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
+const err = (description: string) => json(errorEnvelopeSchema, description);
+const security = [{ bearer: [] }];
+
+const idParam = z.object({
+  id: z
+    .string()
+    .regex(/^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$/, 'must be an admission id (ULID)')
+    .transform((s) => s.toUpperCase())
+    .openapi({ param: { name: 'id', in: 'path' }, example: '01JD5Y3QW5ZC8Y1G1M5N8D4X7K' }),
+});
+
+const common = {
+  401: err('Missing or invalid API key.'),
+  503: err('The database is unavailable.'),
+};
+
+export function routes(maxReplicas: number) {
+  return {
+    submit: createRoute({
+      method: 'post',
+      path: '/requests',
+      summary: 'Submit a model service (admission)',
+      description:
+        'Charges the tenant quota for every resource at once (all-or-nothing) and records the admission. ' +
+        'A retry with the same Idempotency-Key and body returns the same admission (200); a different body is 422.',
+      security,
+      request: {
+        headers: z.object({ 'idempotency-key': idempotencyKey.openapi({ param: { name: 'Idempotency-Key', in: 'header' } }) }),
+        body: { required: true, content: { 'application/json': { schema: admissionRequestSchema(maxReplicas) } } },
+      },
+      responses: {
+        201: json(admissionSchema, 'Admitted.'),
+        200: json(admissionSchema, 'The admission made earlier with this Idempotency-Key.'),
+        400: err('Invalid request (field paths in details.issues) or malformed JSON.'),
+        409: err('Quota exceeded (details.shortfalls names each short resource and by how much).'),
+        413: err('Body too large.'),
+        415: err('Not JSON.'),
+        422: err('Idempotency-Key reused with a different body.'),
+        ...common,
+      },
+    }),
+    list: createRoute({
+      method: 'get',
+      path: '/requests',
+      summary: 'List admissions, newest first',
+      security,
+      request: { query: listQuerySchema },
+      responses: { 200: json(admissionListSchema, 'A page of admissions.'), 400: err('Invalid query.'), ...common },
+    }),
+    get: createRoute({
+      method: 'get',
+      path: '/requests/{id}',
+      summary: 'Get one admission',
+      security,
+      request: { params: idParam },
+      responses: { 200: json(admissionSchema, 'The admission.'), 400: err('Invalid id.'), 404: err('No such admission for this tenant.'), ...common },
+    }),
+    remove: createRoute({
+      method: 'delete',
+      path: '/requests/{id}',
+      summary: 'Delete an admission (idempotent)',
+      description: 'Moves the admission to `deleting`; quota is released only once its pods are really gone.',
+      security,
+      request: { params: idParam },
+      responses: {
+        202: json(admissionSchema, 'Deletion accepted (or already under way).'),
+        400: err('Invalid id.'),
+        404: err('No such admission for this tenant.'),
+        409: err('The admission is in conflict; an operator must resolve it.'),
+        ...common,
+      },
+    }),
+    quota: createRoute({
+      method: 'get',
+      path: '/quota',
+      summary: 'Quota and usage of the calling tenant',
+      security,
+      responses: { 200: json(quotaSchema, 'Per resource: hard, reserved, active, releasing, blocked.'), ...common },
+    }),
+    health: createRoute({
+      method: 'get',
+      path: '/healthz',
+      summary: 'Liveness and database reachability',
+      responses: { 200: json(healthSchema, 'Up.'), 503: err('The database is unavailable.') },
+    }),
+  };
+}

@@ -1,0 +1,114 @@
+// Admission: ONE transaction inserts the reservation, the quota_movement charge and the
+// outbox `create` row, then charges every resource of the tenant's quota in one conditional
+// UPDATE (all-or-nothing), then commits: BEGIN + 4 statements + COMMIT = 6 round trips.
+// The UNIQUE (tenant, idempotency_key) makes a retry — e.g. after a lost COMMIT reply —
+// find the first admission instead of charging twice.
+import { hashInput, type ParsedAdmission } from '../../schema/admission.ts';
+import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
+import type { Admission, Shortfall } from '../../schema/api.ts';
+import { crNameFor } from '../../schema/admission.ts';
+import { sha256Hex } from '../auth/digest.ts';
+import { isDuplicateKey, isLockConflict } from '../db/client.ts';
+import { dedupeKey, enqueue } from '../db/outbox.ts';
+import { chargeQuota, readQuota } from '../db/quota.ts';
+import { findByIdempotencyKey, insertMovement, insertReservation } from '../db/reservations.ts';
+import { idempotencyKeyReused, quotaExceeded } from '../errors.ts';
+import type { ServiceDeps } from './deps.ts';
+
+const MAX_ATTEMPTS = 3;
+
+export interface AdmitInput {
+  tenant: string;
+  idempotencyKey: string;
+  requestId: string;
+  parsed: ParsedAdmission;
+}
+
+export interface AdmitResult {
+  /** `created` → 201; `replayed` → 200 (same key, same body). */
+  outcome: 'created' | 'replayed';
+  admission: Admission;
+}
+
+class DuplicateKey extends Error {}
+class QuotaShort extends Error {}
+
+export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<AdmitResult> {
+  const requestHash = await sha256Hex(hashInput(input.parsed));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { outcome: 'created', admission: await admitOnce(deps, input, requestHash) };
+    } catch (err) {
+      if (err instanceof DuplicateKey) {
+        const existing = await findByIdempotencyKey(deps.db, input.tenant, input.idempotencyKey);
+        if (existing) {
+          if (existing.requestHash !== requestHash) throw idempotencyKeyReused();
+          return { outcome: 'replayed', admission: existing.admission };
+        }
+        // The conflicting admission vanished (cannot happen today: rows are never deleted); retry.
+      } else if (err instanceof QuotaShort) {
+        const shortfalls = shortfallsOf(input.parsed.amounts, await readQuota(deps.db, input.tenant));
+        // A release may have landed between the rollback and the read: then try again.
+        if (shortfalls.length > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(shortfalls);
+      } else if (!isLockConflict(err) || attempt >= MAX_ATTEMPTS) {
+        throw err;
+      }
+      if (attempt >= MAX_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: string): Promise<Admission> {
+  const now = deps.clock();
+  const id = deps.newId(now);
+  const { tenant, parsed } = input;
+  await deps.db.transaction(async (tx) => {
+    try {
+      await insertReservation(tx, {
+        id,
+        tenant,
+        idempotencyKey: input.idempotencyKey,
+        requestHash,
+        name: parsed.name,
+        spec: parsed.spec,
+        amounts: parsed.amounts,
+        requestId: input.requestId,
+        now,
+      });
+    } catch (err) {
+      throw isDuplicateKey(err) ? new DuplicateKey() : err;
+    }
+    await insertMovement(tx, { reservationId: id, tenant, direction: 'charge', amounts: parsed.amounts, now });
+    await enqueue(tx, [{ reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId }], now);
+    // Last, so the tenant's quota rows stay locked for as short a time as possible.
+    if (!(await chargeQuota(tx, tenant, parsed.amounts, now))) throw new QuotaShort();
+  });
+  const at = now.toISOString();
+  return {
+    id,
+    tenant,
+    name: parsed.name,
+    state: 'admitted',
+    spec: parsed.spec,
+    amounts: parsed.amounts,
+    crName: crNameFor(id),
+    requestId: input.requestId,
+    createdAt: at,
+    updatedAt: at,
+    stateChangedAt: at,
+    binding: null,
+    releaseBlockedSince: null,
+    lastError: null,
+    deadOutboxRows: 0,
+  };
+}
+
+export function shortfallsOf(requested: Amounts, quota: Partial<Record<keyof Amounts, { hard: number; used: number }>>): Shortfall[] {
+  return RESOURCE_NAMES.flatMap((resource) => {
+    const want = requested[resource];
+    if (want <= 0) return [];
+    const q = quota[resource];
+    const available = q ? Math.max(0, q.hard - q.used) : 0;
+    return want > available ? [{ resource, requested: want, available, short: want - available }] : [];
+  });
+}

@@ -1,0 +1,54 @@
+// Reading and deleting a tenant's admissions. Every lookup is scoped by tenant: another
+// tenant's id is indistinguishable from a missing one (404).
+import { ACTIVE_STATES } from '../../schema/admission.ts';
+import type { Admission } from '../../schema/api.ts';
+import { dedupeKey, enqueue } from '../db/outbox.ts';
+import { findById, listByTenant, markDeleting } from '../db/reservations.ts';
+import { ApiError, notFound } from '../errors.ts';
+import type { ServiceDeps } from './deps.ts';
+
+export async function getAdmission(deps: ServiceDeps, tenant: string, id: string): Promise<Admission> {
+  const found = await findById(deps.db, tenant, id);
+  if (!found) throw notFound('admission');
+  return found.admission;
+}
+
+export async function listAdmissions(
+  deps: ServiceDeps,
+  tenant: string,
+  opts: { limit: number; cursor?: string | undefined },
+): Promise<{ items: Admission[]; nextCursor: string | null }> {
+  const rows = await listByTenant(deps.db, tenant, opts.limit + 1, opts.cursor);
+  const items = rows.slice(0, opts.limit);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > opts.limit && last ? last.id : null };
+}
+
+/**
+ * Moves an active admission to `deleting` and enqueues one outbox `delete` row, in one
+ * transaction. Idempotent: an admission already deleting, releasing or released is
+ * returned as it is. An admission in `conflict` is refused (an operator must resolve it).
+ */
+export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: string, requestId: string): Promise<Admission> {
+  const found = await findById(deps.db, tenant, id);
+  if (!found) throw notFound('admission');
+  const state = found.admission.state;
+  if (state === 'conflict') {
+    throw new ApiError(409, 'conflict', 'this admission is in conflict (its CR carries another identity); an operator must resolve it');
+  }
+  if (!(ACTIVE_STATES as readonly string[]).includes(state)) return found.admission;
+
+  const now = deps.clock();
+  await deps.db.transaction(async (tx) => {
+    if (await markDeleting(tx, tenant, id, ACTIVE_STATES, now)) {
+      await enqueue(tx, [{ reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId }], now);
+    }
+  });
+  const after = await findById(deps.db, tenant, id);
+  if (!after) throw notFound('admission');
+  if (after.admission.state === 'conflict') {
+    throw new ApiError(409, 'conflict', 'this admission is in conflict (its CR carries another identity); an operator must resolve it');
+  }
+  return after.admission;
+}
+

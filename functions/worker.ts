@@ -1,0 +1,63 @@
+// The Cloudflare Worker: `fetch` serves the admission API, `scheduled` (cron trigger in
+// wrangler.toml) enqueues safety-net reconcile rows. Configuration is validated per isolate;
+// a bad configuration answers every request with 500 `misconfigured` and a clear message.
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createApp, type AppEnv } from './app.ts';
+import { keyRingFor } from './auth/keys.ts';
+import { parseConfig, type Config, type Env } from './config.ts';
+import { createDb } from './db/client.ts';
+import { envelope, misconfigured } from './errors.ts';
+import { jsonLogger } from './middleware/log.ts';
+import { ulidGenerator, type ServiceDeps } from './services/deps.ts';
+import { sweep } from './services/sweep.ts';
+
+/** The parts of the Workers runtime types we use (no @cloudflare/workers-types needed). */
+export interface ScheduledController {
+  readonly cron: string;
+  readonly scheduledTime: number;
+}
+export interface ExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+const newId = ulidGenerator();
+const depsFor = (config: Config): ServiceDeps => ({ db: createDb({ url: config.databaseUrl }), clock: () => new Date(), newId });
+
+let cached: { env: Env; config: Config; app: OpenAPIHono<AppEnv> } | undefined;
+
+function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
+  if (cached?.env !== env) {
+    const config = parseConfig(env);
+    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON) });
+    cached = { env, config, app };
+  }
+  return cached;
+}
+
+export default {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    let app;
+    try {
+      app = appFor(env).app;
+    } catch (err) {
+      jsonLogger({ level: 'error', msg: 'invalid configuration', error: (err as Error).message });
+      return Response.json(envelope(misconfigured((err as Error).message)), { status: 500 });
+    }
+    return app.fetch(request, env, ctx as never);
+  },
+
+  async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
+    const { config } = appFor(env);
+    const run = sweep(depsFor(config), {
+      cron: controller.cron,
+      scheduledTime: controller.scheduledTime,
+      staleAfterMs: config.reconcileStaleAfterMs,
+      pageSize: config.reconcilePageSize,
+      maxStatements: config.reconcileMaxStatements,
+      holder: crypto.randomUUID(),
+    });
+    ctx.waitUntil(run);
+    const result = await run;
+    jsonLogger({ level: 'info', msg: 'scheduled sweep', cron: controller.cron, scheduledTime: controller.scheduledTime, ...result });
+  },
+};

@@ -1,0 +1,93 @@
+// The admission request (POST /requests): a DNS-1123 name plus the workload shape shared
+// with the ModelService spec. Parsing yields the canonical spec (defaults applied) and the
+// integer amounts charged against the tenant quota. Pure: no I/O.
+import { z } from 'zod';
+import {
+  dns1123Label,
+  modelServiceSpecSchema,
+  totalAmounts,
+  workloadShape,
+  type Amounts,
+  type ModelServiceSpec,
+} from './model-service.ts';
+
+export const DEFAULT_MAX_REPLICAS = 16;
+
+/** Reservation states (DESIGN.md "Reservation states"). */
+export const RESERVATION_STATES = ['admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict'] as const;
+export type ReservationState = (typeof RESERVATION_STATES)[number];
+/** States that hold quota and run (or are about to run) a workload. */
+export const ACTIVE_STATES = ['admitted', 'delivered', 'ready'] as const satisfies readonly ReservationState[];
+/** States on the way to release: still charged until the pods are really gone. */
+export const RELEASING_STATES = ['deleting', 'releasing'] as const satisfies readonly ReservationState[];
+/** States the scheduled sweep does not enqueue (nothing to reconcile automatically). */
+export const TERMINAL_STATES = ['released', 'conflict'] as const satisfies readonly ReservationState[];
+
+/** A tenant name: used in Kubernetes label values, so a DNS-1123 label. */
+export const tenantName = dns1123Label;
+
+/** `Idempotency-Key` header: 1..255 printable ASCII characters. */
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, 'must be 1 to 255 printable ASCII characters without spaces');
+
+/** Reservation (admission) id: a ULID (26 Crockford base-32 characters). */
+export const admissionId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an admission id (ULID)');
+
+/**
+ * The request body of POST /requests. `maxReplicas` is deployment configuration
+ * (`MAX_REPLICAS`). Strict: unknown fields — `tenant` in particular — are rejected.
+ */
+export function admissionRequestSchema(maxReplicas: number = DEFAULT_MAX_REPLICAS) {
+  return z
+    .strictObject({
+      name: dns1123Label.describe('Name of the model service (DNS-1123 label), chosen by the tenant.'),
+      ...workloadShape,
+      replicas: workloadShape.replicas.max(maxReplicas).describe(`Desired number of pods (0..${maxReplicas}).`),
+    })
+    .describe('A request to run a model image. The tenant is taken from the API key, never from the body.');
+}
+export type AdmissionRequest = z.output<ReturnType<typeof admissionRequestSchema>>;
+
+export interface ParsedAdmission {
+  name: string;
+  /** The canonical ModelService spec (defaults applied, keys in schema order). */
+  spec: ModelServiceSpec;
+  /** TOTAL amounts charged: per-replica × replicas (cpu millicores, memory MiB, GPU count). */
+  amounts: Amounts;
+}
+
+/** Splits a validated request into the name, the canonical CR spec and the amounts to charge. */
+export function toAdmission(req: AdmissionRequest): ParsedAdmission {
+  const { name, ...workload } = req;
+  const spec = modelServiceSpecSchema.parse(workload);
+  return { name, spec, amounts: totalAmounts(spec) };
+}
+
+/** JSON with object keys sorted at every level: equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.keys(obj)
+        .sort()
+        .map((k) => [k, sortKeys(obj[k])]),
+    );
+  }
+  return value;
+}
+
+/** What the request hash covers: the name and the canonical spec (not the tenant, not headers). */
+export function hashInput(parsed: ParsedAdmission): string {
+  return canonicalJson({ name: parsed.name, spec: parsed.spec });
+}
+
+/** The Kubernetes name of the CR for an admission: known before it is created. */
+export const crNameFor = (id: string): string => `md-${id.toLowerCase()}`;

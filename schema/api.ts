@@ -1,0 +1,125 @@
+// Response shapes of the admission API and its one error envelope. The OpenAPI document
+// (GET /openapi.json) is generated from these and from admission.ts.
+import { z } from 'zod';
+import { modelServiceSpecSchema, RESOURCE_NAMES } from './model-service.ts';
+import { admissionId, RESERVATION_STATES } from './admission.ts';
+
+export const amountsSchema = z
+  .object({
+    cpu: z.number().int().min(0).describe('Millicores.'),
+    memory: z.number().int().min(0).describe('MiB.'),
+    'nvidia.com/gpu': z.number().int().min(0).describe('Whole GPUs.'),
+  })
+  .describe('Integer ledger amounts: cpu millicores, memory MiB, GPU count.');
+
+const timestamp = z.string().describe('RFC 3339 UTC timestamp with milliseconds.');
+
+export const bindingSchema = z
+  .object({
+    namespace: z.string(),
+    crName: z.string(),
+    uid: z.string().nullable(),
+    everReady: z.boolean(),
+    firstReadyAt: timestamp.nullable(),
+  })
+  .describe('The ModelService custom resource actually created for this admission (set by the controller).');
+
+export const admissionSchema = z
+  .object({
+    id: admissionId.describe('Admission id (ULID).'),
+    tenant: z.string(),
+    name: z.string(),
+    state: z.enum(RESERVATION_STATES),
+    spec: modelServiceSpecSchema,
+    amounts: amountsSchema.describe('Total charged against the quota: per-replica amounts × replicas.'),
+    crName: z.string().describe('Name of the ModelService CR: md-<id lowercased>.'),
+    requestId: z.string().describe('Request id of the admitting request (X-Request-Id).'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    stateChangedAt: timestamp,
+    binding: bindingSchema.nullable(),
+    releaseBlockedSince: timestamp.nullable().describe('Set while the release waits for pods that are still terminating.'),
+    lastError: z.string().nullable(),
+    deadOutboxRows: z.number().int().min(0).describe('Outbox deliveries that failed permanently and need an operator.'),
+  })
+  .describe('An admitted request to run a model: a reservation of quota.');
+export type Admission = z.output<typeof admissionSchema>;
+
+export const admissionListSchema = z
+  .object({
+    items: z.array(admissionSchema),
+    nextCursor: z.string().nullable().describe('Pass as `cursor` to get the next (older) page; null on the last page.'),
+  })
+  .describe('Admissions of the calling tenant, newest first.');
+
+export const listQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size (1..100).'),
+  cursor: admissionId.optional().describe('The `nextCursor` of the previous page.'),
+});
+
+export const resourceUsageSchema = z.object({
+  unit: z.enum(['millicores', 'MiB', 'count']),
+  hard: z.number().int().describe('The tenant quota.'),
+  reserved: z.number().int().describe('Charged and not yet released (all states but released).'),
+  active: z.number().int().describe('Held by admitted, delivered and ready admissions.'),
+  releasing: z.number().int().describe('Held by deleting and releasing admissions (pods not yet gone).'),
+  blocked: z.number().int().describe('Part of `releasing` whose release is blocked by pods stuck terminating.'),
+  conflict: z.number().int().describe('Held by admissions in conflict (an operator must resolve them).'),
+  available: z.number().int().describe('hard − reserved, at least 0.'),
+});
+
+export const quotaSchema = z
+  .object({
+    tenant: z.string(),
+    resources: z.object(Object.fromEntries(RESOURCE_NAMES.map((r) => [r, resourceUsageSchema])) as Record<
+      (typeof RESOURCE_NAMES)[number],
+      typeof resourceUsageSchema
+    >),
+  })
+  .describe('Quota and usage of the calling tenant per resource.');
+export type Quota = z.output<typeof quotaSchema>;
+
+export const healthSchema = z.object({ ok: z.boolean(), database: z.enum(['up', 'down']) });
+
+export const ERROR_CODES = [
+  'bad_request',
+  'validation_failed',
+  'malformed_json',
+  'unauthorized',
+  'not_found',
+  'method_not_allowed',
+  'quota_exceeded',
+  'conflict',
+  'idempotency_key_reused',
+  'payload_too_large',
+  'unsupported_media_type',
+  'database_unavailable',
+  'misconfigured',
+  'internal',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const errorEnvelopeSchema = z
+  .object({
+    error: z.object({
+      code: z.enum(ERROR_CODES),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .describe('Every error response has this shape.');
+export type ErrorEnvelope = z.output<typeof errorEnvelopeSchema>;
+
+/** One field error of a 400 validation_failed: `path` is the dotted field path ("resources.cpu"). */
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+/** One short resource of a 409 quota_exceeded. */
+export interface Shortfall {
+  resource: (typeof RESOURCE_NAMES)[number];
+  requested: number;
+  available: number;
+  short: number;
+}

@@ -1,0 +1,75 @@
+// `npm run tenant -- set acme cpu=8 memory=32Gi nvidia.com/gpu=2`  create/update hard limits
+// `npm run tenant -- show acme`                                     hard and used per resource
+// `npm run tenant -- key acme`                                      a new API key + its digest
+// Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
+// Lowering a limit below what is in use is allowed: it only blocks new admissions.
+import { randomBytes, createHash } from 'node:crypto';
+import { cpuMillis, memoryMiB, wholeCount } from '../schema/quantity.ts';
+import { RESOURCE_NAMES } from '../schema/model-service.ts';
+import { tenantName } from '../schema/admission.ts';
+import { createDb, type Db } from '../functions/db/client.ts';
+import { readQuota, setHard, type ResourceName } from '../functions/db/quota.ts';
+import { databaseUrlFromEnv } from './database-url.ts';
+
+const PARSERS: Record<ResourceName, (q: string) => number> = { cpu: cpuMillis, memory: memoryMiB, 'nvidia.com/gpu': wholeCount };
+const UNITS: Record<ResourceName, string> = { cpu: 'millicores', memory: 'MiB', 'nvidia.com/gpu': '' };
+
+export class UsageError extends Error {}
+
+export function parseLimits(args: string[]): Partial<Record<ResourceName, number>> {
+  if (args.length === 0) throw new UsageError('give at least one limit, e.g. cpu=8 memory=32Gi nvidia.com/gpu=2');
+  const out: Partial<Record<ResourceName, number>> = {};
+  for (const arg of args) {
+    const [name, value, ...rest] = arg.split('=');
+    if (!name || value === undefined || rest.length > 0) throw new UsageError(`"${arg}" is not <resource>=<quantity>`);
+    if (!(RESOURCE_NAMES as readonly string[]).includes(name)) throw new UsageError(`unknown resource "${name}" (known: ${RESOURCE_NAMES.join(', ')})`);
+    const parse = PARSERS[name as ResourceName];
+    try {
+      out[name as ResourceName] = parse(value);
+    } catch (err) {
+      throw new UsageError(`${name}: ${(err as Error).message}`);
+    }
+  }
+  return out;
+}
+
+export async function setTenantQuota(db: Db, tenant: string, limits: Partial<Record<ResourceName, number>>, now = new Date()): Promise<void> {
+  if (!tenantName.safeParse(tenant).success) throw new UsageError(`tenant "${tenant}" is not a DNS-1123 label`);
+  await db.transaction(async (tx) => {
+    for (const r of RESOURCE_NAMES) {
+      const hard = limits[r];
+      if (hard !== undefined) await setHard(tx, tenant, r, hard, now);
+    }
+  });
+}
+
+async function show(db: Db, tenant: string): Promise<void> {
+  const q = await readQuota(db, tenant);
+  for (const r of RESOURCE_NAMES) {
+    const row = q[r];
+    console.log(`${tenant}\t${r.padEnd(15)}\thard=${row?.hard ?? 0}\tused=${row?.used ?? 0}\t${UNITS[r]}`);
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, tenant, ...rest] = argv;
+  if (!command || !tenant || !['set', 'show', 'key'].includes(command)) {
+    throw new UsageError('usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 | show <tenant> | key <tenant>');
+  }
+  if (command === 'key') {
+    const key = `mdk_${randomBytes(24).toString('base64url')}`;
+    console.log(`key (give it to the tenant):            ${key}`);
+    console.log(`ADMISSION_KEYS_JSON entry (digest only): "${tenant}": "sha256:${createHash('sha256').update(key).digest('hex')}"`);
+    return;
+  }
+  const db = createDb({ url: databaseUrlFromEnv() });
+  if (command === 'set') await setTenantQuota(db, tenant, parseLimits(rest));
+  await show(db, tenant);
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(err instanceof UsageError ? err.message : err);
+    process.exitCode = err instanceof UsageError ? 2 : 1;
+  });
+}

@@ -1,0 +1,73 @@
+// Runs the real Worker (functions/worker.ts) in workerd through `wrangler dev`, on a free
+// loopback port, against one test database. Secrets go into a generated env file; the
+// process is registered with the stack's run dir, so it is killed with everything else.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { freePort } from '../../scripts/testenv/net.ts';
+import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
+import { repoRoot } from '../../scripts/testenv/stack.ts';
+
+export interface WorkerInstance {
+  url: string;
+  process: ManagedProcess;
+  /** Triggers scheduled() as the cron trigger would; resolves to the HTTP status (200 = ok). */
+  scheduled(cron: string, scheduledTime: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  databaseUrl: string;
+  keys: Record<string, string>;
+  /** Extra vars (override wrangler.toml [vars]). */
+  vars?: Record<string, string>;
+  name?: string;
+}
+
+const quote = (v: string) => `'${v.replace(/'/g, '')}'`;
+
+export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> {
+  const stack = inject('stack');
+  const port = await freePort();
+  const name = opts.name ?? `wrangler-${port}`;
+  const dir = join(stack.runDir, name);
+  mkdirSync(dir, { recursive: true });
+  const envFile = join(dir, 'worker.env');
+  const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), ...opts.vars };
+  writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`).join('\n') + '\n');
+  const url = `http://127.0.0.1:${port}`;
+  const process = await startProcess(
+    {
+      name,
+      command: join(repoRoot, 'node_modules/.bin/wrangler'),
+      args: [
+        'dev',
+        '--ip=127.0.0.1',
+        `--port=${port}`,
+        '--inspector-port=0',
+        `--env-file=${envFile}`,
+        `--persist-to=${join(dir, 'state')}`,
+        '--test-scheduled',
+        '--show-interactive-dev-session=false',
+        '--log-level=info',
+      ],
+      cwd: repoRoot,
+      env: { WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', CI: '1', WRANGLER_LOG_PATH: join(dir, 'wrangler-logs') },
+      logDir: stack.logDir,
+      ready: async () => (await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(2000) })).ok,
+      timeoutMs: 90_000,
+    },
+    stack.runDir,
+  );
+  return {
+    url,
+    process,
+    async scheduled(cron, scheduledTime) {
+      const q = new URLSearchParams({ cron, time: String(scheduledTime) });
+      const res = await fetch(`${url}/cdn-cgi/handler/scheduled?${q}`);
+      await res.arrayBuffer();
+      return res.status;
+    },
+    stop: () => process.stop(),
+  };
+}
