@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { decide, type LedgerRow, type ObservedCR, type ObservedPod, type ReservationState } from './decide.ts';
+
+const T0 = new Date('2026-01-01T00:00:00Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const cfg = { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000 };
+
+function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow {
+  return {
+    id: '01AAA',
+    state,
+    stateChangedAt: T0,
+    releaseBlockedSince: null,
+    binding: { uid: 'uid-1', everReady: false },
+    ...over,
+  };
+}
+function cr(over: Partial<ObservedCR> = {}): ObservedCR {
+  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, admissionId: '01AAA', ready: false, ...over };
+}
+const pod = (name: string, terminating = true): ObservedPod => ({ name, terminating });
+
+describe('decide: delivered / ready', () => {
+  it('marks the first Ready', () => {
+    expect(decide(row('delivered'), cr({ ready: true }), [], at(1000), cfg)).toEqual({ type: 'markReady' });
+  });
+  it('does not mark Ready twice', () => {
+    const r = row('ready', { binding: { uid: 'uid-1', everReady: true } });
+    expect(decide(r, cr({ ready: true }), [], at(1000), cfg)).toEqual({ type: 'none' });
+  });
+  it('waits until the deadline, measured from the CR creation time', () => {
+    expect(decide(row('delivered'), cr(), [], at(599_000), cfg)).toEqual({ type: 'none', requeueAfterMs: 1000 });
+  });
+  it('deletes a never-Ready CR at the deadline with uid + resourceVersion preconditions', () => {
+    expect(decide(row('delivered'), cr(), [], at(600_000), cfg)).toEqual({
+      type: 'deleteCR',
+      uid: 'uid-1',
+      resourceVersion: '42',
+      reason: 'never-ready',
+      thenState: 'releasing',
+    });
+  });
+  it('never applies the deadline once Ready was seen, even if not Ready now', () => {
+    const r = row('ready', { binding: { uid: 'uid-1', everReady: true } });
+    expect(decide(r, cr({ ready: false }), [], at(10 * 600_000), cfg)).toEqual({ type: 'none' });
+  });
+  it('moves to releasing when the CR was deleted behind our back', () => {
+    expect(decide(row('ready'), null, [pod('p')], at(0), cfg)).toMatchObject({ type: 'toReleasing' });
+  });
+  it('flags a same-named CR with another UID as conflict', () => {
+    expect(decide(row('ready'), cr({ uid: 'uid-2' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+  });
+  it('flags a same-named CR with another admission id as conflict', () => {
+    expect(decide(row('delivered'), cr({ admissionId: '01BBB' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+  });
+  it('waits while someone else deletes the CR', () => {
+    expect(decide(row('ready'), cr({ deleting: true }), [], at(0), cfg)).toMatchObject({ type: 'none' });
+  });
+});
+
+describe('decide: deleting', () => {
+  it('deletes our CR, then releasing', () => {
+    expect(decide(row('deleting'), cr(), [], at(0), cfg)).toMatchObject({ type: 'deleteCR', reason: 'tenant-delete', thenState: 'releasing' });
+  });
+  it('finds an undelivered CR by its deterministic name and admission id (binding missing)', () => {
+    expect(decide(row('deleting', { binding: null }), cr({ uid: 'x' }), [], at(0), cfg)).toMatchObject({ type: 'deleteCR', uid: 'x' });
+  });
+  it('goes to releasing when there is no CR', () => {
+    expect(decide(row('deleting', { binding: null }), null, [], at(0), cfg)).toMatchObject({ type: 'toReleasing' });
+  });
+  it('never deletes a CR that is not ours', () => {
+    expect(decide(row('deleting'), cr({ admissionId: 'other' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+    expect(decide(row('deleting'), cr({ uid: 'uid-9' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+  });
+});
+
+describe('decide: releasing', () => {
+  it('releases only when the CR and every pod are gone', () => {
+    expect(decide(row('releasing'), null, [], at(0), cfg)).toEqual({ type: 'release' });
+  });
+  it('keeps the quota while a Terminating pod exists', () => {
+    expect(decide(row('releasing'), null, [pod('p1')], at(1000), cfg)).toEqual({
+      type: 'waitForPods',
+      pods: ['p1'],
+      blockedSince: null,
+      requeueAfterMs: 2000,
+    });
+  });
+  it('keeps the quota while our CR still exists (being deleted)', () => {
+    expect(decide(row('releasing'), cr({ deleting: true }), [], at(1000), cfg)).toMatchObject({ type: 'waitForPods', pods: [] });
+  });
+  it('sets ReleaseBlocked after the configured time, and keeps its first time', () => {
+    const first = decide(row('releasing'), null, [pod('b'), pod('a')], at(60_000), cfg);
+    expect(first).toMatchObject({ type: 'waitForPods', pods: ['a', 'b'], blockedSince: at(60_000) });
+    const later = decide(row('releasing', { releaseBlockedSince: at(60_000) }), null, [pod('a')], at(90_000), cfg);
+    expect(later).toMatchObject({ blockedSince: at(60_000) });
+  });
+  it('re-issues the delete if our CR is still there and not being deleted', () => {
+    expect(decide(row('releasing'), cr(), [], at(0), cfg)).toMatchObject({ type: 'deleteCR', thenState: null });
+  });
+  it('a foreign object under our name proves ours is gone: release once no labelled pod is left', () => {
+    expect(decide(row('releasing'), cr({ admissionId: 'other', uid: 'u9' }), [], at(0), cfg)).toEqual({ type: 'release' });
+  });
+  it('our admission id on another UID is a conflict', () => {
+    expect(decide(row('releasing'), cr({ uid: 'uid-2' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+  });
+});
+
+describe('decide: terminal and undelivered states', () => {
+  it('leaves admitted rows to the deliverer', () => {
+    expect(decide(row('admitted', { binding: null }), cr(), [], at(0), cfg)).toEqual({ type: 'none' });
+  });
+  it('never touches a conflict', () => {
+    expect(decide(row('conflict'), cr(), [pod('p')], at(0), cfg)).toEqual({ type: 'none' });
+  });
+  it('deletes a CR of ours that appears after release (late write of a deposed leader), without a state change', () => {
+    expect(decide(row('released'), cr(), [], at(0), cfg)).toMatchObject({ type: 'deleteCR', reason: 'orphan', thenState: null });
+    expect(decide(row('released'), null, [], at(0), cfg)).toEqual({ type: 'none' });
+  });
+});

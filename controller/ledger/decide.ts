@@ -1,0 +1,135 @@
+// The ledger reconciler's decision, as a PURE function of one reservation's ledger rows and
+// what the API server says right now (a live read of the CR under our name and of the pods
+// labelled with the admission id). The caller performs the returned action and requeues.
+//
+// Rules (DESIGN.md "MySQL ledger", "The three gaps"):
+//  - a CR under our name that is not ours (other admission id, or UID ≠ the bound UID) → conflict;
+//    never deleted, never released automatically;
+//  - Ready seen once → ever_ready (persisted);
+//  - never Ready READY_DEADLINE after the CR's creation (a persisted time) → delete it
+//    (preconditions uid + resourceVersion, foreground) and move to releasing;
+//  - tenant delete (state deleting) → delete our CR if there is one, then releasing;
+//  - CR gone behind our back → releasing;
+//  - releasing → release only when the CR is gone AND no labelled pod exists (Terminating
+//    included); pods left past RELEASE_BLOCKED_AFTER → ReleaseBlocked (surfaced, quota kept);
+//  - released/conflict are terminal; a CR of ours that appears after release (a late write of a
+//    deposed leader) is deleted, which changes no quota.
+
+export const RESERVATION_STATES = ['admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict'] as const;
+export type ReservationState = (typeof RESERVATION_STATES)[number];
+
+export interface LedgerRow {
+  id: string;
+  state: ReservationState;
+  /** When the reservation entered its current state. */
+  stateChangedAt: Date;
+  releaseBlockedSince: Date | null;
+  binding: { uid: string | null; everReady: boolean } | null;
+}
+
+/** The CR found under the reservation's deterministic name (live read), if any. */
+export interface ObservedCR {
+  uid: string;
+  resourceVersion: string;
+  creationTimestamp: Date;
+  deleting: boolean;
+  admissionId: string | undefined;
+  ready: boolean;
+}
+
+export interface ObservedPod {
+  name: string;
+  terminating: boolean;
+}
+
+export interface LedgerConfig {
+  readyDeadlineMs: number;
+  releaseBlockedAfterMs: number;
+}
+
+export type DeleteReason = 'tenant-delete' | 'never-ready' | 'orphan';
+
+export type LedgerAction =
+  | { type: 'none'; requeueAfterMs?: number }
+  | { type: 'conflict'; reason: string }
+  | { type: 'markReady' }
+  | { type: 'deleteCR'; uid: string; resourceVersion: string; reason: DeleteReason; thenState: 'releasing' | null }
+  | { type: 'toReleasing'; reason: string }
+  | { type: 'waitForPods'; pods: string[]; blockedSince: Date | null; requeueAfterMs: number }
+  | { type: 'release' };
+
+const POLL_MS = 2_000;
+
+export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[], now: Date, cfg: LedgerConfig): LedgerAction {
+  const ours = cr !== null && cr.admissionId === row.id;
+  const boundUid = row.binding?.uid ?? null;
+
+  switch (row.state) {
+    case 'conflict':
+      return { type: 'none' };
+
+    case 'released':
+      // A CR of ours after release can only come from a late write of a deposed leader.
+      if (cr && ours && !cr.deleting) {
+        return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'orphan', thenState: null };
+      }
+      return { type: 'none' };
+
+    case 'admitted':
+      // Delivery is the outbox deliverer's job; it adopts or flags a CR it finds.
+      return { type: 'none' };
+
+    case 'delivered':
+    case 'ready': {
+      if (!cr) return { type: 'toReleasing', reason: 'ModelService deleted outside ModelDock' };
+      const conflict = identityConflict(row, cr, boundUid);
+      if (conflict) return { type: 'conflict', reason: conflict };
+      if (cr.deleting) return { type: 'none', requeueAfterMs: POLL_MS };
+      if (cr.ready && !row.binding?.everReady) return { type: 'markReady' };
+      if (!row.binding?.everReady && now.getTime() - cr.creationTimestamp.getTime() >= cfg.readyDeadlineMs) {
+        return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'never-ready', thenState: 'releasing' };
+      }
+      if (!row.binding?.everReady) {
+        const left = cfg.readyDeadlineMs - (now.getTime() - cr.creationTimestamp.getTime());
+        return { type: 'none', requeueAfterMs: Math.max(1_000, left) };
+      }
+      return { type: 'none' };
+    }
+
+    case 'deleting': {
+      if (!cr) return { type: 'toReleasing', reason: 'no ModelService under our name' };
+      if (!ours || (boundUid !== null && cr.uid !== boundUid)) {
+        // A tenant delete must never remove someone else's object.
+        return { type: 'conflict', reason: identityConflict(row, cr, boundUid) ?? 'ModelService under our name is not ours' };
+      }
+      if (cr.deleting) return { type: 'toReleasing', reason: 'ModelService already being deleted' };
+      return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'tenant-delete', thenState: 'releasing' };
+    }
+
+    case 'releasing': {
+      if (cr && ours && boundUid !== null && cr.uid !== boundUid) {
+        return { type: 'conflict', reason: identityConflict(row, cr, boundUid) ?? 'UID changed' };
+      }
+      const blocking = pods.map((p) => p.name).sort();
+      if (cr && ours && !cr.deleting) {
+        // Our CR is still there and not being deleted (e.g. the delete was lost): delete it again.
+        return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'tenant-delete', thenState: null };
+      }
+      if ((cr && ours) || blocking.length > 0) {
+        const waited = now.getTime() - row.stateChangedAt.getTime();
+        const blockedSince =
+          row.releaseBlockedSince ?? (blocking.length > 0 && waited >= cfg.releaseBlockedAfterMs ? now : null);
+        return { type: 'waitForPods', pods: blocking, blockedSince, requeueAfterMs: POLL_MS };
+      }
+      return { type: 'release' };
+    }
+  }
+}
+
+function identityConflict(row: LedgerRow, cr: ObservedCR, boundUid: string | null): string | undefined {
+  if (cr.admissionId !== row.id) {
+    return `ModelService under our name carries admission id ${cr.admissionId ?? '(none)'}`;
+  }
+  if (boundUid !== null && cr.uid !== boundUid) return `ModelService UID ${cr.uid} differs from the bound UID ${boundUid}`;
+  return undefined;
+}
