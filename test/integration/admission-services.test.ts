@@ -1,0 +1,230 @@
+// The admission services against the real database (MariaDB through ps-http-sim, with the
+// production driver), called directly in Node: migrations, round trips per admission,
+// all-or-nothing quota, 100 concurrent admissions, a lost COMMIT reply, delete, quota, sweep.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toAdmission, admissionRequestSchema } from '../../schema/admission.ts';
+import type { DbFetch } from '../../functions/db/client.ts';
+import { admit } from '../../functions/services/admit.ts';
+import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
+import { getQuota } from '../../functions/services/quota.ts';
+import { sweep } from '../../functions/services/sweep.ts';
+import { ApiError, toApiError } from '../../functions/errors.ts';
+import { loadMigrations, migrate } from '../../scripts/migrate.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+
+let L: LedgerDatabase;
+beforeAll(async () => {
+  L = await createLedgerDatabase();
+});
+afterAll(async () => L?.drop());
+
+const request = (over: Record<string, unknown> = {}) =>
+  toAdmission(
+    admissionRequestSchema().parse({ name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '1', memory: '1Gi' }, ...over }),
+  );
+
+let keySeq = 0;
+const input = (tenant: string, over: Record<string, unknown> = {}, key = `k-${++keySeq}`) => ({
+  tenant,
+  idempotencyKey: key,
+  requestId: `req-${keySeq}`,
+  parsed: request(over),
+});
+
+/** A driver fetch that counts calls and lets a test tamper with one statement's reply. */
+function countingFetch(onCall?: (sql: string, res: Response) => Response | Promise<Response>) {
+  const calls: string[] = [];
+  const f: DbFetch = async (url, init) => {
+    const sql = (JSON.parse(init?.body ?? '{}') as { query?: string }).query ?? '';
+    calls.push(sql.split(/\s+/)[0] ?? '');
+    const res = await fetch(url, init);
+    return onCall ? onCall(sql, res) : res;
+  };
+  return { calls, fetch: f };
+}
+
+const rejection = async (p: Promise<unknown>): Promise<ApiError> => {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(Error);
+  return toApiError(err);
+};
+
+describe('migrations', () => {
+  it('are idempotent and recorded', async () => {
+    const again = await migrate(L.db);
+    expect(again.applied).toEqual([]);
+    expect(again.alreadyApplied).toEqual(loadMigrations().map((m) => m.name));
+    expect(await L.count('SELECT COUNT(*) FROM schema_migrations')).toBe(loadMigrations().length);
+  });
+
+  it('refuse an applied migration whose text changed', async () => {
+    const [first] = loadMigrations();
+    if (!first) throw new Error('no migrations');
+    await expect(migrate(L.db, [{ ...first, checksum: 'f'.repeat(64) }])).rejects.toThrow(/changed after it was applied/);
+  });
+});
+
+describe('admit', () => {
+  it('costs 6 database round trips: BEGIN, 4 statements, COMMIT', async () => {
+    await L.setQuota('rt', 'cpu=4', 'memory=8Gi');
+    const { calls, fetch } = countingFetch();
+    const r = await admit(L.deps({ fetch }), input('rt'));
+    expect(r.outcome).toBe('created');
+    expect(calls).toEqual(['BEGIN', 'INSERT', 'INSERT', 'INSERT', 'UPDATE', 'COMMIT']);
+    expect(calls.length).toBeLessThanOrEqual(6);
+    console.log(`[measure] round trips per admission: ${calls.length} (${calls.join(', ')})`);
+  });
+
+  it('charges TOTAL amounts (per replica × replicas), writes reservation, charge and outbox create', async () => {
+    await L.setQuota('tot', 'cpu=8', 'memory=16Gi', 'nvidia.com/gpu=4');
+    const r = await admit(L.deps(), input('tot', { replicas: 3, resources: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' } }));
+    expect(r.admission.amounts).toEqual({ cpu: 1500, memory: 3072, 'nvidia.com/gpu': 3 });
+    expect(r.admission.state).toBe('admitted');
+    expect(r.admission.crName).toBe(`md-${r.admission.id.toLowerCase()}`);
+    const id = r.admission.id;
+    expect(await L.count('SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ? AND direction = ?', [id, 'charge'])).toBe(1);
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'create' AND done_at IS NULL", [id])).toBe(1);
+    const q = await getQuota(L.deps(), 'tot');
+    expect(q.resources.cpu).toMatchObject({ hard: 8000, reserved: 1500, active: 1500, releasing: 0, blocked: 0, available: 6500 });
+    expect(q.resources.memory).toMatchObject({ hard: 16384, reserved: 3072, active: 3072 });
+    expect(q.resources['nvidia.com/gpu']).toMatchObject({ hard: 4, reserved: 3, active: 3 });
+    // The stored spec is the canonical CR spec, read back identically.
+    expect((await getAdmission(L.deps(), 'tot', id)).spec).toEqual(r.admission.spec);
+  });
+
+  it('is all-or-nothing: one short resource → 409 naming it and by how much; nothing charged', async () => {
+    await L.setQuota('aon', 'cpu=4', 'memory=1Gi');
+    const before = await L.fingerprint();
+    const err = await rejection(admit(L.deps(), input('aon', { replicas: 2, resources: { cpu: '1', memory: '1Gi' } })));
+    expect(err.status).toBe(409);
+    expect(err.code).toBe('quota_exceeded');
+    expect(err.details).toEqual({ shortfalls: [{ resource: 'memory', requested: 2048, available: 1024, short: 1024 }] });
+    expect(err.message).toMatch(/memory short by 1024/);
+    expect(await L.fingerprint()).toBe(before);
+  });
+
+  it('treats a missing quota row as 0 and names every short resource', async () => {
+    const err = await rejection(admit(L.deps(), input('nobody', { resources: { cpu: '250m', 'nvidia.com/gpu': '1' } })));
+    expect(err.status).toBe(409);
+    expect(err.details).toEqual({
+      shortfalls: [
+        { resource: 'cpu', requested: 250, available: 0, short: 250 },
+        { resource: 'nvidia.com/gpu', requested: 1, available: 0, short: 1 },
+      ],
+    });
+  });
+
+  it('same key + same body → the same admission; same key + different body → 422', async () => {
+    await L.setQuota('idem', 'cpu=10', 'memory=10Gi');
+    const first = await admit(L.deps(), input('idem', {}, 'same'));
+    const again = await admit(L.deps(), input('idem', {}, 'same'));
+    expect(again.outcome).toBe('replayed');
+    expect(again.admission.id).toBe(first.admission.id);
+    const err = await rejection(admit(L.deps(), input('idem', { replicas: 2 }, 'same')));
+    expect(err.status).toBe(422);
+    // The same key for ANOTHER tenant is another admission.
+    await L.setQuota('idem2', 'cpu=10', 'memory=10Gi');
+    const other = await admit(L.deps(), input('idem2', {}, 'same'));
+    expect(other.outcome).toBe('created');
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement m JOIN reservation r ON r.id = m.reservation_id WHERE r.tenant = 'idem'")).toBe(1);
+  });
+
+  it('100 concurrent admissions for a quota that fits exactly 10 → exactly 10 admitted; used = Σ active', async () => {
+    await L.setQuota('burst', 'cpu=10', 'memory=10Gi');
+    const results = await Promise.allSettled(
+      Array.from({ length: 100 }, (_, i) => admit(L.deps(), input('burst', { name: `m${i}`, resources: { cpu: '1', memory: '1Gi' } }))),
+    );
+    const admitted = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as unknown);
+    expect(admitted).toHaveLength(10);
+    expect(refused).toHaveLength(90);
+    for (const e of refused) expect(e instanceof ApiError && e.status === 409 ? 409 : e).toBe(409);
+    const q = await getQuota(L.deps(), 'burst');
+    expect(q.resources.cpu).toMatchObject({ hard: 10_000, reserved: 10_000, active: 10_000 });
+    expect(q.resources.memory).toMatchObject({ hard: 10_240, reserved: 10_240, active: 10_240 });
+    expect(await L.count("SELECT COUNT(*) FROM reservation WHERE tenant = 'burst'")).toBe(10);
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'burst'")).toBe(10);
+    console.log(`[measure] service-level concurrency: 100 concurrent → ${admitted.length} admitted, ${refused.length} × 409`);
+  });
+
+  it('a lost COMMIT reply, then a retry with the same key → one reservation, one charge', async () => {
+    await L.setQuota('lost', 'cpu=4', 'memory=4Gi');
+    // COMMIT reaches the database and commits; its reply is lost on the way back.
+    const { calls, fetch } = countingFetch((sql, res) => {
+      if (sql === 'COMMIT') throw new TypeError('fetch failed: connection reset (injected after COMMIT)');
+      return res;
+    });
+    const err = await rejection(admit(L.deps({ fetch }), input('lost', {}, 'lost-commit')));
+    expect(err.status).toBe(503);
+    expect(calls).toContain('COMMIT');
+    const retry = await admit(L.deps(), input('lost', {}, 'lost-commit'));
+    expect(retry.outcome).toBe('replayed');
+    expect(await L.count("SELECT COUNT(*) FROM reservation WHERE tenant = 'lost'")).toBe(1);
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'lost' AND direction = 'charge'")).toBe(1);
+    expect(await L.count("SELECT COUNT(*) FROM outbox o JOIN reservation r ON r.id = o.reservation_id WHERE r.tenant = 'lost'")).toBe(1);
+    expect((await getQuota(L.deps(), 'lost')).resources.cpu.reserved).toBe(1000);
+  });
+
+  it('maps an unreachable database to 503 and changes nothing', async () => {
+    const down: DbFetch = () => Promise.reject(new TypeError('fetch failed: ECONNREFUSED'));
+    const err = await rejection(admit(L.deps({ fetch: down }), input('rt')));
+    expect(err.status).toBe(503);
+    expect(err.code).toBe('database_unavailable');
+  });
+});
+
+describe('read, list, delete', () => {
+  it('scopes every read by tenant, lists newest first with a cursor, deletes idempotently', async () => {
+    await L.setQuota('own', 'cpu=10', 'memory=10Gi');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await admit(L.deps(), input('own', { name: `s${i}` }))).admission.id);
+    const page1 = await listAdmissions(L.deps(), 'own', { limit: 2 });
+    expect(page1.items.map((a) => a.id)).toEqual([ids[4], ids[3]]);
+    const page2 = await listAdmissions(L.deps(), 'own', { limit: 2, cursor: page1.nextCursor ?? undefined });
+    expect(page2.items.map((a) => a.id)).toEqual([ids[2], ids[1]]);
+    const page3 = await listAdmissions(L.deps(), 'own', { limit: 2, cursor: page2.nextCursor ?? undefined });
+    expect(page3.items.map((a) => a.id)).toEqual([ids[0]]);
+    expect(page3.nextCursor).toBeNull();
+
+    const id = ids[0] ?? '';
+    expect((await rejection(getAdmission(L.deps(), 'someone-else', id))).status).toBe(404);
+    expect((await rejection(deleteAdmission(L.deps(), 'someone-else', id, 'r'))).status).toBe(404);
+
+    const d1 = await deleteAdmission(L.deps(), 'own', id, 'del-1');
+    expect(d1.state).toBe('deleting');
+    const d2 = await deleteAdmission(L.deps(), 'own', id, 'del-2');
+    expect(d2.state).toBe('deleting');
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(1);
+    const q = await getQuota(L.deps(), 'own');
+    expect(q.resources.cpu).toMatchObject({ reserved: 5000, active: 4000, releasing: 1000, blocked: 0 });
+    // blocked is read from release_blocked_since (set by the controller).
+    await L.db.execute("UPDATE reservation SET state = 'releasing', release_blocked_since = UTC_TIMESTAMP(3) WHERE id = ?", [id]);
+    expect((await getQuota(L.deps(), 'own')).resources.cpu).toMatchObject({ releasing: 1000, blocked: 1000 });
+  });
+});
+
+describe('sweep (scheduled)', () => {
+  it('enqueues one reconcile row per stale non-terminal reservation, once per scheduledTime, within budget', async () => {
+    await L.setQuota('sw', 'cpu=100', 'memory=100Gi');
+    for (let i = 0; i < 7; i++) await admit(L.deps(), input('sw', { name: `w${i}` }));
+    // Leave only this tenant's reservations in scope: mark the others reconciled just now.
+    await L.db.execute("UPDATE reservation SET last_reconciled_at = '2100-01-01 00:00:00' WHERE tenant <> 'sw'");
+    const opts = { cron: '*/5 * * * *', staleAfterMs: 0, pageSize: 3, maxStatements: 40, holder: 'h1' };
+    const later = () => new Date(Date.now() + 1000);
+    const first = await sweep(L.deps({ clock: later }), { ...opts, scheduledTime: 1_000 });
+    expect(first).toMatchObject({ claimed: true, enqueued: 7, complete: true, pages: 3 });
+    const second = await sweep(L.deps({ clock: later }), { ...opts, scheduledTime: 1_000, holder: 'h2' });
+    expect(second).toMatchObject({ claimed: false, enqueued: 0 });
+    // A new scheduledTime does not duplicate pending rows either.
+    const third = await sweep(L.deps({ clock: later }), { ...opts, scheduledTime: 2_000 });
+    expect(third).toMatchObject({ claimed: true, enqueued: 0 });
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile'")).toBe(7);
+    // Budget: 5 statements allow claim + one page (2) + finish, so only 3 rows this run.
+    await L.db.execute("UPDATE outbox SET dedupe_key = NULL, done_at = UTC_TIMESTAMP(3) WHERE kind = 'reconcile'");
+    const tight = await sweep(L.deps({ clock: later }), { ...opts, scheduledTime: 3_000, maxStatements: 5 });
+    expect(tight).toMatchObject({ claimed: true, enqueued: 3, complete: false, statements: 4 });
+  });
+});
