@@ -31,7 +31,7 @@ export function routes(maxReplicas: number) {
         'A retry with the same Idempotency-Key and body returns the same admission (200); a different body is 422.',
       security,
       request: {
-        headers: z.object({ 'idempotency-key': idempotencyKey.openapi({ param: { name: 'Idempotency-Key', in: 'header' } }) }),
+        headers: z.object({ 'idempotency-key': idempotencyKey.describe('Client-chosen key; a retry with the same key and body returns the same admission.') }),
         body: { required: true, content: { 'application/json': { schema: admissionRequestSchema(maxReplicas) } } },
       },
       responses: {

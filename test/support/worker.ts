@@ -54,7 +54,7 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
       cwd: repoRoot,
       env: { WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1', CI: '1', WRANGLER_LOG_PATH: join(dir, 'wrangler-logs') },
       logDir: stack.logDir,
-      ready: async () => (await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(2000) })).ok,
+      ready: async () => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) })).status > 0,
       timeoutMs: 90_000,
     },
     stack.runDir,

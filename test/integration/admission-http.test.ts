@@ -1,0 +1,265 @@
+// The admission API over HTTP: the real Worker in workerd (`wrangler dev`), against a
+// migrated test database through ps-http-sim. Every endpoint's success and error paths.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { startWorker, type WorkerInstance } from '../support/worker.ts';
+
+const KEY_ACME = 'acme-key-0123456789abcdef';
+const KEY_GLOBEX = 'globex-key-0123456789abcdef';
+const KEY_INITECH = 'initech-key-0123456789abcdef';
+
+let L: LedgerDatabase;
+let W: WorkerInstance;
+beforeAll(async () => {
+  L = await createLedgerDatabase();
+  await L.setQuota('acme', 'cpu=4', 'memory=8Gi', 'nvidia.com/gpu=1');
+  await L.setQuota('globex', 'cpu=4', 'memory=8Gi');
+  W = await startWorker({
+    databaseUrl: L.url,
+    // One plain key and one stored as a digest only.
+    keys: { acme: KEY_ACME, globex: KEY_GLOBEX, initech: `sha256:${createHash('sha256').update(KEY_INITECH).digest('hex')}` },
+    vars: { MAX_REPLICAS: '8', MAX_BODY_BYTES: '8192' },
+  });
+});
+afterAll(async () => {
+  await W?.stop();
+  await L?.drop();
+});
+
+interface Res {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown> & { error?: { code: string; message: string; details?: unknown } };
+}
+
+async function call(method: string, path: string, opts: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Res> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key !== null) headers.Authorization ??= `Bearer ${opts.key ?? KEY_ACME}`;
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const res = await fetch(`${W.url}${path}`, { method, headers, body });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Res['body']) : {} };
+}
+
+const spec = (over: Record<string, unknown> = {}) => ({
+  name: 'llm',
+  image: 'ghcr.io/acme/llm:1.0',
+  replicas: 1,
+  resources: { cpu: '500m', memory: '1Gi' },
+  ...over,
+});
+let n = 0;
+const submit = (over: Record<string, unknown> = {}, key = `idem-${++n}`, tenantKey = KEY_ACME) =>
+  call('POST', '/requests', { key: tenantKey, body: spec(over), headers: { 'Idempotency-Key': key } });
+
+describe('auth', () => {
+  it('401 with WWW-Authenticate for a missing, malformed or unknown key', async () => {
+    for (const [headers, error] of [
+      [{}, undefined],
+      [{ Authorization: 'Basic abc' }, 'invalid_request'],
+      [{ Authorization: 'Bearer not-a-known-key-at-all' }, 'invalid_token'],
+      [{ Authorization: `Bearer ${KEY_ACME}x` }, 'invalid_token'],
+    ] as const) {
+      const r = await call('GET', '/quota', { key: null, headers });
+      expect(r.status).toBe(401);
+      expect(r.body.error?.code).toBe('unauthorized');
+      expect(r.headers.get('WWW-Authenticate')).toMatch(/^Bearer realm="modeldock"/);
+      if (error) expect(r.headers.get('WWW-Authenticate')).toContain(`error="${error}"`);
+    }
+  });
+
+  it('accepts a key configured as a sha256 digest; the tenant comes from the key', async () => {
+    const r = await call('GET', '/quota', { key: KEY_INITECH });
+    expect(r.status).toBe(200);
+    expect(r.body.tenant).toBe('initech');
+  });
+
+  it('rejects a tenant field in the body (400), whatever it says', async () => {
+    const r = await call('POST', '/requests', { body: { ...spec(), tenant: 'globex' }, headers: { 'Idempotency-Key': 'tenant-field' } });
+    expect(r.status).toBe(400);
+    expect(r.body.error?.details).toEqual({ issues: [{ path: 'tenant', message: 'unknown field' }] });
+  });
+});
+
+describe('POST /requests', () => {
+  it('201 with the admission, the request id echoed and stored', async () => {
+    const r = await call('POST', '/requests', { body: spec({ replicas: 2 }), headers: { 'Idempotency-Key': 'first', 'X-Request-Id': 'client-req-1' } });
+    expect(r.status).toBe(201);
+    expect(r.headers.get('X-Request-Id')).toBe('client-req-1');
+    expect(r.body).toMatchObject({
+      tenant: 'acme',
+      name: 'llm',
+      state: 'admitted',
+      requestId: 'client-req-1',
+      amounts: { cpu: 1000, memory: 2048, 'nvidia.com/gpu': 0 },
+      spec: { image: 'ghcr.io/acme/llm:1.0', replicas: 2, port: 8000, readinessPath: '/healthz', env: [], args: [] },
+    });
+    expect(await L.count('SELECT COUNT(*) FROM reservation WHERE request_id = ?', ['client-req-1'])).toBe(1);
+    // Replay: 200, same admission.
+    const again = await call('POST', '/requests', { body: spec({ replicas: 2 }), headers: { 'Idempotency-Key': 'first' } });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(r.body.id);
+    // Same key, different body: 422.
+    const other = await call('POST', '/requests', { body: spec({ replicas: 1 }), headers: { 'Idempotency-Key': 'first' } });
+    expect(other.status).toBe(422);
+    expect(other.body.error?.code).toBe('idempotency_key_reused');
+  });
+
+  it('generates a request id when the offered one is not sane', async () => {
+    const r = await call('GET', '/healthz', { headers: { 'X-Request-Id': 'bad id with spaces' } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('X-Request-Id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('409 naming each short resource and by how much', async () => {
+    const r = await submit({ replicas: 3, resources: { cpu: '2', memory: '1Gi', 'nvidia.com/gpu': '1' } });
+    expect(r.status).toBe(409);
+    expect(r.body.error?.code).toBe('quota_exceeded');
+    const shortfalls = (r.body.error?.details as { shortfalls: { resource: string; short: number }[] }).shortfalls;
+    expect(shortfalls.map((s) => [s.resource, s.short])).toEqual([
+      ['cpu', 3000],
+      ['nvidia.com/gpu', 2],
+    ]);
+  });
+
+  it('400 with field paths; 400 malformed JSON; 415 not JSON; 413 too large; 400 missing Idempotency-Key', async () => {
+    const bad = await call('POST', '/requests', {
+      body: { name: 'Bad_Name', image: 'not an image', replicas: 99, resources: { cpu: 'lots' }, env: [{ name: '1x', value: 1 }] },
+      headers: { 'Idempotency-Key': 'bad' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error?.code).toBe('validation_failed');
+    const paths = (bad.body.error?.details as { issues: { path: string }[] }).issues.map((i) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(['name', 'image', 'replicas', 'resources.cpu', 'env[0].name', 'env[0].value']));
+
+    const malformed = await call('POST', '/requests', { raw: '{"name":', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'm' } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error?.code).toBe('malformed_json');
+
+    const text = await call('POST', '/requests', { raw: JSON.stringify(spec()), headers: { 'Content-Type': 'text/plain', 'Idempotency-Key': 't' } });
+    expect(text.status).toBe(415);
+    const none = await call('POST', '/requests', { raw: JSON.stringify(spec()), headers: { 'Idempotency-Key': 't' } });
+    expect(none.status).toBe(415);
+
+    const big = await call('POST', '/requests', { body: spec({ args: Array.from({ length: 60 }, () => 'x'.repeat(200)) }), headers: { 'Idempotency-Key': 'big' } });
+    expect(big.status).toBe(413);
+    expect(big.body.error?.code).toBe('payload_too_large');
+
+    const nokey = await call('POST', '/requests', { body: spec() });
+    expect(nokey.status).toBe(400);
+    expect((nokey.body.error?.details as { issues: { path: string }[] }).issues[0]?.path).toBe('header.idempotency-key');
+  });
+});
+
+describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
+  it('reads own admissions; another tenant gets exactly the 404 of a missing id', async () => {
+    const created = await submit({ name: 'readme' });
+    const id = String(created.body.id);
+    const own = await call('GET', `/requests/${id}`);
+    expect(own.status).toBe(200);
+    expect(own.body).toMatchObject({ id, name: 'readme', binding: null, deadOutboxRows: 0 });
+    // lower-case ids are the same id (the CR name uses them)
+    expect((await call('GET', `/requests/${id.toLowerCase()}`)).body.id).toBe(id);
+
+    const foreign = await call('GET', `/requests/${id}`, { key: KEY_GLOBEX });
+    const missing = await call('GET', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV', { key: KEY_GLOBEX });
+    expect(foreign.status).toBe(404);
+    expect({ ...foreign.body }).toEqual({ ...missing.body });
+    expect((await call('DELETE', `/requests/${id}`, { key: KEY_GLOBEX })).status).toBe(404);
+    expect((await call('GET', '/requests/not-an-id')).status).toBe(400);
+    const list = await call('GET', '/requests', { key: KEY_GLOBEX });
+    expect(list.body.items).toEqual([]);
+  });
+
+  it('lists newest first with cursor pagination', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(String((await submit({ name: `p${i}`, resources: {} }, `page-${i}`, KEY_GLOBEX)).body.id));
+    const p1 = await call('GET', '/requests?limit=2', { key: KEY_GLOBEX });
+    expect((p1.body.items as { id: string }[]).map((a) => a.id)).toEqual([ids[2], ids[1]]);
+    const p2 = await call('GET', `/requests?limit=2&cursor=${String(p1.body.nextCursor)}`, { key: KEY_GLOBEX });
+    expect((p2.body.items as { id: string }[]).map((a) => a.id)).toEqual([ids[0]]);
+    expect(p2.body.nextCursor).toBeNull();
+    expect((await call('GET', '/requests?limit=0')).status).toBe(400);
+    expect((await call('GET', '/requests?cursor=zzz')).status).toBe(400);
+  });
+
+  it('DELETE → 202 deleting + one outbox delete row; repeating it is idempotent', async () => {
+    const id = String((await submit({ name: 'gone' })).body.id);
+    const d1 = await call('DELETE', `/requests/${id}`);
+    expect(d1.status).toBe(202);
+    expect(d1.body.state).toBe('deleting');
+    const d2 = await call('DELETE', `/requests/${id}`);
+    expect(d2.status).toBe(202);
+    expect(d2.body.state).toBe('deleting');
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(1);
+    expect((await call('DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe(404);
+  });
+});
+
+describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
+  it('reports hard, reserved, active, releasing, blocked per resource', async () => {
+    const r = await call('GET', '/quota', { key: KEY_GLOBEX });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      tenant: 'globex',
+      resources: {
+        cpu: { unit: 'millicores', hard: 4000, reserved: 0, active: 0, releasing: 0, blocked: 0 },
+        memory: { unit: 'MiB', hard: 8192 },
+        'nvidia.com/gpu': { unit: 'count', hard: 0 },
+      },
+    });
+    const acme = await call('GET', '/quota');
+    const cpu = (acme.body.resources as Record<string, Record<string, number>>).cpu ?? {};
+    expect(cpu.reserved).toBe((cpu.active ?? 0) + (cpu.releasing ?? 0));
+    expect(cpu.releasing).toBe(500);
+  });
+
+  it('healthz, the OpenAPI document, 404 envelope', async () => {
+    expect((await call('GET', '/healthz', { key: null })).body).toEqual({ ok: true, database: 'up' });
+    const doc = await call('GET', '/openapi.json', { key: null });
+    expect(doc.status).toBe(200);
+    expect(Object.keys(doc.body.paths as object).sort()).toEqual(['/healthz', '/quota', '/requests', '/requests/{id}']);
+    const post = (doc.body.paths as Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, { maximum?: number }> } }> } }>>)['/requests']?.post;
+    expect(post?.requestBody.content['application/json']?.schema.properties.replicas?.maximum).toBe(8);
+    const nf = await call('GET', '/nope');
+    expect(nf.status).toBe(404);
+    expect(nf.body.error?.code).toBe('not_found');
+  });
+});
+
+describe('configuration and database failures', () => {
+  it('an invalid ADMISSION_KEYS_JSON is refused as a whole, with a clear error', async () => {
+    const w = await startWorker({ databaseUrl: L.url, keys: { acme: KEY_ACME, globex: 'short' }, name: 'wrangler-badkeys' });
+    try {
+      const r = await fetch(`${w.url}/quota`, { headers: { Authorization: `Bearer ${KEY_ACME}` } });
+      const body = (await r.json()) as Res['body'];
+      expect(r.status).toBe(500);
+      expect(body.error?.code).toBe('misconfigured');
+      expect(body.error?.message).toMatch(/ADMISSION_KEYS_JSON is invalid.*globex.*shorter than 16/);
+      expect(body.error?.message).not.toContain('short"');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('an unreachable database → 503, never 500', async () => {
+    const w = await startWorker({ databaseUrl: 'http://u:p@127.0.0.1:9', keys: { acme: KEY_ACME }, name: 'wrangler-nodb' });
+    try {
+      const post = await fetch(`${w.url}/requests`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${KEY_ACME}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'x' },
+        body: JSON.stringify(spec()),
+      });
+      expect(post.status).toBe(503);
+      expect(((await post.json()) as Res['body']).error?.code).toBe('database_unavailable');
+      expect((await fetch(`${w.url}/healthz`)).status).toBe(503);
+    } finally {
+      await w.stop();
+    }
+  });
+});
