@@ -14,7 +14,10 @@ export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',
   admissionId: 'modeldock.io/admission-id',
   tenant: 'modeldock.io/tenant',
+  /** Name of the ModelService a Deployment, Service or Pod belongs to (the pod selector). */
+  modelService: 'modeldock.io/model-service',
 } as const;
+export const MANAGED_BY = 'modeldock';
 export const ANNOTATIONS = {
   requestId: 'modeldock.io/request-id',
   admittedAt: 'modeldock.io/admitted-at',

@@ -1,0 +1,78 @@
+// What the ledger needs from the API server, always as LIVE reads (never the informer cache,
+// which may lag right after a restart): the ModelService under a reservation's deterministic
+// name, and every pod carrying its admission id (Terminating ones included) — plus the three
+// writes: create the CR, delete it with preconditions + foreground propagation, and surface
+// ReleaseBlocked as a condition on the CR while it exists.
+import { GROUP, LABELS, PLURAL, VERSION, type Condition, type ModelService } from '../../schema/model-service.ts';
+import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
+import { paths, type KubeClient } from '../runtime/kube.ts';
+import type { ObservedCR, ObservedPod } from './decide.ts';
+
+export const crName = (admissionId: string): string => `md-${admissionId.toLowerCase()}`;
+const msPath = (ns: string, name?: string) => paths.custom(GROUP, VERSION, PLURAL, ns) + (name ? `/${name}` : '');
+
+export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
+
+export interface LedgerCluster {
+  readModelService(ns: string, name: string): Promise<(ObservedCR & { object: ModelService }) | null>;
+  listPods(ns: string, admissionId: string): Promise<ObservedPod[]>;
+  /** Creates the CR; on AlreadyExists returns the object found under the name instead. */
+  createModelService(obj: ModelService): Promise<{ created: boolean; object: ModelService }>;
+  deleteModelService(ns: string, name: string, pre: { uid: string; resourceVersion?: string }): Promise<DeleteOutcome>;
+  setCondition(ns: string, name: string, conditions: Condition[]): Promise<void>;
+}
+
+export function observe(ms: ModelService): ObservedCR {
+  return {
+    uid: ms.metadata.uid ?? '',
+    resourceVersion: ms.metadata.resourceVersion ?? '',
+    creationTimestamp: new Date(ms.metadata.creationTimestamp ?? 0),
+    deleting: Boolean(ms.metadata.deletionTimestamp),
+    admissionId: ms.metadata.labels?.[LABELS.admissionId],
+    ready: ms.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+  };
+}
+
+interface PodMeta {
+  metadata: { name: string; deletionTimestamp?: string };
+}
+
+export function kubeLedgerCluster(client: KubeClient): LedgerCluster {
+  return {
+    async readModelService(ns, name) {
+      const ms = await client.getOrUndefined<ModelService>(msPath(ns, name));
+      return ms ? { ...observe(ms), object: ms } : null;
+    },
+    async listPods(ns, admissionId) {
+      const list = await client.list<PodMeta>(paths.pods(ns), { labelSelector: `${LABELS.admissionId}=${admissionId}` });
+      return list.items.map((p) => ({ name: p.metadata.name, terminating: Boolean(p.metadata.deletionTimestamp) }));
+    },
+    async createModelService(obj) {
+      try {
+        return { created: true, object: await client.create<ModelService>(msPath(obj.metadata.namespace), obj) };
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        const found = await client.getOrUndefined<ModelService>(msPath(obj.metadata.namespace, obj.metadata.name));
+        if (!found) throw err; // deleted in between: the caller retries
+        return { created: false, object: found };
+      }
+    },
+    async deleteModelService(ns, name, preconditions) {
+      try {
+        await client.delete(msPath(ns, name), { propagationPolicy: 'Foreground', preconditions });
+        return 'deleted';
+      } catch (err) {
+        if (isNotFound(err)) return 'gone';
+        if (isApiError(err, 409)) return 'precondition-failed';
+        throw err;
+      }
+    },
+    async setCondition(ns, name, conditions) {
+      try {
+        await client.mergePatch(`${msPath(ns, name)}/status`, { status: { conditions } });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,21 @@
+// ModelDock's domain metrics for the outbox and the ledger, in the Manager's registry.
+import { Counter, type Registry } from 'prom-client';
+
+export interface LedgerMetrics {
+  delivered: Counter<'outcome'>;
+  released: Counter;
+  conflicts: Counter;
+  releaseBlocked: Counter;
+  deadRows: Counter<'kind'>;
+}
+
+export function ledgerMetrics(registry: Registry): LedgerMetrics {
+  const registers = [registry];
+  return {
+    delivered: new Counter({ name: 'modeldock_outbox_delivered_total', help: 'ModelServices delivered, by outcome (created | adopted).', labelNames: ['outcome'], registers }),
+    released: new Counter({ name: 'modeldock_ledger_releases_total', help: 'Reservations whose quota was released.', registers }),
+    conflicts: new Counter({ name: 'modeldock_ledger_conflicts_total', help: 'Reservations moved to conflict (never released automatically).', registers }),
+    releaseBlocked: new Counter({ name: 'modeldock_release_blocked_total', help: 'Releases found blocked by pods that still exist.', registers }),
+    deadRows: new Counter({ name: 'modeldock_outbox_dead_total', help: 'Outbox rows that exhausted their attempts.', labelNames: ['kind'], registers }),
+  };
+}

@@ -1,0 +1,167 @@
+// reconcile(reservation id): the one place where the ledger meets the cluster. It runs for
+// informer events (CR or labelled pod changed), for outbox rows (create, delete, and the cron's
+// reconcile rows), and on resync. The work queue guarantees that one reservation is never
+// handled by two workers at once, so a delivery and a delete of the same admission are ordered.
+//
+//   1. deliver claimed `create` rows: create the CR under its deterministic name; on
+//      AlreadyExists read it back: ours (admission id + tenant) → adopt, else → conflict; then
+//      binding + delivered + row done in ONE claim- and epoch-guarded transaction;
+//   2. one step of the state machine (decide.ts) against LIVE reads of the CR and its pods;
+//   3. acknowledge the claimed delete/reconcile rows (or give them back with backoff).
+// No Kubernetes call ever runs inside a SQL transaction.
+import type { Db } from '../../functions/db/client.ts';
+import type { Condition } from '../../schema/model-service.ts';
+import type { Result } from '../runtime/controller.ts';
+import { crashPoint } from '../runtime/crash.ts';
+import { errorMessage } from '../runtime/errors.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Logger } from '../runtime/log.ts';
+import { ack, ackCreate, ClaimLost, fail, retryDelayMs, type ClaimedRow } from '../outbox/store.ts';
+import { isOurs, modelServiceFor } from '../outbox/model-service-object.ts';
+import { crName, type LedgerCluster } from './cluster.ts';
+import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';
+import type { LedgerMetrics } from './metrics.ts';
+import { loadLedgerRecord, markReady, release, setReleaseBlocked, transition, type LedgerRecord } from './store.ts';
+
+export interface LedgerDeps {
+  db: Db;
+  cluster: LedgerCluster;
+  /** Namespace new ModelServices are created in. */
+  namespace: string;
+  /** The fencing epoch this leader acquired (acquired once, on first use). */
+  epoch: () => Promise<number>;
+  now: () => Date;
+  config: LedgerConfig & { maxAttempts: number };
+  /** Outbox rows claimed for a reservation, handed over by the poller. */
+  takeClaims: (reservationId: string) => ClaimedRow[];
+  metrics: LedgerMetrics;
+  events?: EventRecorder;
+  log: Logger;
+}
+
+export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result> {
+  return async (id) => {
+    const rows = d.takeClaims(id);
+    const log = d.log.child({ admissionId: id, key: id });
+    try {
+      for (const row of rows.filter((r) => r.kind === 'create')) await deliver(d, row, log);
+      const rec = await loadLedgerRecord(d.db, id);
+      const result = rec ? await step(d, rec, log) : {};
+      for (const row of rows.filter((r) => r.kind !== 'create')) await ack(d.db, row, d.now());
+      return result;
+    } catch (err) {
+      await giveBack(d, rows, err, log);
+      throw err;
+    }
+  };
+}
+
+async function deliver(d: LedgerDeps, row: ClaimedRow, log: Logger): Promise<void> {
+  const rec = await loadLedgerRecord(d.db, row.reservationId);
+  if (!rec || rec.state !== 'admitted') {
+    // Deleted before delivery, or delivered by an earlier attempt: the state machine takes it from here.
+    await ack(d.db, row, d.now());
+    return;
+  }
+  const want = modelServiceFor(rec, d.namespace);
+  const { created, object } = await d.cluster.createModelService(want);
+  crashPoint('after-cr-create-before-ack');
+  if (!created && !isOurs(object, rec)) {
+    await toConflict(d, rec, `a ModelService named ${want.metadata.name} exists and is not this admission's`, log);
+    await ack(d.db, row, d.now());
+    return;
+  }
+  await ackCreate(d.db, row, { namespace: d.namespace, name: want.metadata.name, uid: object.metadata.uid ?? '' }, d.now());
+  crashPoint('after-ack');
+  d.metrics.delivered.inc({ outcome: created ? 'created' : 'adopted' });
+  log.info(created ? 'ModelService created' : 'ModelService adopted after AlreadyExists', { name: want.metadata.name, uid: object.metadata.uid });
+}
+
+async function step(d: LedgerDeps, rec: LedgerRecord, log: Logger): Promise<Result> {
+  const ns = rec.binding?.namespace ?? d.namespace;
+  const name = rec.binding?.crName ?? crName(rec.id);
+  const cr = await d.cluster.readModelService(ns, name);
+  const needPods = rec.state === 'releasing' || rec.state === 'deleting';
+  const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
+  const now = d.now();
+  const action: LedgerAction = decide(rec, cr, pods, now, d.config);
+  const epoch = await d.epoch();
+  if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type });
+
+  switch (action.type) {
+    case 'none':
+      return action.requeueAfterMs ? { requeueAfterMs: action.requeueAfterMs } : {};
+    case 'conflict':
+      await toConflict(d, rec, action.reason, log);
+      return {};
+    case 'markReady':
+      if (await markReady(d.db, rec.id, epoch, now)) log.info('first Ready recorded');
+      return {};
+    case 'deleteCR': {
+      const pre = action.reason === 'never-ready' ? { uid: action.uid, resourceVersion: action.resourceVersion } : { uid: action.uid };
+      const outcome = await d.cluster.deleteModelService(ns, name, pre);
+      crashPoint('after-cr-delete-before-state');
+      log.info('ModelService delete issued', { reason: action.reason, outcome, uid: action.uid });
+      if (outcome === 'precondition-failed') return { requeue: true }; // changed since we looked: re-read, re-decide
+      if (action.thenState) {
+        const why = action.reason === 'never-ready' ? `never Ready within ${d.config.readyDeadlineMs} ms` : 'deleted by the tenant';
+        await transition(d.db, rec.id, [rec.state], action.thenState, epoch, now, why);
+        crashPoint('after-releasing-before-release');
+      }
+      return { requeueAfterMs: 500 };
+    }
+    case 'toReleasing':
+      await transition(d.db, rec.id, [rec.state], 'releasing', epoch, now, action.reason);
+      crashPoint('after-releasing-before-release');
+      return { requeue: true };
+    case 'waitForPods':
+      if (action.blockedSince && !rec.releaseBlockedSince) {
+        await setReleaseBlocked(d.db, rec.id, action.blockedSince, epoch, now);
+        await d.cluster.setCondition(ns, name, [releaseBlocked(action.pods, action.blockedSince)]);
+        d.metrics.releaseBlocked.inc();
+        log.warn('release blocked: pods still exist', { pods: action.pods, since: action.blockedSince.toISOString() });
+      }
+      return { requeueAfterMs: action.requeueAfterMs };
+    case 'release':
+      if (await release(d.db, rec.id, epoch, now)) {
+        d.metrics.released.inc();
+        log.info('quota released');
+      }
+      return {};
+  }
+}
+
+async function toConflict(d: LedgerDeps, rec: LedgerRecord, reason: string, log: Logger): Promise<void> {
+  if (!(await transition(d.db, rec.id, [rec.state], 'conflict', await d.epoch(), d.now(), reason))) return;
+  d.metrics.conflicts.inc();
+  log.warn('reservation in conflict: an operator must look', { reason });
+  const ns = rec.binding?.namespace ?? d.namespace;
+  const cr = await d.cluster.readModelService(ns, rec.binding?.crName ?? crName(rec.id)).catch(() => null);
+  if (cr) d.events?.record(cr.object as Parameters<EventRecorder['record']>[0], 'Warning', 'LedgerConflict', reason);
+}
+
+function releaseBlocked(pods: string[], since: Date): Condition {
+  return {
+    type: 'ReleaseBlocked',
+    status: 'True',
+    reason: 'PodsStillPresent',
+    message: `quota kept: ${pods.length} pod(s) still exist: ${pods.join(', ')}`.slice(0, 1000),
+    lastTransitionTime: since.toISOString(),
+  };
+}
+
+async function giveBack(d: LedgerDeps, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {
+  const now = d.now();
+  for (const row of rows) {
+    if (err instanceof ClaimLost) continue;
+    const outcome = await fail(d.db, row, errorMessage(err), {
+      now,
+      retryAt: new Date(now.getTime() + retryDelayMs(row.attempts)),
+      maxAttempts: d.config.maxAttempts,
+    }).catch(() => 'unknown');
+    if (outcome === 'dead') {
+      d.metrics.deadRows.inc({ kind: row.kind });
+      log.error('outbox row is dead after its last attempt', { seq: row.seq, kind: row.kind, error: errorMessage(err) });
+    }
+  }
+}

@@ -1,0 +1,167 @@
+// The controller's side of the MySQL ledger. Every write is FENCED by the controller epoch:
+// it joins `controller_epoch` on `epoch = ?`, so once a new leader has bumped the epoch, a
+// paused ex-leader's late statements match no row and change nothing. Every state change is
+// conditional on the state it leaves, so running any of them twice changes nothing.
+import type { Db, Queryable } from '../../functions/db/client.ts';
+import { bool, int, json, str, strOrNull, time, timeOrNull } from '../../functions/db/columns.ts';
+import { modelServiceSpecSchema, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { crashPoint } from '../runtime/crash.ts';
+import { RESERVATION_STATES, type LedgerRow, type ReservationState } from './decide.ts';
+
+const FENCE = 'JOIN controller_epoch e ON e.id = 1 AND e.epoch = ?';
+
+export interface LedgerRecord extends LedgerRow {
+  tenant: string;
+  createdAt: Date;
+  requestId: string;
+  spec: ModelServiceSpec;
+  binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
+}
+
+/** Becoming leader: bump the epoch and return it (BEGIN, UPDATE, SELECT, COMMIT). */
+export async function acquireEpoch(db: Db, holder: string, now: Date): Promise<number> {
+  return db.transaction(async (tx) => {
+    await tx.execute(
+      `INSERT INTO controller_epoch (id, epoch, holder, updated_at) VALUES (1, 1, ?, ?)
+       ON DUPLICATE KEY UPDATE epoch = epoch + 1, holder = VALUES(holder), updated_at = VALUES(updated_at)`,
+      [holder, now],
+    );
+    const r = await tx.execute('SELECT epoch FROM controller_epoch WHERE id = 1');
+    return int(r.rows[0]?.epoch);
+  });
+}
+
+export async function currentEpoch(q: Queryable): Promise<number> {
+  const r = await q.execute('SELECT epoch FROM controller_epoch WHERE id = 1');
+  return int(r.rows[0]?.epoch);
+}
+
+function parseState(v: unknown): ReservationState {
+  const s = str(v);
+  if (!(RESERVATION_STATES as readonly string[]).includes(s)) throw new Error(`unknown reservation state ${s}`);
+  return s as ReservationState;
+}
+
+const date = (v: unknown): Date => new Date(time(v));
+const dateOrNull = (v: unknown): Date | null => {
+  const t = timeOrNull(v);
+  return t === null ? null : new Date(t);
+};
+
+export async function loadLedgerRecord(q: Queryable, id: string): Promise<LedgerRecord | undefined> {
+  const r = await q.execute(
+    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec,
+            b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.reservation_id AS bound
+       FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id
+      WHERE r.id = ?`,
+    [id],
+  );
+  const row = r.rows[0];
+  if (!row) return undefined;
+  return {
+    id: str(row.id),
+    tenant: str(row.tenant),
+    state: parseState(row.state),
+    stateChangedAt: date(row.state_changed_at),
+    releaseBlockedSince: dateOrNull(row.release_blocked_since),
+    createdAt: date(row.created_at),
+    requestId: str(row.request_id),
+    spec: modelServiceSpecSchema.parse(json(row.spec)),
+    binding:
+      row.bound === null || row.bound === undefined
+        ? null
+        : {
+            namespace: str(row.namespace),
+            crName: str(row.cr_name),
+            uid: strOrNull(row.uid),
+            everReady: bool(row.ever_ready),
+            firstReadyAt: dateOrNull(row.first_ready_at),
+          },
+  };
+}
+
+/** Ids of reservations the ledger reconciler must still look at (not released, not conflict). */
+export async function openReservationIds(q: Queryable): Promise<string[]> {
+  const r = await q.execute(`SELECT id FROM reservation WHERE state NOT IN ('released', 'conflict') ORDER BY id`);
+  return r.rows.map((row) => str(row.id));
+}
+
+/** delivered → ready, and ever_ready/first_ready_at on the binding, in one fenced statement. */
+export async function markReady(q: Queryable, id: string, epoch: number, now: Date): Promise<boolean> {
+  const r = await q.execute(
+    `UPDATE reservation r JOIN binding b ON b.reservation_id = r.id ${FENCE}
+        SET r.state = 'ready', r.state_changed_at = ?, r.updated_at = ?,
+            b.ever_ready = 1, b.first_ready_at = COALESCE(b.first_ready_at, ?), b.updated_at = ?
+      WHERE r.id = ? AND r.state = 'delivered'`,
+    [epoch, now, now, now, now, id],
+  );
+  return r.rowsAffected > 0;
+}
+
+/** A guarded state change: only from one of `from`, only while `epoch` is current. */
+export async function transition(
+  q: Queryable,
+  id: string,
+  from: readonly ReservationState[],
+  to: ReservationState,
+  epoch: number,
+  now: Date,
+  reason: string | null,
+): Promise<boolean> {
+  const r = await q.execute(
+    `UPDATE reservation r ${FENCE}
+        SET r.state = ?, r.state_changed_at = ?, r.updated_at = ?, r.last_error = COALESCE(?, r.last_error)
+      WHERE r.id = ? AND r.state IN (?)`,
+    [epoch, to, now, now, reason, id, from],
+  );
+  return r.rowsAffected > 0;
+}
+
+/** Records since when pods block the release (kept once set); cleared on release. */
+export async function setReleaseBlocked(q: Queryable, id: string, since: Date, epoch: number, now: Date): Promise<void> {
+  await q.execute(
+    `UPDATE reservation r ${FENCE}
+        SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.updated_at = ?
+      WHERE r.id = ? AND r.state = 'releasing'`,
+    [epoch, since, now, id],
+  );
+}
+
+/**
+ * Release = ONE conditional transaction: releasing → released only if still releasing and the
+ * epoch is current; the `quota_movement` release row (its primary key refuses a second
+ * release); usage decremented by the reservation's own amounts. Returns false (and changes
+ * nothing) when there was nothing to release. BEGIN + 3 statements + COMMIT.
+ */
+export async function release(db: Db, id: string, epoch: number, now: Date): Promise<boolean> {
+  return db
+    .transaction(async (tx) => {
+      const moved = await tx.execute(
+        `UPDATE reservation r ${FENCE}
+            SET r.state = 'released', r.state_changed_at = ?, r.updated_at = ?, r.release_blocked_since = NULL
+          WHERE r.id = ? AND r.state = 'releasing'`,
+        [epoch, now, now, id],
+      );
+      if (moved.rowsAffected !== 1) throw new NothingToRelease();
+      await tx.execute(
+        `INSERT INTO quota_movement (reservation_id, direction, tenant, cpu_millis, memory_mib, gpu, at)
+         SELECT id, 'release', tenant, cpu_millis, memory_mib, gpu, ? FROM reservation WHERE id = ?`,
+        [now, id],
+      );
+      await tx.execute(
+        `UPDATE tenant_quota q JOIN reservation r ON r.id = ? AND q.tenant = r.tenant
+            SET q.used = q.used - CASE q.resource WHEN 'cpu' THEN r.cpu_millis WHEN 'memory' THEN r.memory_mib
+                                                  WHEN 'nvidia.com/gpu' THEN r.gpu ELSE 0 END,
+                q.updated_at = ?`,
+        [id, now],
+      );
+      crashPoint('inside-release-before-commit');
+      return true;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof NothingToRelease) return false;
+      throw err;
+    });
+}
+
+class NothingToRelease extends Error {}

@@ -1,0 +1,101 @@
+// The ModelDock controller process: wiring only. Tunables come from the environment (zod-validated):
+//   KUBECONFIG          kubeconfig file; unset → ~/.kube/config or the in-cluster service account
+//   NAMESPACE           the one namespace watched and written (default modeldock-lab)
+//   WORKERS             concurrent reconciles of the ModelService controller (default 4)
+//   QPS, BURST          client-side rate limit of API writes (default 20/s, burst 40)
+//   LEADER_ELECT        "false" runs without leader election (one replica only!)
+//   LEASE_NAME, LEASE_DURATION_MS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS (15 s/10 s/2 s)
+//   METRICS_PORT        /metrics, /healthz, /readyz (default 8080)
+//   RESYNC_MS           re-enqueue every ModelService this often (default 10 min)
+//   INFORMER_STALE_MS   rebuild an informer that saw nothing for this long (default 5 min)
+//   LOG_LEVEL           debug | info | warn | error
+//   POD_NAME            identity in the lease (default: hostname + random suffix)
+//   MODELDOCK_CRASH_AT  test-only crash injection, see runtime/crash.ts
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { z } from 'zod';
+import { KubeEventRecorder } from './runtime/events.ts';
+import { KubeClient } from './runtime/kube.ts';
+import { createLogger } from './runtime/log.ts';
+import { Manager } from './runtime/manager.ts';
+import { Metrics } from './runtime/metrics.ts';
+import { TokenBucket } from './runtime/rate-limit.ts';
+import { setupModelServiceController } from './modelservice/setup.ts';
+
+const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+const env = z
+  .object({
+    KUBECONFIG: z.string().optional(),
+    NAMESPACE: z.string().min(1).default('modeldock-lab'),
+    WORKERS: int(4, 1),
+    QPS: z.coerce.number().positive().default(20),
+    BURST: int(40, 1),
+    LEADER_ELECT: z.enum(['true', 'false']).default('true'),
+    LEASE_NAME: z.string().min(1).default('modeldock-controller'),
+    LEASE_DURATION_MS: int(15_000, 1000),
+    LEASE_RENEW_DEADLINE_MS: int(10_000, 500),
+    LEASE_RETRY_PERIOD_MS: int(2_000, 100),
+    METRICS_PORT: int(8080),
+    RESYNC_MS: int(600_000),
+    INFORMER_STALE_MS: int(300_000, 1000),
+    LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+    POD_NAME: z.string().optional(),
+  })
+  .parse(process.env);
+
+const log = createLogger({ level: env.LOG_LEVEL });
+const identity = `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
+const kc = new KubeConfig();
+if (env.KUBECONFIG) kc.loadFromFile(env.KUBECONFIG);
+else kc.loadFromDefault();
+
+const metrics = new Metrics({ processMetrics: true });
+const fieldManager = 'modeldock-controller';
+const client = new KubeClient({ kc, metrics, fieldManager, limiter: new TokenBucket({ qps: env.QPS, burst: env.BURST }) });
+// Lease renewals never wait behind reconcile writes, and give up before the renew deadline.
+const leaseClient = new KubeClient({ kc, metrics, fieldManager, timeoutMs: Math.floor(env.LEASE_RENEW_DEADLINE_MS / 2) });
+
+const mgr = new Manager({
+  client,
+  log,
+  metrics,
+  healthPort: env.METRICS_PORT,
+  informerDefaults: { staleAfterMs: env.INFORMER_STALE_MS },
+  leaderElection:
+    env.LEADER_ELECT === 'true'
+      ? {
+          client: leaseClient,
+          namespace: env.NAMESPACE,
+          name: env.LEASE_NAME,
+          identity,
+          leaseDurationMs: env.LEASE_DURATION_MS,
+          renewDeadlineMs: env.LEASE_RENEW_DEADLINE_MS,
+          retryPeriodMs: env.LEASE_RETRY_PERIOD_MS,
+        }
+      : undefined,
+  onLeadershipLost: (reason) => {
+    log.error('exiting: leadership lost', { reason });
+    process.exit(1);
+  },
+});
+const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: identity, log });
+setupModelServiceController(mgr, { namespace: env.NAMESPACE, workers: env.WORKERS, resyncMs: env.RESYNC_MS, events });
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info('shutting down', { signal });
+  const force = setTimeout(() => process.exit(1), 20_000);
+  force.unref();
+  await mgr.stop();
+  await events.flush();
+  log.info('stopped');
+  process.exit(0);
+};
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+log.info('starting', { namespace: env.NAMESPACE, identity, workers: env.WORKERS, qps: env.QPS, burst: env.BURST, leaderElection: env.LEADER_ELECT });
+await mgr.start();

@@ -1,0 +1,144 @@
+// The ModelService reconciler: level-based, one key at a time, reading the whole current state
+// (cache, or the API server after a conflict) and writing only the difference:
+//   1. gone → nothing to do (children carry ownerReferences: the garbage collector has them);
+//   2. deletionTimestamp → phase Terminating; delete the Deployment/Service this object
+//      CONTROLS (Foreground, preconditions.uid); requeue until a live read shows them gone;
+//      then remove the finalizer (merge patch guarded by resourceVersion);
+//   3. ensure the finalizer (first write, guarded by resourceVersion);
+//   4. createOrPatch Deployment and Service; a same-named child controlled by someone else is
+//      never touched (phase Degraded, reason ChildConflict);
+//   5. status from computeStatus(); written (PUT /status with resourceVersion) only if different.
+// Events are recorded on transitions only: child created, phase changed.
+import { API_VERSION, FINALIZER, KIND, LABELS, modelServiceSpecSchema, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { createOrPatch, type ApplyResult } from '../runtime/apply.ts';
+import type { ReconcileContext, Reconcile, Request, Result } from '../runtime/controller.ts';
+import { crashPoint } from '../runtime/crash.ts';
+import { isConflict, isNotFound, TerminalError } from '../runtime/errors.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { KubeObject } from '../runtime/informer.ts';
+import { paths, type KubeClient } from '../runtime/kube.ts';
+import type { WriteTracker } from '../runtime/read-your-writes.ts';
+import { desiredDeployment, desiredService, invalidName, isControlledBy } from './desired.ts';
+import { msPath, type Reader } from './reader.ts';
+import { computeStatus, sameStatus } from './status.ts';
+import type { Deployment, ModelService, Service } from './types.ts';
+
+export interface ModelServiceReconcilerDeps {
+  client: KubeClient;
+  cache: Reader;
+  live: Reader;
+  events: EventRecorder;
+  /** Told about every object a write returned (read-your-writes over the cache). */
+  tracker?: WriteTracker;
+  now?: () => Date;
+  /** How often to look again while children are being deleted or a foreign child blocks us. */
+  pollMs?: number;
+}
+
+export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconcile {
+  const now = deps.now ?? (() => new Date());
+  const pollMs = deps.pollMs ?? 1000;
+
+  return async function reconcileModelService(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const read = ctx.fresh ? deps.live : deps.cache;
+    const ms = await read.modelService(req.namespace, req.name);
+    if (!ms) return {};
+    const log = ctx.log.child({ admissionId: ms.metadata.labels?.[LABELS.admissionId], uid: ms.metadata.uid });
+    const obj = { ...ms, apiVersion: API_VERSION, kind: KIND } as ModelService;
+
+    if (ms.metadata.deletionTimestamp) return finalize(obj, log);
+
+    const parsed = modelServiceSpecSchema.safeParse(ms.spec);
+    const badName = invalidName(ms.metadata.name);
+    if (!parsed.success || badName) {
+      const message = badName ?? parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? 'invalid';
+      await writeStatus(obj, { spec: undefined, deployment: undefined, service: undefined, pods: [], problem: { reason: 'InvalidSpec', message } });
+      throw new TerminalError('InvalidSpec', message);
+    }
+    const spec: ModelServiceSpec = parsed.data;
+
+    let current = obj;
+    if (!(current.metadata.finalizers ?? []).includes(FINALIZER)) {
+      current = await deps.client.mergePatch<ModelService>(msPath(req.namespace, req.name), {
+        metadata: { finalizers: [...(current.metadata.finalizers ?? []), FINALIZER], resourceVersion: current.metadata.resourceVersion },
+      });
+      deps.tracker?.wrote('ModelService', current);
+      log.info('finalizer added');
+    }
+
+    const problems: string[] = [];
+    const ensure = async <T extends KubeObject>(kind: 'Deployment' | 'Service', collection: string, desired: T, live: T | undefined) => {
+      if (live && !isControlledBy(live, current)) {
+        problems.push(`${kind} ${live.metadata.name} exists and is not controlled by this ModelService`);
+        return { result: 'unchanged' as ApplyResult, object: undefined };
+      }
+      const res = await createOrPatch({ client: deps.client, collection, desired, live });
+      if (res.result !== 'unchanged') deps.tracker?.wrote(kind, res.object);
+      if (res.result !== 'unchanged') log.info(`${kind} ${res.result}`, { name: desired.metadata.name });
+      if (res.result === 'created') deps.events.record(current, 'Normal', `${kind}Created`, `Created ${kind} ${desired.metadata.name}`, 'Create');
+      return res;
+    };
+
+    const dep = await ensure('Deployment', paths.deployments(req.namespace), desiredDeployment(current, spec), await read.deployment(req.namespace, req.name));
+    if (dep.result === 'created') crashPoint('after-deployment-create');
+    const svc = await ensure('Service', paths.services(req.namespace), desiredService(current, spec), await read.service(req.namespace, req.name));
+    const pods = await read.pods(req.namespace, req.name);
+
+    const problem = problems.length ? { reason: 'ChildConflict', message: problems.join('; ') } : undefined;
+    if (problem) deps.events.record(current, 'Warning', 'ChildConflict', problem.message, 'Reconcile');
+    await writeStatus(current, { spec, deployment: dep.object as Deployment | undefined, service: svc.object as Service | undefined, pods, problem });
+    // A foreign child carries none of our labels, so no event will tell us it went away: poll slowly.
+    return problem ? { requeueAfterMs: 30 * pollMs } : {};
+
+    async function writeStatus(target: ModelService, o: Omit<Parameters<typeof computeStatus>[0], 'ms' | 'now'>): Promise<ModelService> {
+      const status = computeStatus({ ...o, ms: target, now: now() });
+      if (sameStatus(target.status, status)) return target;
+      const written = await deps.client.replace<ModelService>(`${msPath(req.namespace, req.name)}/status`, {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: target.metadata.name, namespace: target.metadata.namespace, resourceVersion: target.metadata.resourceVersion },
+        status,
+      });
+      deps.tracker?.wrote('ModelService', written);
+      const before = target.status?.phase;
+      if (before !== status.phase) {
+        log.info('phase changed', { from: before, to: status.phase, observedGeneration: status.observedGeneration });
+        const ready = status.conditions?.find((c) => c.type === 'Ready');
+        deps.events.record(target, status.phase === 'Degraded' ? 'Warning' : 'Normal', status.phase ?? 'Unknown', ready?.message ?? '', 'Reconcile');
+      }
+      return written;
+    }
+
+    async function finalize(target: ModelService, flog: typeof log): Promise<Result> {
+      if (!(target.metadata.finalizers ?? []).includes(FINALIZER)) return {};
+      // The cache may lag behind a delete: decide on a live read.
+      const children: Array<[string, KubeObject | undefined, string]> = [
+        ['Deployment', await deps.live.deployment(req.namespace, req.name), paths.deployment(req.namespace, req.name)],
+        ['Service', await deps.live.service(req.namespace, req.name), paths.service(req.namespace, req.name)],
+      ];
+      let waiting = false;
+      for (const [kind, child, path] of children) {
+        if (!child || !isControlledBy(child, target)) continue; // absent, or someone else's: never deleted
+        waiting = true;
+        if (child.metadata.deletionTimestamp) continue;
+        try {
+          await deps.client.delete(path, { propagationPolicy: 'Foreground', preconditions: { uid: child.metadata.uid } });
+          flog.info(`${kind} deleted (foreground)`, { name: child.metadata.name, childUid: child.metadata.uid });
+        } catch (err) {
+          if (!isNotFound(err) && !isConflict(err)) throw err; // 409: the name now holds another object — not ours
+        }
+      }
+      if (target.status?.phase !== 'Terminating') {
+        target = await writeStatus(target, { spec: undefined, deployment: undefined, service: undefined, pods: [] });
+      }
+      if (waiting) return { requeueAfterMs: pollMs };
+      const patched = await deps.client.mergePatch<ModelService>(msPath(req.namespace, req.name), {
+        metadata: { finalizers: (target.metadata.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: target.metadata.resourceVersion },
+      });
+      deps.tracker?.wrote('ModelService', patched);
+      flog.info('children gone; finalizer removed');
+      return {};
+    }
+  };
+}
+

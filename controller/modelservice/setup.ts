@@ -1,0 +1,74 @@
+// Wires the ModelService controller into a Manager: informers on ModelServices (all in the
+// namespace) and on Deployments, Services and Pods carrying `app.kubernetes.io/managed-by=
+// modeldock`; event handlers that only compute a key (the CR itself, a child's controlling
+// ModelService, a pod's `modeldock.io/model-service` label) and enqueue it.
+import { API_VERSION, KIND, LABELS, MANAGED_BY } from '../../schema/model-service.ts';
+import { Controller, keyOf } from '../runtime/controller.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { KubeObject } from '../runtime/informer.ts';
+import { paths, type KubeClient } from '../runtime/kube.ts';
+import { WriteTracker } from '../runtime/read-your-writes.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { cacheReader, liveReader, msPath, type Caches } from './reader.ts';
+import { modelServiceReconciler } from './reconcile.ts';
+import type { Deployment, ModelService, Pod, Service } from './types.ts';
+
+export interface ModelServiceControllerOptions {
+  namespace: string;
+  workers: number;
+  resyncMs: number;
+  events: EventRecorder;
+  /** Client used for reconcile writes (rate-limited); defaults to the manager's. */
+  client?: KubeClient;
+  pollMs?: number;
+}
+
+export const CONTROLLER_NAME = 'modelservice';
+
+/** The key of the ModelService that controls `obj` (ownerReference controller=true), if any. */
+export function controllerKey(obj: KubeObject): string | undefined {
+  const ref = obj.metadata.ownerReferences?.find((r) => r.controller === true);
+  return ref && ref.kind === KIND && ref.apiVersion === API_VERSION ? keyOf(obj.metadata.namespace, ref.name) : undefined;
+}
+
+export function setupModelServiceController(mgr: Manager, o: ModelServiceControllerOptions): { controller: Controller; caches: Caches } {
+  const selector = `${LABELS.managedBy}=${MANAGED_BY}`;
+  const caches: Caches = {
+    modelServices: mgr.informer<ModelService>('modelservices', msPath(o.namespace)),
+    deployments: mgr.informer<Deployment>('deployments', paths.deployments(o.namespace), selector),
+    services: mgr.informer<Service>('services', paths.services(o.namespace), selector),
+    pods: mgr.informer<Pod>('pods', paths.pods(o.namespace), selector),
+  };
+  const client = o.client ?? mgr.client;
+  const tracker = new WriteTracker();
+  const track = (kind: string) => ({
+    add: (obj: KubeObject) => tracker.observed(kind, obj),
+    update: (obj: KubeObject) => tracker.observed(kind, obj),
+    delete: (obj: KubeObject) => tracker.forget(kind, obj.metadata.namespace, obj.metadata.name),
+  });
+  caches.modelServices.addHandlers(track('ModelService'));
+  caches.deployments.addHandlers(track('Deployment'));
+  caches.services.addHandlers(track('Service'));
+  const controller = new Controller({
+    name: CONTROLLER_NAME,
+    workers: o.workers,
+    log: mgr.log,
+    metrics: mgr.metrics,
+    resyncMs: o.resyncMs,
+    keys: () => caches.modelServices.list().map((m) => keyOf(m.metadata.namespace, m.metadata.name)),
+    reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), live: liveReader(client), events: o.events, tracker, pollMs: o.pollMs }),
+  });
+
+  const self = (m: ModelService) => controller.enqueue(keyOf(m.metadata.namespace, m.metadata.name));
+  caches.modelServices.addHandlers({ add: self, update: self, delete: self });
+  const owner = (obj: KubeObject) => controller.enqueue(controllerKey(obj));
+  for (const inf of [caches.deployments, caches.services]) inf.addHandlers({ add: owner, update: owner, delete: owner });
+  const podOwner = (p: Pod) => {
+    const name = p.metadata.labels?.[LABELS.modelService];
+    if (name) controller.enqueue(keyOf(p.metadata.namespace, name));
+  };
+  caches.pods.addHandlers({ add: podOwner, update: podOwner, delete: podOwner });
+
+  mgr.addController(controller);
+  return { controller, caches };
+}

@@ -1,0 +1,161 @@
+// The ModelService status: a PURE function of what was observed (the CR, its Deployment,
+// Service and Pods) and the time. Table-tested in status.test.ts.
+//   Pending      the Deployment does not exist yet, or its controller has not observed it yet
+//   Progressing  rolling out toward spec.replicas
+//   Running      the Deployment observed its latest generation and updated = available =
+//                replicas = spec.replicas (kubectl rollout status' rule)
+//   Degraded     a pod is failing (ImagePullBackOff, CrashLoopBackOff, …), a child under our
+//                name belongs to someone else, or the spec is invalid
+//   Terminating  deletionTimestamp is set
+// Conditions Ready/Progressing follow metav1.Condition: lastTransitionTime moves only when the
+// condition's status changes. The timeline fields are set once and never moved.
+import { ANNOTATIONS, type Condition, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
+import { canonicalJson, prune } from '../runtime/apply.ts';
+import { endpointOf, selectorString } from './desired.ts';
+import type { ContainerState, Deployment, ModelService, Pod, Service } from './types.ts';
+
+export const FAILURE_REASONS = new Set([
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'ErrImageNeverPull',
+  'InvalidImageName',
+  'CrashLoopBackOff',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+
+export interface Observed {
+  ms: ModelService;
+  /** Undefined when the spec is invalid (then `problem` says why). */
+  spec: { replicas: number; port: number } | undefined;
+  deployment: Deployment | undefined;
+  service: Service | undefined;
+  pods: Pod[];
+  /** A reason the object cannot converge (foreign child, invalid spec): phase Degraded. */
+  problem?: { reason: string; message: string };
+  now: Date;
+}
+
+/** RFC 3339 with second precision, as metav1.Time serialises. */
+export function rfc3339(t: string | Date | undefined): string | undefined {
+  if (t === undefined) return undefined;
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const earliest = (times: Array<string | undefined>): string | undefined =>
+  times
+    .map(rfc3339)
+    .filter((t): t is string => !!t)
+    .sort()[0];
+
+/** The first failing container (pods sorted by name), with the exit code of its last termination. */
+export function podFailure(pods: Pod[]): ModelServiceStatus['lastFailure'] {
+  const live = pods.filter((p) => !p.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  for (const pod of live) {
+    for (const cs of pod.status?.containerStatuses ?? []) {
+      const waiting = cs.state?.waiting;
+      const term: ContainerState['terminated'] = cs.state?.terminated ?? cs.lastState?.terminated;
+      if (waiting?.reason && FAILURE_REASONS.has(waiting.reason)) {
+        return prune({
+          reason: waiting.reason,
+          message: waiting.message ?? waiting.reason,
+          pod: pod.metadata.name,
+          container: cs.name,
+          exitCode: waiting.reason === 'CrashLoopBackOff' ? term?.exitCode : undefined,
+        });
+      }
+      if (cs.state?.terminated && (cs.state.terminated.exitCode ?? 0) !== 0) {
+        const t = cs.state.terminated;
+        return prune({ reason: t.reason ?? 'Error', message: t.message ?? `exited with code ${t.exitCode}`, pod: pod.metadata.name, container: cs.name, exitCode: t.exitCode });
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Sets a condition; keeps lastTransitionTime unless the status changed. */
+export function setCondition(conditions: Condition[], next: Omit<Condition, 'lastTransitionTime'>, now: Date): Condition[] {
+  const prev = conditions.find((c) => c.type === next.type);
+  const lastTransitionTime = prev && prev.status === next.status ? prev.lastTransitionTime : (rfc3339(now) as string);
+  const merged = prune({ ...next, lastTransitionTime }) as Condition;
+  return prev ? conditions.map((c) => (c.type === next.type ? merged : c)) : [...conditions, merged];
+}
+
+export function rolloutComplete(d: Deployment | undefined, desired: number): boolean {
+  if (!d?.status || d.status.observedGeneration === undefined) return false;
+  const s = d.status;
+  return (
+    s.observedGeneration! >= (d.metadata.generation ?? 0) &&
+    (d.spec?.replicas ?? 1) === desired &&
+    (s.updatedReplicas ?? 0) === desired &&
+    (s.replicas ?? 0) === desired &&
+    (s.availableReplicas ?? 0) === desired
+  );
+}
+
+export function computeStatus(o: Observed): ModelServiceStatus {
+  const { ms, spec, deployment: d, pods } = o;
+  const prev = ms.status ?? {};
+  const desired = spec?.replicas ?? ms.spec?.replicas ?? 0;
+  const available = d?.status?.availableReplicas ?? 0;
+  const failure = podFailure(pods);
+
+  let phase: Phase;
+  if (ms.metadata.deletionTimestamp) phase = 'Terminating';
+  else if (o.problem) phase = 'Degraded';
+  else if (!d?.status || d.status.observedGeneration === undefined) phase = 'Pending';
+  else if (rolloutComplete(d, desired)) phase = 'Running';
+  else if (failure) phase = 'Degraded';
+  else phase = 'Progressing';
+
+  const gen = ms.metadata.generation;
+  const counts = `${available}/${desired} replicas available`;
+  const why = o.problem ?? (failure ? { reason: failure.reason, message: failure.message } : undefined);
+  const ready: Record<Phase, [Condition['status'], string, string]> = {
+    Running: ['True', 'AllReplicasAvailable', counts],
+    Progressing: ['False', 'ReplicasNotAvailable', counts],
+    Pending: ['False', 'Pending', 'waiting for the Deployment controller'],
+    Degraded: ['False', why?.reason ?? 'Degraded', why?.message ?? counts],
+    Terminating: ['False', 'Terminating', 'the ModelService is being deleted'],
+  };
+  const progressing: Record<Phase, [Condition['status'], string, string]> = {
+    Running: ['False', 'RolloutComplete', counts],
+    Progressing: ['True', 'RollingOut', counts],
+    Pending: ['True', 'Pending', 'waiting for the Deployment controller'],
+    Degraded: ['False', why?.reason ?? 'Degraded', why?.message ?? counts],
+    Terminating: ['False', 'Terminating', 'the ModelService is being deleted'],
+  };
+  let conditions = prev.conditions ?? [];
+  for (const [type, [status, reason, message]] of [
+    ['Ready', ready[phase]],
+    ['Progressing', progressing[phase]],
+  ] as const) {
+    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: gen }, o.now);
+  }
+
+  const readyPodTimes = pods.map((p) => p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime);
+  return prune({
+    observedGeneration: gen,
+    phase,
+    replicas: d?.status?.replicas ?? 0,
+    readyReplicas: d?.status?.readyReplicas ?? 0,
+    availableReplicas: available,
+    selector: selectorString(ms),
+    endpoint: o.service && spec ? endpointOf(ms, spec) : prev.endpoint,
+    admittedAt: prev.admittedAt ?? rfc3339(ms.metadata.annotations?.[ANNOTATIONS.admittedAt]),
+    createdAt: prev.createdAt ?? rfc3339(ms.metadata.creationTimestamp),
+    scheduledAt:
+      prev.scheduledAt ??
+      earliest(pods.map((p) => p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True')?.lastTransitionTime ?? (p.spec?.nodeName ? p.status?.startTime : undefined))),
+    startedAt: prev.startedAt ?? earliest(pods.flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.running?.startedAt))),
+    readyAt: prev.readyAt ?? (available >= 1 ? (earliest(readyPodTimes) ?? rfc3339(o.now)) : undefined),
+    lastFailure: failure ?? prev.lastFailure,
+    conditions,
+  });
+}
+
+/** Equal after canonical serialisation (key order and undefined fields do not matter). */
+export const sameStatus = (a: ModelServiceStatus | undefined, b: ModelServiceStatus | undefined): boolean =>
+  canonicalJson(prune(a ?? {})) === canonicalJson(prune(b ?? {}));

@@ -1,0 +1,31 @@
+// The ModelService an admission becomes: deterministic name md-<admission id>, identity labels,
+// the request id and admission time as annotations, the admitted spec. Pure.
+import { ANNOTATIONS, API_VERSION, KIND, LABELS, type ModelService, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { crName } from '../ledger/cluster.ts';
+
+export interface Admission {
+  id: string;
+  tenant: string;
+  requestId: string;
+  createdAt: Date;
+  spec: ModelServiceSpec;
+}
+
+export function modelServiceFor(a: Admission, namespace: string): ModelService {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: {
+      name: crName(a.id),
+      namespace,
+      labels: { [LABELS.admissionId]: a.id, [LABELS.tenant]: a.tenant },
+      annotations: { [ANNOTATIONS.requestId]: a.requestId, [ANNOTATIONS.admittedAt]: a.createdAt.toISOString() },
+    },
+    spec: a.spec,
+  };
+}
+
+/** Gap 2's identity check: the object under our name is ours iff it carries our admission id and tenant. */
+export function isOurs(obj: ModelService, a: Pick<Admission, 'id' | 'tenant'>): boolean {
+  return obj.metadata.labels?.[LABELS.admissionId] === a.id && obj.metadata.labels?.[LABELS.tenant] === a.tenant;
+}

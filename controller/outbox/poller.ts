@@ -1,0 +1,93 @@
+// The outbox poller (leader only): claims due rows in bounded batches with a conditional-UPDATE
+// lease, hands them to the ledger controller's queue keyed by reservation id (so everything
+// about one admission is serialized), and polls with a short interval that backs off when idle.
+import type { Db } from '../../functions/db/client.ts';
+import { crashPoint } from '../runtime/crash.ts';
+import { errorMessage } from '../runtime/errors.ts';
+import type { Logger } from '../runtime/log.ts';
+import { claimDue, type ClaimedRow } from './store.ts';
+
+export interface PollerOptions {
+  db: Db;
+  holder: string;
+  epoch: () => Promise<number>;
+  enqueue: (reservationId: string) => void;
+  log: Logger;
+  now?: () => Date;
+  leaseMs?: number;
+  batch?: number;
+  minIntervalMs?: number;
+  maxIntervalMs?: number;
+}
+
+export class OutboxPoller {
+  readonly #o: PollerOptions;
+  /** Claimed rows waiting for their reservation's reconcile, by reservation id, then seq. */
+  readonly #claims = new Map<string, Map<number, ClaimedRow>>();
+  #stopped = true;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(o: PollerOptions) {
+    this.#o = o;
+  }
+
+  /** The claimed rows of one reservation, oldest first; they are handed over exactly once. */
+  take(reservationId: string): ClaimedRow[] {
+    const rows = this.#claims.get(reservationId);
+    this.#claims.delete(reservationId);
+    return rows ? [...rows.values()].sort((a, b) => a.seq - b.seq) : [];
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    const { minIntervalMs = 200, maxIntervalMs = 2000 } = this.#o;
+    let interval = minIntervalMs;
+    while (!this.#stopped) {
+      try {
+        const got = await this.#pollOnce();
+        interval = got > 0 ? minIntervalMs : Math.min(maxIntervalMs, interval * 2);
+      } catch (err) {
+        interval = maxIntervalMs;
+        this.#o.log.warn('outbox poll failed', { err: errorMessage(err) });
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, interval);
+        this.#wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** One claim round; returns how many rows were claimed. */
+  async #pollOnce(): Promise<number> {
+    const rows = await claimDue(this.#o.db, {
+      holder: this.#o.holder,
+      epoch: await this.#o.epoch(),
+      leaseMs: this.#o.leaseMs ?? 60_000,
+      limit: this.#o.batch ?? 50,
+      now: (this.#o.now ?? (() => new Date()))(),
+    });
+    if (rows.length > 0) crashPoint('after-claim');
+    for (const row of rows) {
+      const mine = this.#claims.get(row.reservationId) ?? new Map<number, ClaimedRow>();
+      mine.set(row.seq, row); // a re-claim after an expired lease replaces the stale claim
+      this.#claims.set(row.reservationId, mine);
+      this.#o.enqueue(row.reservationId);
+    }
+    return rows.length;
+  }
+}

@@ -1,0 +1,139 @@
+// The controller's side of the outbox: claim due rows with a conditional-UPDATE lease (no
+// SKIP LOCKED), acknowledge or fail them. Every write is fenced by the controller epoch and by
+// the claim itself (claimed_by is unique per claim batch; claimed_until must not have passed),
+// so a paused ex-leader or a worker whose lease ran out cannot acknowledge anything.
+import { randomBytes } from 'node:crypto';
+import type { Db, Queryable } from '../../functions/db/client.ts';
+import { int, str, strOrNull } from '../../functions/db/columns.ts';
+
+const FENCE = 'JOIN controller_epoch e ON e.id = 1 AND e.epoch = ?';
+
+export type OutboxKind = 'create' | 'delete' | 'reconcile';
+
+export interface Claim {
+  by: string;
+  until: Date;
+  epoch: number;
+}
+
+export interface ClaimedRow {
+  seq: number;
+  reservationId: string;
+  kind: OutboxKind;
+  attempts: number;
+  requestId: string | null;
+  claim: Claim;
+}
+
+export interface ClaimOptions {
+  holder: string;
+  epoch: number;
+  leaseMs: number;
+  limit: number;
+  now: Date;
+}
+
+/** Claims up to `limit` due rows, oldest first. Three statements, no transaction needed. */
+export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRow[]> {
+  const due = await q.execute(
+    `SELECT seq FROM outbox
+      WHERE done_at IS NULL AND dead_at IS NULL AND available_at <= ?
+        AND (claimed_until IS NULL OR claimed_until < ?)
+      ORDER BY seq LIMIT ?`,
+    [o.now, o.now, o.limit],
+  );
+  if (due.rows.length === 0) return [];
+  const seqs = due.rows.map((r) => int(r.seq));
+  const claim: Claim = { by: `${o.holder}/${randomBytes(6).toString('hex')}`, until: new Date(o.now.getTime() + o.leaseMs), epoch: o.epoch };
+  const took = await q.execute(
+    `UPDATE outbox o ${FENCE}
+        SET o.claimed_by = ?, o.claimed_until = ?, o.epoch = ?, o.attempts = o.attempts + 1
+      WHERE o.seq IN (?) AND o.done_at IS NULL AND o.dead_at IS NULL
+        AND (o.claimed_until IS NULL OR o.claimed_until < ?)`,
+    [o.epoch, claim.by, claim.until, o.epoch, seqs, o.now],
+  );
+  if (took.rowsAffected === 0) return [];
+  const rows = await q.execute(
+    `SELECT seq, reservation_id, kind, attempts, request_id FROM outbox WHERE seq IN (?) AND claimed_by = ? ORDER BY seq`,
+    [seqs, claim.by],
+  );
+  return rows.rows.map((r) => ({
+    seq: int(r.seq),
+    reservationId: str(r.reservation_id),
+    kind: str(r.kind) as OutboxKind,
+    attempts: int(r.attempts),
+    requestId: strOrNull(r.request_id),
+    claim,
+  }));
+}
+
+const HOLDS = 'o.seq = ? AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL';
+
+/** Marks a row done while we still hold its claim; a reconcile row frees its dedupe key. */
+export async function ack(q: Queryable, row: ClaimedRow, now: Date): Promise<boolean> {
+  const r = await q.execute(
+    `UPDATE outbox o ${FENCE}
+        SET o.done_at = ?, o.claimed_until = NULL, o.last_error = NULL,
+            o.dedupe_key = CASE WHEN o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
+      WHERE ${HOLDS}`,
+    [row.claim.epoch, now, row.seq, row.claim.by, now],
+  );
+  return r.rowsAffected === 1;
+}
+
+export class ClaimLost extends Error {
+  constructor(seq: number) {
+    super(`outbox row ${seq}: claim lost (lease expired, re-claimed, or epoch changed)`);
+    this.name = 'ClaimLost';
+  }
+}
+
+/**
+ * Gap 2 closed: in ONE transaction guarded by the claim and the epoch, record the CR identity
+ * actually created (binding), move the reservation admitted → delivered (it may have moved to
+ * deleting meanwhile: the binding is still recorded so the delete finds it), and mark the row
+ * done. Throws ClaimLost (nothing written) when the claim no longer holds.
+ */
+export async function ackCreate(
+  db: Db,
+  row: ClaimedRow,
+  cr: { namespace: string; name: string; uid: string },
+  now: Date,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (!(await ack(tx, row, now))) throw new ClaimLost(row.seq);
+    await tx.execute(
+      `INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE uid = COALESCE(uid, VALUES(uid)), updated_at = VALUES(updated_at)`,
+      [row.reservationId, cr.namespace, cr.name, cr.uid, now, now],
+    );
+    await tx.execute(
+      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ? WHERE id = ? AND state = 'admitted'`,
+      [now, now, row.reservationId],
+    );
+  });
+}
+
+/** Gives the row back for a later attempt (exponential backoff), or marks it dead after maxAttempts. */
+export async function fail(
+  q: Queryable,
+  row: ClaimedRow,
+  error: string,
+  o: { now: Date; retryAt: Date; maxAttempts: number },
+): Promise<'retry' | 'dead'> {
+  const dead = row.attempts >= o.maxAttempts;
+  await q.execute(
+    `UPDATE outbox o ${FENCE}
+        SET o.claimed_by = NULL, o.claimed_until = NULL, o.last_error = ?, o.available_at = ?,
+            o.dead_at = ?, o.dedupe_key = CASE WHEN ? AND o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
+      WHERE ${HOLDS}`,
+    [row.claim.epoch, error.slice(0, 2000), o.retryAt, dead ? o.now : null, dead, row.seq, row.claim.by, o.now],
+  );
+  return dead ? 'dead' : 'retry';
+}
+
+/** Exponential backoff with full jitter for the n-th attempt (1-based). */
+export function retryDelayMs(attempt: number, baseMs = 1000, maxMs = 300_000, random = Math.random): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(cap / 2 + (random() * cap) / 2);
+}

@@ -1,0 +1,165 @@
+// A Controller = one collapsing work queue + N workers + one reconcile function.
+// The contract (controller-runtime's): reconcile(request) gets only namespace/name, reads the
+// full current state itself, and answers
+//   - {} / undefined          success: the key's backoff is reset
+//   - { requeueAfterMs }      check again later (e.g. waiting for children to be deleted)
+//   - throw TerminalError     give up until the object changes: no retry, counted, logged
+//   - throw anything else     retry with per-key exponential backoff and jitter
+// A 409 Conflict additionally marks the key `fresh`: its next reconcile must read from the API
+// server, never from the (possibly stale) cache that produced the conflicting write.
+import { isConflict, TerminalError, errorMessage } from './errors.ts';
+import type { Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
+import { WorkQueue } from './queue.ts';
+
+export interface Request {
+  namespace: string;
+  name: string;
+  key: string;
+}
+
+export interface Result {
+  requeueAfterMs?: number;
+  requeue?: boolean;
+}
+
+export interface ReconcileContext {
+  log: Logger;
+  /** True after a conflict: read the current state from the API server, not the cache. */
+  fresh: boolean;
+}
+
+export type Reconcile = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: Reconcile;
+  workers?: number;
+  log: Logger;
+  metrics?: Metrics;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Re-enqueue every key from `keys()` this often (jittered ±10 %); 0 disables. */
+  resyncMs?: number;
+  keys?: () => string[];
+}
+
+export const keyOf = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
+
+export function splitKey(key: string): Request {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: '', name: key, key } : { namespace: key.slice(0, i), name: key.slice(i + 1), key };
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  readonly #o: ControllerOptions;
+  readonly #fresh = new Set<string>();
+  #workers: Array<Promise<void>> = [];
+  #resync: NodeJS.Timeout | undefined;
+
+  constructor(o: ControllerOptions) {
+    this.name = o.name;
+    this.#o = o;
+    this.queue = new WorkQueue({ name: o.name, baseDelayMs: o.baseDelayMs, maxDelayMs: o.maxDelayMs, metrics: o.metrics });
+  }
+
+  enqueue(key: string | undefined): void {
+    if (key) this.queue.add(key);
+  }
+
+  get started(): boolean {
+    return this.#workers.length > 0;
+  }
+
+  /** Starts the workers and the periodic resync. */
+  start(): void {
+    if (this.started) return;
+    const n = Math.max(1, this.#o.workers ?? 2);
+    this.#workers = Array.from({ length: n }, () => this.#worker());
+    for (const key of this.#o.keys?.() ?? []) this.enqueue(key);
+    this.#scheduleResync();
+    this.#o.log.info('controller started', { controller: this.name, workers: n });
+  }
+
+  /** Stops taking keys and waits for in-flight reconciles to finish (graceful drain). */
+  async stop(): Promise<void> {
+    clearTimeout(this.#resync);
+    this.queue.shutDown();
+    await Promise.all(this.#workers);
+  }
+
+  /** Runs one reconcile of `key` outside the queue, with the same bookkeeping (tests, tools). */
+  async reconcileOnce(key: string): Promise<'success' | 'requeue' | 'requeue_after' | 'error'> {
+    return this.#process(key);
+  }
+
+  #scheduleResync(): void {
+    const every = this.#o.resyncMs ?? 0;
+    if (every <= 0 || !this.#o.keys) return;
+    this.#resync = setTimeout(
+      () => {
+        for (const key of this.#o.keys?.() ?? []) this.enqueue(key);
+        this.#scheduleResync();
+      },
+      every * (0.9 + Math.random() * 0.2),
+    );
+    this.#resync.unref();
+  }
+
+  async #worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        const result = await this.#process(key);
+        if (result === 'requeue') this.queue.addRateLimited(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  async #process(key: string): Promise<'success' | 'requeue' | 'requeue_after' | 'error'> {
+    const { metrics, log } = this.#o;
+    const controller = this.name;
+    const t0 = performance.now();
+    metrics?.activeWorkers.inc({ controller });
+    const fresh = this.#fresh.has(key);
+    const klog = log.child({ controller, key });
+    let result: 'success' | 'requeue' | 'requeue_after' | 'error';
+    try {
+      const res = (await this.#o.reconcile(splitKey(key), { log: klog, fresh })) ?? {};
+      this.#fresh.delete(key);
+      if (res.requeueAfterMs !== undefined && res.requeueAfterMs > 0) {
+        this.queue.forget(key);
+        this.queue.addAfter(key, res.requeueAfterMs);
+        result = 'requeue_after';
+      } else if (res.requeue) {
+        result = 'requeue';
+      } else {
+        this.queue.forget(key);
+        result = 'success';
+      }
+    } catch (err) {
+      result = 'error';
+      metrics?.reconcileErrors.inc({ controller });
+      if (err instanceof TerminalError) {
+        metrics?.terminalErrors.inc({ controller });
+        this.queue.forget(key);
+        klog.error('reconcile failed terminally; not retrying until the object changes', { reason: err.reason, err: err.message });
+      } else {
+        if (isConflict(err)) this.#fresh.add(key);
+        const delayMs = Math.round(this.queue.addRateLimited(key));
+        const level = isConflict(err) ? 'info' : 'warn';
+        klog[level]('reconcile failed; will retry', { err: errorMessage(err), conflict: isConflict(err), delayMs });
+      }
+    } finally {
+      metrics?.activeWorkers.dec({ controller });
+    }
+    metrics?.reconcileTotal.inc({ controller, result });
+    metrics?.reconcileTime.observe({ controller }, (performance.now() - t0) / 1000);
+    return result;
+  }
+}

@@ -1,0 +1,120 @@
+// The Manager holds what several controllers share in one process: the informers (one cache
+// per kind), leader election, metrics and the health endpoints. Informers run on every replica
+// (so a standby is ready to take over and /readyz is meaningful); controllers' workers run only
+// on the leader, after every informer has synced. Losing the lease calls onLeadershipLost
+// (main exits the process). stop() drains the workers, releases the lease, stops informers.
+import type { Server } from 'node:http';
+import type { Controller } from './controller.ts';
+import { Informer, type KubeObject } from './informer.ts';
+import type { KubeClient } from './kube.ts';
+import { LeaderElector, type LeaderElectionOptions } from './leader.ts';
+import type { Logger } from './log.ts';
+import { startHealthServer, type Metrics } from './metrics.ts';
+
+export interface ManagerOptions {
+  client: KubeClient;
+  log: Logger;
+  metrics: Metrics;
+  /** Omit to run without leader election (single replica, tests). */
+  leaderElection?: Omit<LeaderElectionOptions, 'log' | 'metrics'>;
+  onLeadershipLost?: (reason: string) => void;
+  healthPort?: number;
+  informerDefaults?: { staleAfterMs?: number; backoffBaseMs?: number; backoffMaxMs?: number };
+}
+
+export class Manager {
+  readonly client: KubeClient;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  readonly #o: ManagerOptions;
+  readonly #informers: Array<Informer<KubeObject>> = [];
+  readonly #controllers: Controller[] = [];
+  #elector: LeaderElector | undefined;
+  #server: Server | undefined;
+  #stopping = false;
+  #leading: Promise<void> | undefined;
+
+  constructor(o: ManagerOptions) {
+    this.#o = o;
+    this.client = o.client;
+    this.log = o.log;
+    this.metrics = o.metrics;
+  }
+
+  /** Registers an informer on a collection path (call before start). */
+  informer<T extends KubeObject>(name: string, path: string, labelSelector?: string): Informer<T> {
+    const inf = new Informer<T>({
+      name,
+      client: this.client,
+      path,
+      labelSelector,
+      log: this.log,
+      metrics: this.metrics,
+      ...this.#o.informerDefaults,
+    });
+    this.#informers.push(inf as unknown as Informer<KubeObject>);
+    return inf;
+  }
+
+  addController(c: Controller): void {
+    this.#controllers.push(c);
+  }
+
+  /** Every informer has completed its initial list. */
+  ready(): boolean {
+    return this.#informers.every((i) => i.synced);
+  }
+
+  get isLeader(): boolean {
+    return this.#elector ? this.#elector.isLeader : !this.#stopping;
+  }
+
+  get healthServer(): Server | undefined {
+    return this.#server;
+  }
+
+  async start(): Promise<void> {
+    if (this.#o.healthPort !== undefined) {
+      this.#server = await startHealthServer({ port: this.#o.healthPort, metrics: this.metrics, ready: () => this.ready() });
+    }
+    await Promise.all(this.#informers.map((i) => i.start()));
+    const runControllers = async () => {
+      await Promise.all(this.#informers.map((i) => i.waitForSync()));
+      if (this.#stopping) return;
+      for (const c of this.#controllers) c.start();
+    };
+    const le = this.#o.leaderElection;
+    if (!le) {
+      this.#leading = runControllers();
+      return;
+    }
+    this.#elector = new LeaderElector({ ...le, log: this.log, metrics: this.metrics });
+    this.#leading = this.#elector.run({
+      onStartedLeading: () => void runControllers(),
+      onStoppedLeading: (reason) => {
+        if (this.#stopping) return;
+        this.log.error('leadership lost', { reason });
+        this.#o.onLeadershipLost?.(reason);
+      },
+    });
+  }
+
+  /** Resolves when the controllers have started (leader) — tests and tools. */
+  async waitForLeadership(): Promise<void> {
+    for (;;) {
+      if (this.#controllers.every((c) => c.started)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Graceful shutdown: drain in-flight reconciles, release the lease, stop the informers. */
+  async stop(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    await Promise.all(this.#controllers.map((c) => c.stop()));
+    await this.#elector?.stop();
+    await this.#leading?.catch(() => undefined);
+    await Promise.all(this.#informers.map((i) => i.stop()));
+    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+  }
+}

@@ -1,0 +1,147 @@
+// A collapsing work queue of keys (`namespace/name`) with client-go's workqueue semantics:
+// - add(key): a key waiting in the queue is never queued twice ("dirty" set), however many
+//   events arrive before a worker takes it;
+// - a key being processed is never handed to a second worker; if it is added meanwhile it is
+//   queued again once, when done(key) is called;
+// - addRateLimited(key): per-key exponential backoff with jitter (base·2^failures, capped);
+//   forget(key) resets the count after a success;
+// - addAfter(key, ms): requeueAfter; the earliest pending time wins;
+// - shutDown(): get() answers undefined to every waiting worker; pending timers are dropped.
+import type { Metrics } from './metrics.ts';
+
+export interface QueueOptions {
+  name: string;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  metrics?: Metrics;
+  random?: () => number;
+  now?: () => number;
+}
+
+export class WorkQueue {
+  readonly name: string;
+  readonly #queue: string[] = [];
+  readonly #dirty = new Set<string>();
+  readonly #processing = new Set<string>();
+  readonly #failures = new Map<string, number>();
+  readonly #delayed = new Map<string, { due: number; timer: NodeJS.Timeout }>();
+  readonly #addedAt = new Map<string, number>();
+  readonly #startedAt = new Map<string, number>();
+  readonly #waiters: Array<(key: string | undefined) => void> = [];
+  readonly #base: number;
+  readonly #max: number;
+  readonly #metrics: Metrics | undefined;
+  readonly #random: () => number;
+  readonly #now: () => number;
+  #shuttingDown = false;
+
+  constructor({ name, baseDelayMs = 5, maxDelayMs = 300_000, metrics, random = Math.random, now = () => performance.now() }: QueueOptions) {
+    this.name = name;
+    this.#base = baseDelayMs;
+    this.#max = maxDelayMs;
+    this.#metrics = metrics;
+    this.#random = random;
+    this.#now = now;
+  }
+
+  add(key: string): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#dirty.add(key);
+    this.#addedAt.set(key, this.#now());
+    this.#metrics?.queueAdds.inc({ name: this.name });
+    if (this.#processing.has(key)) return; // done(key) queues it again
+    this.#push(key);
+  }
+
+  addAfter(key: string, ms: number): void {
+    if (this.#shuttingDown) return;
+    if (ms <= 0) return this.add(key);
+    const due = this.#now() + ms;
+    const pending = this.#delayed.get(key);
+    if (pending && pending.due <= due) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.#delayed.delete(key);
+      this.add(key);
+    }, ms);
+    timer.unref?.();
+    this.#delayed.set(key, { due, timer });
+  }
+
+  /** Requeue after this key's backoff: base·2^n with "equal jitter" (half fixed, half random), capped. */
+  addRateLimited(key: string): number {
+    const n = this.#failures.get(key) ?? 0;
+    this.#failures.set(key, n + 1);
+    const full = Math.min(this.#max, this.#base * 2 ** Math.min(n, 40));
+    const delay = full / 2 + (this.#random() * full) / 2;
+    this.#metrics?.queueRetries.inc({ name: this.name });
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  forget(key: string): void {
+    this.#failures.delete(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+
+  /** The next key to process (FIFO); waits while the queue is empty; undefined after shutDown. */
+  get(): Promise<string | undefined> {
+    const key = this.#queue.shift();
+    if (key !== undefined) return Promise.resolve(this.#take(key));
+    if (this.#shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** Marks the key processed; if it was added while processing, it is queued again now. */
+  done(key: string): void {
+    this.#processing.delete(key);
+    const started = this.#startedAt.get(key);
+    this.#startedAt.delete(key);
+    if (started !== undefined) this.#metrics?.workDuration.observe({ name: this.name }, (this.#now() - started) / 1000);
+    if (this.#dirty.has(key)) this.#push(key);
+  }
+
+  len(): number {
+    return this.#queue.length;
+  }
+
+  isProcessing(key: string): boolean {
+    return this.#processing.has(key);
+  }
+
+  shutDown(): void {
+    this.#shuttingDown = true;
+    for (const { timer } of this.#delayed.values()) clearTimeout(timer);
+    this.#delayed.clear();
+    for (const w of this.#waiters.splice(0)) w(undefined);
+  }
+
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  #push(key: string): void {
+    const waiter = this.#waiters.shift();
+    if (waiter) {
+      waiter(this.#take(key));
+      return;
+    }
+    this.#queue.push(key);
+    this.#metrics?.queueDepth.set({ name: this.name }, this.#queue.length);
+  }
+
+  #take(key: string): string {
+    this.#metrics?.queueDepth.set({ name: this.name }, this.#queue.length);
+    this.#processing.add(key);
+    this.#dirty.delete(key);
+    const added = this.#addedAt.get(key);
+    this.#addedAt.delete(key);
+    const now = this.#now();
+    if (added !== undefined) this.#metrics?.queueDuration.observe({ name: this.name }, (now - added) / 1000);
+    this.#startedAt.set(key, now);
+    return key;
+  }
+}
