@@ -39,6 +39,10 @@ export class OutboxPoller {
     return rows ? [...rows.values()].sort((a, b) => a.seq - b.seq) : [];
   }
 
+  get started(): boolean {
+    return !this.#stopped;
+  }
+
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;

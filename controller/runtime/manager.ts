@@ -11,6 +11,13 @@ import { LeaderElector, type LeaderElectionOptions } from './leader.ts';
 import type { Logger } from './log.ts';
 import { startHealthServer, type Metrics } from './metrics.ts';
 
+/** What the Manager starts on the leader and drains on shutdown: a Controller, or a loop of the same shape. */
+export interface Runnable {
+  start(): void;
+  stop(): Promise<void>;
+  readonly started: boolean;
+}
+
 export interface ManagerOptions {
   client: KubeClient;
   log: Logger;
@@ -28,7 +35,7 @@ export class Manager {
   readonly metrics: Metrics;
   readonly #o: ManagerOptions;
   readonly #informers: Array<Informer<KubeObject>> = [];
-  readonly #controllers: Controller[] = [];
+  readonly #controllers: Runnable[] = [];
   #elector: LeaderElector | undefined;
   #server: Server | undefined;
   #stopping = false;
@@ -56,7 +63,7 @@ export class Manager {
     return inf;
   }
 
-  addController(c: Controller): void {
+  addController(c: Runnable): void {
     this.#controllers.push(c);
   }
 

@@ -1,0 +1,121 @@
+// The controller's ledger writes against real MariaDB through the production driver:
+// epoch fencing, guarded transitions, and the exactly-once release transaction.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../../functions/db/client.ts';
+import { chargeQuota, setHard } from '../../functions/db/quota.ts';
+import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
+import { acquireEpoch, loadLedgerRecord, markReady, release, transition } from '../../controller/ledger/store.ts';
+import { migrate } from '../../scripts/migrate.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+
+let tdb: TestDatabase;
+let db: Db;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  db = createDb({ url: tdb.url });
+  await migrate(db);
+  const now = new Date();
+  for (const [resource, hard] of [['cpu', 100_000], ['memory', 100_000], ['nvidia.com/gpu', 10]] as const) {
+    await setHard(db, 'acme', resource, hard, now);
+  }
+});
+afterAll(async () => tdb?.drop());
+
+let seq = 0;
+async function admitted(state: 'admitted' | 'releasing' | 'delivered' = 'admitted'): Promise<string> {
+  const id = `01TEST${String(++seq).padStart(20, '0')}`;
+  const amounts = { cpu: 1500, memory: 2048, 'nvidia.com/gpu': 1 };
+  const now = new Date();
+  await db.transaction(async (tx) => {
+    expect(await chargeQuota(tx, 'acme', amounts, now)).toBe(true);
+    await insertReservation(tx, {
+      id,
+      tenant: 'acme',
+      idempotencyKey: id,
+      requestHash: 'h'.repeat(64),
+      name: 'm',
+      spec: { image: 'x/y:1', replicas: 1, port: 8000, resources: {}, env: [], args: [], readinessPath: '/healthz' },
+      amounts,
+      requestId: 'req-1',
+      now,
+    });
+    await insertMovement(tx, { reservationId: id, tenant: 'acme', direction: 'charge', amounts, now });
+  });
+  if (state !== 'admitted') await db.execute('UPDATE reservation SET state = ? WHERE id = ?', [state, id]);
+  return id;
+}
+
+const used = async () => {
+  const r = await db.execute(`SELECT resource, used FROM tenant_quota WHERE tenant = 'acme' ORDER BY resource`);
+  return Object.fromEntries(r.rows.map((row) => [row.resource, Number(row.used)]));
+};
+const movements = async (id: string) =>
+  (await db.execute('SELECT direction FROM quota_movement WHERE reservation_id = ? ORDER BY direction', [id])).rows.map(
+    (r) => r.direction,
+  );
+
+describe('controller ledger store', () => {
+  it('acquireEpoch bumps the fencing token each time', async () => {
+    const a = await acquireEpoch(db, 'ctl-a', new Date());
+    const b = await acquireEpoch(db, 'ctl-b', new Date());
+    expect(b).toBe(a + 1);
+  });
+
+  it('release moves releasing → released once, writes one release row and gives the quota back', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const before = await used();
+    const id = await admitted('releasing');
+    expect((await used()).cpu).toBe(before.cpu! + 1500);
+
+    expect(await release(db, id, epoch, new Date())).toBe(true);
+    expect(await release(db, id, epoch, new Date())).toBe(false); // twice changes nothing
+    expect(await used()).toEqual(before);
+    expect(await movements(id)).toEqual(['charge', 'release']);
+    expect((await loadLedgerRecord(db, id))?.state).toBe('released');
+  });
+
+  it('concurrent releases of one reservation: exactly one succeeds', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const before = await used();
+    const id = await admitted('releasing');
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => release(db, id, epoch, new Date())));
+    const won = results.filter((r) => r.status === 'fulfilled' && r.value === true);
+    expect(won).toHaveLength(1);
+    expect(await used()).toEqual(before);
+    expect(await movements(id)).toEqual(['charge', 'release']);
+  });
+
+  it('a deposed leader (stale epoch) changes nothing', async () => {
+    const old = await acquireEpoch(db, 'old', new Date());
+    const id = await admitted('releasing');
+    const charged = await used();
+    await acquireEpoch(db, 'new', new Date());
+    expect(await release(db, id, old, new Date())).toBe(false);
+    expect(await transition(db, id, ['releasing'], 'conflict', old, new Date(), 'late')).toBe(false);
+    expect(await used()).toEqual(charged);
+    expect(await movements(id)).toEqual(['charge']);
+    expect((await loadLedgerRecord(db, id))?.state).toBe('releasing');
+  });
+
+  it('release refuses a reservation that is not releasing', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const id = await admitted('delivered');
+    expect(await release(db, id, epoch, new Date())).toBe(false);
+    expect(await movements(id)).toEqual(['charge']);
+  });
+
+  it('markReady records the first Ready on the binding, once', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const id = await admitted('delivered');
+    const now = new Date();
+    await db.execute(
+      `INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, 'ns', ?, 'u1', ?, ?)`,
+      [id, `md-${id.toLowerCase()}`, now, now],
+    );
+    expect(await markReady(db, id, epoch, now)).toBe(true);
+    expect(await markReady(db, id, epoch, new Date(now.getTime() + 5000))).toBe(false);
+    const rec = await loadLedgerRecord(db, id);
+    expect(rec?.state).toBe('ready');
+    expect(rec?.binding).toMatchObject({ uid: 'u1', everReady: true, firstReadyAt: new Date(now.toISOString()) });
+  });
+});

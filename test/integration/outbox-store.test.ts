@@ -1,0 +1,110 @@
+// The outbox lease against real MariaDB: rows are claimed once, acknowledged only while the
+// claim holds and the epoch is current, retried with backoff, and dead after N attempts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../../functions/db/client.ts';
+import { enqueue } from '../../functions/db/outbox.ts';
+import { acquireEpoch } from '../../controller/ledger/store.ts';
+import { ack, ackCreate, claimDue, ClaimLost, fail, retryDelayMs } from '../../controller/outbox/store.ts';
+import { migrate } from '../../scripts/migrate.ts';
+import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+
+let tdb: TestDatabase;
+let db: Db;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  db = createDb({ url: tdb.url });
+  await migrate(db);
+});
+afterAll(async () => tdb?.drop());
+
+let n = 0;
+async function rows(count: number, kind: 'create' | 'delete' | 'reconcile' = 'create'): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => `01OUTBOX${String(++n).padStart(18, '0')}`);
+  await enqueue(db, ids.map((id) => ({ reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' })), new Date());
+  return ids;
+}
+const pending = async () => Number((await db.execute('SELECT COUNT(*) AS c FROM outbox WHERE done_at IS NULL AND dead_at IS NULL')).rows[0]?.c);
+/** Acknowledges every row left by earlier tests (claims included: it acts a day later). */
+const drain = async (epoch: number) => {
+  const later = new Date(Date.now() + 86_400_000);
+  for (;;) {
+    const got = await claimDue(db, { holder: 'drain', epoch, leaseMs: 60_000, limit: 100, now: later });
+    if (got.length === 0) return;
+    for (const r of got) expect(await ack(db, r, later)).toBe(true);
+  }
+};
+
+describe('outbox claim / ack', () => {
+  it('two claimers racing for the same rows never both get one', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    await drain(epoch);
+    await rows(20);
+    const now = new Date();
+    const [a, b, c] = await Promise.all(
+      ['a', 'b', 'c'].map((holder) => claimDue(db, { holder, epoch, leaseMs: 30_000, limit: 20, now })),
+    );
+    const seqs = [...a!, ...b!, ...c!].map((r) => r.seq);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seqs.length).toBeLessThanOrEqual(20);
+    // whatever a racer lost is claimable later; in total every row is claimed exactly once
+    const rest = await claimDue(db, { holder: 'd', epoch, leaseMs: 30_000, limit: 100, now });
+    expect(seqs.length + rest.length).toBe(20);
+  });
+
+  it('an expired lease can be re-claimed; the old claimer can no longer acknowledge', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    await drain(epoch);
+    await rows(1);
+    const t0 = new Date();
+    const [first] = await claimDue(db, { holder: 'slow', epoch, leaseMs: 1000, limit: 1, now: t0 });
+    expect(first).toBeDefined();
+    const later = new Date(t0.getTime() + 1500);
+    const [second] = await claimDue(db, { holder: 'fast', epoch, leaseMs: 30_000, limit: 1, now: later });
+    expect(second?.seq).toBe(first!.seq);
+    expect(second?.attempts).toBe(2);
+    expect(await ack(db, first!, later)).toBe(false);
+    expect(await ack(db, second!, later)).toBe(true);
+    expect(await pending()).toBe(0);
+  });
+
+  it('a deposed leader (stale epoch) can neither claim nor acknowledge', async () => {
+    const old = await acquireEpoch(db, 'old', new Date());
+    await drain(old);
+    const [id] = await rows(1);
+    const [claimed] = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 60_000, limit: 1, now: new Date() });
+    await acquireEpoch(db, 'new', new Date());
+    expect(await ack(db, claimed!, new Date())).toBe(false);
+    await expect(ackCreate(db, claimed!, { namespace: 'ns', name: `md-${id}`, uid: 'u' }, new Date())).rejects.toThrow(ClaimLost);
+    expect((await db.execute('SELECT COUNT(*) AS c FROM binding WHERE reservation_id = ?', [id!])).rows[0]?.c).toBe('0');
+    const more = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 120_000) });
+    expect(more).toEqual([]);
+  });
+
+  it('fail() backs off, and marks the row dead after maxAttempts (still visible, never dropped)', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    await drain(epoch);
+    await rows(1, 'reconcile');
+    let now = new Date();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const [r] = await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now });
+      expect(r?.attempts).toBe(attempt);
+      const retryAt = new Date(now.getTime() + 5000);
+      const outcome = await fail(db, r!, `boom ${attempt}`, { now, retryAt, maxAttempts: 3 });
+      expect(outcome).toBe(attempt < 3 ? 'retry' : 'dead');
+      expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now })).toEqual([]); // not due yet
+      now = new Date(retryAt.getTime() + 1);
+    }
+    const dead = await db.execute('SELECT dead_at, last_error, dedupe_key FROM outbox WHERE dead_at IS NOT NULL ORDER BY seq DESC LIMIT 1');
+    expect(dead.rows[0]).toMatchObject({ last_error: 'boom 3', dedupe_key: null });
+    expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 3_600_000) })).toEqual([]);
+  });
+});
+
+describe('retryDelayMs', () => {
+  it('grows exponentially with jitter inside [cap/2, cap] and is capped', () => {
+    expect(retryDelayMs(1, 1000, 300_000, () => 0)).toBe(500);
+    expect(retryDelayMs(1, 1000, 300_000, () => 1)).toBe(1000);
+    expect(retryDelayMs(4, 1000, 300_000, () => 1)).toBe(8000);
+    expect(retryDelayMs(30, 1000, 300_000, () => 1)).toBe(300_000);
+  });
+});
