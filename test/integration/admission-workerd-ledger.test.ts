@@ -1,0 +1,96 @@
+// Ledger guarantees observed through the real Worker in workerd: 100 concurrent POSTs for a
+// quota that fits exactly 10; a lost COMMIT reply followed by a client retry with the same
+// Idempotency-Key; scheduled() delivered twice for the same scheduledTime enqueues once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { startLossyProxy, type LossyProxy } from '../support/lossy-proxy.ts';
+import { startWorker, type WorkerInstance } from '../support/worker.ts';
+
+const KEY = 'ledger-key-0123456789abcdef';
+const CRON = '*/5 * * * *';
+
+let L: LedgerDatabase;
+let P: LossyProxy;
+let W: WorkerInstance;
+beforeAll(async () => {
+  L = await createLedgerDatabase();
+  P = await startLossyProxy(L.url);
+  W = await startWorker({ databaseUrl: P.url, keys: { burst: KEY, lost: 'lost-key-0123456789abcdef', sweep: 'sweep-key-0123456789abcdef' }, vars: { RECONCILE_STALE_AFTER_SECONDS: '0', RECONCILE_PAGE_SIZE: '4' } });
+});
+afterAll(async () => {
+  await W?.stop();
+  await P?.close();
+  await L?.drop();
+});
+
+const post = (key: string, idem: string, body: unknown) =>
+  fetch(`${W.url}/requests`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': idem },
+    body: JSON.stringify(body),
+  });
+
+describe('through workerd', () => {
+  it('100 concurrent POST /requests for a quota that fits exactly 10 → exactly 10 admitted; used = Σ active', async () => {
+    await L.setQuota('burst', 'cpu=10', 'memory=20Gi');
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const res = await post(KEY, `burst-${i}`, { name: `m${i}`, image: 'ghcr.io/acme/llm:1', replicas: 1, resources: { cpu: '1', memory: '2Gi' } });
+        return { status: res.status, body: (await res.json()) as { id?: string; error?: { code: string } } };
+      }),
+    );
+    const byStatus = new Map<number, number>();
+    for (const r of responses) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+    console.log(`[measure] HTTP concurrency through workerd: ${JSON.stringify(Object.fromEntries(byStatus))}`);
+    expect(Object.fromEntries(byStatus)).toEqual({ 201: 10, 409: 90 });
+    const quota = (await (await fetch(`${W.url}/quota`, { headers: { Authorization: `Bearer ${KEY}` } })).json()) as {
+      resources: Record<string, { hard: number; reserved: number; active: number }>;
+    };
+    expect(quota.resources.cpu).toMatchObject({ hard: 10_000, reserved: 10_000, active: 10_000 });
+    expect(quota.resources.memory).toMatchObject({ hard: 20_480, reserved: 20_480, active: 20_480 });
+    const sum = await L.db.execute("SELECT SUM(cpu_millis) AS cpu, SUM(memory_mib) AS mem, COUNT(*) AS n FROM reservation WHERE tenant = 'burst' AND state IN ('admitted','delivered','ready')");
+    const used = await L.db.execute("SELECT resource, used FROM tenant_quota WHERE tenant = 'burst' ORDER BY resource");
+    expect(sum.rows[0]).toEqual({ cpu: '10000', mem: '20480', n: '10' });
+    expect(used.rows).toEqual([
+      { resource: 'cpu', used: '10000' },
+      { resource: 'memory', used: '20480' },
+    ]);
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'burst'")).toBe(10);
+  });
+
+  it('a lost COMMIT reply → 503; the client retries with the same key → 200, one reservation, one charge', async () => {
+    await L.setQuota('lost', 'cpu=4', 'memory=4Gi');
+    const body = { name: 'lost', image: 'ghcr.io/acme/llm:1', replicas: 1, resources: { cpu: '1', memory: '1Gi' } };
+    P.loseCommitReplies(1);
+    const first = await post('lost-key-0123456789abcdef', 'lost-1', body);
+    expect(first.status).toBe(503);
+    expect(((await first.json()) as { error: { code: string } }).error.code).toBe('database_unavailable');
+    // It did commit:
+    expect(await L.count("SELECT COUNT(*) FROM reservation WHERE tenant = 'lost'")).toBe(1);
+    const retry = await post('lost-key-0123456789abcdef', 'lost-1', body);
+    expect(retry.status).toBe(200);
+    expect(await L.count("SELECT COUNT(*) FROM reservation WHERE tenant = 'lost'")).toBe(1);
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'lost' AND direction = 'charge'")).toBe(1);
+    expect(await L.count("SELECT used FROM tenant_quota WHERE tenant = 'lost' AND resource = 'cpu'")).toBe(1000);
+  });
+
+  it('scheduled() twice for the same scheduledTime enqueues once; never duplicates a pending reconcile row', async () => {
+    const reservations = await L.count("SELECT COUNT(*) FROM reservation WHERE state NOT IN ('released', 'conflict')");
+    expect(reservations).toBe(11);
+    const t = Date.UTC(2026, 3, 29, 12, 0, 0);
+    // Both deliveries of the same run at once, then once more afterwards.
+    const [a, b] = await Promise.all([W.scheduled(CRON, t), W.scheduled(CRON, t)]);
+    expect([a, b]).toEqual([200, 200]);
+    expect(await W.scheduled(CRON, t)).toBe(200);
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile'")).toBe(reservations);
+    expect(await L.count('SELECT COUNT(*) FROM scheduled_run WHERE scheduled_ms = ?', [t])).toBe(1);
+    expect(await L.count('SELECT enqueued FROM scheduled_run WHERE scheduled_ms = ?', [t])).toBe(reservations);
+    // The next run (new scheduledTime) finds every reservation with a pending row: nothing new.
+    expect(await W.scheduled(CRON, t + 300_000)).toBe(200);
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile'")).toBe(reservations);
+    // Once the controller has done them (dedupe_key cleared), a later run enqueues again.
+    await L.db.execute("UPDATE outbox SET done_at = UTC_TIMESTAMP(3), dedupe_key = NULL WHERE kind = 'reconcile'");
+    expect(await W.scheduled(CRON, t + 600_000)).toBe(200);
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile' AND done_at IS NULL")).toBe(reservations);
+  });
+});

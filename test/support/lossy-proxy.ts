@@ -1,0 +1,66 @@
+// An HTTP proxy in front of ps-http-sim that can lose the reply to a COMMIT: the statement
+// reaches the database (and commits), but the caller's connection is cut before the answer
+// arrives — what a network failure or a killed isolate looks like to the Worker.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface LossyProxy {
+  /** DATABASE_URL pointing at the proxy (same credentials as the target). */
+  url: string;
+  /** The next `count` COMMIT replies are lost. */
+  loseCommitReplies(count: number): void;
+  /** Statements seen, in order (first word). */
+  readonly statements: string[];
+  close(): Promise<void>;
+}
+
+export async function startLossyProxy(targetUrl: string): Promise<LossyProxy> {
+  const target = new URL(targetUrl);
+  const origin = `${target.protocol}//${target.host}`;
+  let toLose = 0;
+  const statements: string[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      let query = '';
+      try {
+        query = String((JSON.parse(body.toString('utf8')) as { query?: unknown }).query ?? '');
+      } catch {
+        /* not a statement */
+      }
+      statements.push(query.trim().split(/\s+/)[0] ?? '');
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+      fetch(`${origin}${req.url ?? '/'}`, { method: req.method, headers, body })
+        .then(async (upstream) => {
+          const text = await upstream.text();
+          if (query.trim().toUpperCase() === 'COMMIT' && toLose > 0) {
+            toLose--;
+            req.socket.destroy(); // committed upstream; the reply never arrives
+            return;
+          }
+          res.writeHead(upstream.status, { 'Content-Type': upstream.headers.get('content-type') ?? 'application/json' });
+          res.end(text);
+        })
+        .catch(() => req.socket.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = new URL(targetUrl);
+  url.host = `127.0.0.1:${port}`;
+  return {
+    url: url.toString().replace(/\/$/, ''),
+    loseCommitReplies(count) {
+      toLose = count;
+    },
+    statements,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
