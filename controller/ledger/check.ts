@@ -1,0 +1,113 @@
+// The ledger invariant checker: compares the MySQL ledger with the cluster and reports drift.
+// Used by the tests after every crash scenario, and by operators (`npm run ledger:check`).
+//   charged-once       every reservation has exactly one charge movement
+//   released-once      a released reservation has exactly one release movement; others none
+//   usage              tenant_quota.used == Σ amounts of the tenant's non-released reservations
+//   one-cr             a delivered/ready reservation has its CR, with the bound UID
+//   orphan-cr          every ModelService with an admission id belongs to a live reservation
+//   released-pods      no pod of a released reservation is left
+// `settled: false` skips the checks that hold only once the controller has converged
+// (one-cr, orphan-cr, released-pods); the money checks must hold at every instant.
+import type { Queryable } from '../../functions/db/client.ts';
+import { int, str } from '../../functions/db/columns.ts';
+import { GROUP, LABELS, PLURAL, RESOURCE_NAMES, VERSION, type ModelService } from '../../schema/model-service.ts';
+import { paths, type KubeClient } from '../runtime/kube.ts';
+
+export interface Drift {
+  check: 'charged-once' | 'released-once' | 'usage' | 'one-cr' | 'orphan-cr' | 'released-pods';
+  reservation?: string;
+  tenant?: string;
+  detail: string;
+}
+
+interface ResRow {
+  id: string;
+  tenant: string;
+  state: string;
+  amounts: Record<(typeof RESOURCE_NAMES)[number], number>;
+  charges: number;
+  releases: number;
+  boundUid: string | null;
+  crName: string | null;
+}
+
+export async function checkLedger(
+  db: Queryable,
+  kube: KubeClient | null,
+  namespace: string,
+  o: { settled?: boolean } = {},
+): Promise<Drift[]> {
+  const drift: Drift[] = [];
+  const res = await db.execute(
+    `SELECT r.id, r.tenant, r.state, r.cpu_millis, r.memory_mib, r.gpu, b.uid, b.cr_name,
+            (SELECT COUNT(*) FROM quota_movement m WHERE m.reservation_id = r.id AND m.direction = 'charge') AS charges,
+            (SELECT COUNT(*) FROM quota_movement m WHERE m.reservation_id = r.id AND m.direction = 'release') AS releases
+       FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id`,
+  );
+  const rows: ResRow[] = res.rows.map((r) => ({
+    id: str(r.id),
+    tenant: str(r.tenant),
+    state: str(r.state),
+    amounts: { cpu: int(r.cpu_millis), memory: int(r.memory_mib), 'nvidia.com/gpu': int(r.gpu) },
+    charges: int(r.charges),
+    releases: int(r.releases),
+    boundUid: r.uid === null || r.uid === undefined ? null : str(r.uid),
+    crName: r.cr_name === null || r.cr_name === undefined ? null : str(r.cr_name),
+  }));
+
+  const expected = new Map<string, number>();
+  for (const r of rows) {
+    if (r.charges !== 1) drift.push({ check: 'charged-once', reservation: r.id, detail: `${r.charges} charge movements` });
+    const wantReleases = r.state === 'released' ? 1 : 0;
+    if (r.releases !== wantReleases) {
+      drift.push({ check: 'released-once', reservation: r.id, detail: `state ${r.state} with ${r.releases} release movements` });
+    }
+    if (r.state !== 'released') {
+      for (const name of RESOURCE_NAMES) {
+        const k = `${r.tenant}\u0000${name}`;
+        expected.set(k, (expected.get(k) ?? 0) + r.amounts[name]);
+      }
+    }
+  }
+  const quota = await db.execute('SELECT tenant, resource, used FROM tenant_quota');
+  const seen = new Set<string>();
+  for (const q of quota.rows) {
+    const k = `${str(q.tenant)}\u0000${str(q.resource)}`;
+    seen.add(k);
+    const want = expected.get(k) ?? 0;
+    if (int(q.used) !== want) {
+      drift.push({ check: 'usage', tenant: str(q.tenant), detail: `${str(q.resource)}: used ${int(q.used)}, reservations hold ${want}` });
+    }
+  }
+  for (const [k, want] of expected) {
+    if (want !== 0 && !seen.has(k)) drift.push({ check: 'usage', tenant: k.split('\u0000')[0], detail: `no quota row holds ${want}` });
+  }
+
+  if (!kube || o.settled === false) return drift;
+
+  const crs = (await kube.list<ModelService>(paths.custom(GROUP, VERSION, PLURAL, namespace))).items;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const crByName = new Map(crs.map((c) => [c.metadata.name, c]));
+  for (const r of rows) {
+    if (r.state !== 'delivered' && r.state !== 'ready') continue;
+    const cr = r.crName ? crByName.get(r.crName) : undefined;
+    if (!cr) drift.push({ check: 'one-cr', reservation: r.id, detail: `no ModelService ${r.crName ?? '(unbound)'}` });
+    else if (cr.metadata.uid !== r.boundUid) drift.push({ check: 'one-cr', reservation: r.id, detail: `UID ${cr.metadata.uid} ≠ bound ${r.boundUid}` });
+  }
+  for (const cr of crs) {
+    const id = cr.metadata.labels?.[LABELS.admissionId];
+    if (!id) continue;
+    const r = byId.get(id);
+    if (!r || r.state === 'released') {
+      drift.push({ check: 'orphan-cr', reservation: id, detail: `ModelService ${cr.metadata.name} has no live reservation (${r?.state ?? 'none'})` });
+    }
+  }
+  const pods = (await kube.list<{ metadata: { name: string; labels?: Record<string, string> } }>(paths.pods(namespace), { labelSelector: LABELS.admissionId })).items;
+  for (const p of pods) {
+    const id = p.metadata.labels?.[LABELS.admissionId] ?? '';
+    if (byId.get(id)?.state === 'released') {
+      drift.push({ check: 'released-pods', reservation: id, detail: `pod ${p.metadata.name} still exists` });
+    }
+  }
+  return drift;
+}
