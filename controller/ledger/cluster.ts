@@ -8,7 +8,6 @@ import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { ObservedCR, ObservedPod } from './decide.ts';
 
-export const crName = (admissionId: string): string => `md-${admissionId.toLowerCase()}`;
 const msPath = (ns: string, name?: string) => paths.custom(GROUP, VERSION, PLURAL, ns) + (name ? `/${name}` : '');
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';

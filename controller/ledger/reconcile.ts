@@ -18,7 +18,8 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
 import { ack, ackCreate, ClaimLost, fail, retryDelayMs, type ClaimedRow } from '../outbox/store.ts';
 import { isOurs, modelServiceFor } from '../outbox/model-service-object.ts';
-import { crName, type LedgerCluster } from './cluster.ts';
+import { crNameFor } from '../../schema/admission.ts';
+import type { LedgerCluster } from './cluster.ts';
 import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import { loadLedgerRecord, markReady, release, setReleaseBlocked, transition, type LedgerRecord } from './store.ts';
@@ -79,7 +80,7 @@ async function deliver(d: LedgerDeps, row: ClaimedRow, log: Logger): Promise<voi
 
 async function step(d: LedgerDeps, rec: LedgerRecord, log: Logger): Promise<Result> {
   const ns = rec.binding?.namespace ?? d.namespace;
-  const name = rec.binding?.crName ?? crName(rec.id);
+  const name = rec.binding?.crName ?? crNameFor(rec.id);
   const cr = await d.cluster.readModelService(ns, name);
   const needPods = rec.state === 'releasing' || rec.state === 'deleting';
   const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
@@ -136,7 +137,7 @@ async function toConflict(d: LedgerDeps, rec: LedgerRecord, reason: string, log:
   d.metrics.conflicts.inc();
   log.warn('reservation in conflict: an operator must look', { reason });
   const ns = rec.binding?.namespace ?? d.namespace;
-  const cr = await d.cluster.readModelService(ns, rec.binding?.crName ?? crName(rec.id)).catch(() => null);
+  const cr = await d.cluster.readModelService(ns, rec.binding?.crName ?? crNameFor(rec.id)).catch(() => null);
   if (cr) d.events?.record(cr.object as Parameters<EventRecorder['record']>[0], 'Warning', 'LedgerConflict', reason);
 }
 

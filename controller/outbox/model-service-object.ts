@@ -1,7 +1,7 @@
 // The ModelService an admission becomes: deterministic name md-<admission id>, identity labels,
 // the request id and admission time as annotations, the admitted spec. Pure.
 import { ANNOTATIONS, API_VERSION, KIND, LABELS, type ModelService, type ModelServiceSpec } from '../../schema/model-service.ts';
-import { crName } from '../ledger/cluster.ts';
+import { crNameFor } from '../../schema/admission.ts';
 
 export interface Admission {
   id: string;
@@ -16,7 +16,7 @@ export function modelServiceFor(a: Admission, namespace: string): ModelService {
     apiVersion: API_VERSION,
     kind: KIND,
     metadata: {
-      name: crName(a.id),
+      name: crNameFor(a.id),
       namespace,
       labels: { [LABELS.admissionId]: a.id, [LABELS.tenant]: a.tenant },
       annotations: { [ANNOTATIONS.requestId]: a.requestId, [ANNOTATIONS.admittedAt]: a.createdAt.toISOString() },
