@@ -1,0 +1,95 @@
+// The app in-process (app.request): everything that must be decided before the database is
+// touched. The Db here fails the test if any statement is executed.
+import { describe, expect, it } from 'vitest';
+import { createApp } from './app.ts';
+import { parseKeyRing } from './auth/keys.ts';
+import { parseConfig, ConfigError } from './config.ts';
+import type { Db } from './db/client.ts';
+import { shortfallsOf } from './services/admit.ts';
+
+const KEY = 'unit-key-0123456789abcdef';
+const statements: string[] = [];
+const untouchable: Db = {
+  execute: (sql) => {
+    statements.push(sql);
+    return Promise.reject(new Error(`unexpected statement: ${sql}`));
+  },
+  transaction: () => Promise.reject(new Error('unexpected transaction')),
+};
+const logs: unknown[] = [];
+const config = parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', MAX_BODY_BYTES: '2048', MAX_REPLICAS: '4' });
+const app = createApp({
+  config,
+  deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => '01ARZ3NDEKTSV4RRFFQ69G5FAV' }),
+  keyRing: () => parseKeyRing(JSON.stringify({ acme: KEY })),
+  log: (l) => logs.push(l),
+});
+
+const body = { name: 'llm', image: 'ghcr.io/acme/llm:1', replicas: 1 };
+const req = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
+  app.request(path, { ...init, headers: { Authorization: `Bearer ${KEY}`, ...init.headers } });
+const postJson = (b: unknown, headers: Record<string, string> = {}) =>
+  req('/requests', { method: 'POST', body: JSON.stringify(b), headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k', ...headers } });
+
+describe('app (no database)', () => {
+  it.each([
+    ['unknown field', () => postJson({ ...body, tenant: 'x' }), 400, 'validation_failed'],
+    ['replicas above MAX_REPLICAS', () => postJson({ ...body, replicas: 5 }), 400, 'validation_failed'],
+    ['missing Idempotency-Key', () => req('/requests', { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }), 400, 'validation_failed'],
+    ['malformed JSON', () => req('/requests', { method: 'POST', body: '{', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k' } }), 400, 'malformed_json'],
+    ['text/plain', () => postJson(body, { 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type'],
+    ['a body over the limit', () => postJson({ ...body, args: ['x'.repeat(4000)] }), 413, 'payload_too_large'],
+    ['no key', () => app.request('/quota'), 401, 'unauthorized'],
+    ['an unknown route', () => req('/admin'), 404, 'not_found'],
+    ['a bad id', () => req('/requests/xyz'), 400, 'validation_failed'],
+    ['a bad limit', () => req('/requests?limit=1000'), 400, 'validation_failed'],
+  ])('%s → %i %s without touching the database', async (_what, send, status, code) => {
+    const before = statements.length;
+    const res = await send();
+    expect(res.status).toBe(status);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
+    expect(statements.length).toBe(before);
+  });
+
+  it('renders field paths for nested errors', async () => {
+    const res = await postJson({ ...body, env: [{ name: 'A', value: 1 }], resources: { cpu: 'x' } });
+    const issues = ((await res.json()) as { error: { details: { issues: { path: string }[] } } }).error.details.issues;
+    expect(issues.map((i) => i.path)).toEqual(expect.arrayContaining(['env[0].value', 'resources.cpu']));
+  });
+
+  it('echoes a sane X-Request-Id and logs one JSON line per request with it', async () => {
+    const res = await req('/nope', { headers: { 'X-Request-Id': 'abc-123' } });
+    expect(res.headers.get('X-Request-Id')).toBe('abc-123');
+    expect(logs.at(-1)).toMatchObject({ level: 'info', msg: 'request', reqId: 'abc-123', status: 404, path: '/nope' });
+  });
+
+  it('serves an OpenAPI document generated from the schemas', async () => {
+    const doc = (await (await app.request('/openapi.json')).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/requests', '/requests/{id}', '/quota', '/healthz']));
+  });
+
+  it('an invalid key configuration answers 500 misconfigured, for every key', async () => {
+    const bad = createApp({ config, deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => 'x' }), keyRing: () => parseKeyRing('{"acme":"short"}'), log: () => undefined });
+    const res = await bad.request('/quota', { headers: { Authorization: `Bearer ${KEY}` } });
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('misconfigured');
+  });
+});
+
+describe('configuration', () => {
+  it('refuses an invalid Worker configuration with a clear message', () => {
+    expect(() => parseConfig({})).toThrow(ConfigError);
+    expect(() => parseConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
+    expect(() => parseConfig({ DATABASE_URL: 'http://u:p@h', MAX_REPLICAS: 'many' })).toThrow(/MAX_REPLICAS/);
+  });
+});
+
+describe('shortfallsOf', () => {
+  it('names each short resource and by how much; a missing row is quota 0', () => {
+    expect(shortfallsOf({ cpu: 3000, memory: 100, 'nvidia.com/gpu': 1 }, { cpu: { hard: 4000, used: 2000 }, memory: { hard: 100, used: 0 } })).toEqual([
+      { resource: 'cpu', requested: 3000, available: 2000, short: 1000 },
+      { resource: 'nvidia.com/gpu', requested: 1, available: 0, short: 1 },
+    ]);
+    expect(shortfallsOf({ cpu: 1, memory: 0, 'nvidia.com/gpu': 0 }, { cpu: { hard: 1, used: 5 } })).toEqual([{ resource: 'cpu', requested: 1, available: 0, short: 1 }]);
+  });
+});

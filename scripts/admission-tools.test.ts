@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { splitStatements } from './migrate.ts';
+import { parseDotVars } from './database-url.ts';
+import { parseLimits, UsageError } from './tenant.ts';
+
+describe('npm run tenant: parseLimits', () => {
+  it('parses Kubernetes quantities into ledger units', () => {
+    expect(parseLimits(['cpu=8', 'memory=32Gi', 'nvidia.com/gpu=2'])).toEqual({ cpu: 8000, memory: 32_768, 'nvidia.com/gpu': 2 });
+    expect(parseLimits(['cpu=500m'])).toEqual({ cpu: 500 });
+  });
+  it.each([[[]], [['cpu']], [['disk=1']], [['cpu=lots']], [['nvidia.com/gpu=0.5']], [['cpu=1=2']]])('refuses %j', (args) => {
+    expect(() => parseLimits(args)).toThrow(UsageError);
+  });
+});
+
+describe('npm run migrate: splitStatements', () => {
+  it('drops comment lines and splits at a semicolon ending a line', () => {
+    const sql = '-- header; with a semicolon;\nCREATE TABLE a (x INT);\n\n-- b\nINSERT INTO a VALUES (1);\n';
+    expect(splitStatements(sql)).toEqual(['CREATE TABLE a (x INT)', 'INSERT INTO a VALUES (1)']);
+  });
+});
+
+describe('.dev.vars parsing', () => {
+  it('reads KEY=value lines, quoted or not, ignoring comments', () => {
+    expect(parseDotVars("# c\nDATABASE_URL='http://u:p@h:1'\nADMISSION_KEYS_JSON={\"a\":\"b\"}\n")).toEqual({
+      DATABASE_URL: 'http://u:p@h:1',
+      ADMISSION_KEYS_JSON: '{"a":"b"}',
+    });
+  });
+});
