@@ -74,13 +74,13 @@ export function isSubset(desired: unknown, actual: unknown, path: string[] = [])
 }
 
 /** The desired object with its hash annotation (what is created, and what a patch carries). */
-export function withDesiredHash<T extends KubeObject>(desired: T): T {
+export function withDesiredHash<T extends KubeObject>(desired: T): T & { metadata: { annotations: Record<string, string> } } {
   const h = hashOf(desired);
   return { ...desired, metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, [DESIRED_HASH_ANNOTATION]: h } } };
 }
 
 /** Does the live object already match (no write needed)? */
-export function converged<T extends KubeObject>(desired: T, live: T): boolean {
+export function converged(desired: KubeObject, live: KubeObject): boolean {
   // apiVersion/kind: list items from the API server do not carry them.
   const { apiVersion: _a, kind: _k, metadata, ...rest } = withDesiredHash(desired);
   const { ownerReferences: _o, ...meta } = metadata;

@@ -4,7 +4,6 @@
 // on the leader, after every informer has synced. Losing the lease calls onLeadershipLost
 // (main exits the process). stop() drains the workers, releases the lease, stops informers.
 import type { Server } from 'node:http';
-import type { Controller } from './controller.ts';
 import { Informer, type KubeObject } from './informer.ts';
 import type { KubeClient } from './kube.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader.ts';

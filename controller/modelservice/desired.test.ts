@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { modelServiceSpecSchema, type ModelService } from '../../schema/model-service.ts';
+import { childLabels, desiredDeployment, desiredService, endpointOf, invalidName, isControlledBy, selectorString } from './desired.ts';
+
+const ms = (labels: Record<string, string> = {}, spec: object = {}): ModelService => ({
+  apiVersion: 'modeldock.io/v1alpha1',
+  kind: 'ModelService',
+  metadata: { name: 'md-01abc', namespace: 'lab', uid: 'uid-1', labels },
+  spec: modelServiceSpecSchema.parse({ image: 'example.invalid/m:1', replicas: 2, ...spec }),
+});
+
+describe('childLabels', () => {
+  it.each([
+    ['admission-id and tenant from the CR', { 'modeldock.io/admission-id': '01ABC', 'modeldock.io/tenant': 'acme' }, { 'modeldock.io/admission-id': '01ABC', 'modeldock.io/tenant': 'acme' }],
+    ['a hand-made CR: admission-id = its name, no tenant', {}, { 'modeldock.io/admission-id': 'md-01abc' }],
+    ['unrelated CR labels are not copied', { team: 'x' }, { 'modeldock.io/admission-id': 'md-01abc' }],
+  ])('%s', (_n, labels, expected) => {
+    expect(childLabels(ms(labels))).toEqual({
+      'app.kubernetes.io/managed-by': 'modeldock',
+      'modeldock.io/model-service': 'md-01abc',
+      ...expected,
+    });
+  });
+});
+
+describe('invalidName', () => {
+  it.each([
+    ['md-01abc', undefined],
+    ['1abc', 'DNS-1035'],
+    ['a'.repeat(64), 'DNS-1035'],
+  ])('%s', (name, expected) => {
+    const r = invalidName(name);
+    if (expected) expect(r).toContain(expected);
+    else expect(r).toBeUndefined();
+  });
+});
+
+describe('desiredDeployment', () => {
+  const m = ms({ 'modeldock.io/tenant': 'acme' }, { resources: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' }, env: [{ name: 'A', value: '1' }, { name: 'EMPTY', value: '' }], args: ['--x'], port: 9000, readinessPath: '/ready' });
+  const d = desiredDeployment(m, m.spec);
+  const pod = d.spec!.template!.spec!;
+  const c = pod.containers[0]!;
+
+  it('is owned by the ModelService (controller, blockOwnerDeletion)', () => {
+    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'modeldock.io/v1alpha1', kind: 'ModelService', name: 'md-01abc', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
+    expect(isControlledBy(d, m)).toBe(true);
+    expect(isControlledBy(d, { metadata: { ...m.metadata, uid: 'other' } })).toBe(false);
+  });
+  it('labels the object and the pod template; selects by managed-by + model-service only', () => {
+    expect(d.metadata.labels).toEqual(d.spec!.template!.metadata!.labels);
+    expect(d.metadata.labels?.['modeldock.io/tenant']).toBe('acme');
+    expect(d.spec!.selector!.matchLabels).toEqual({ 'app.kubernetes.io/managed-by': 'modeldock', 'modeldock.io/model-service': 'md-01abc' });
+    expect(selectorString(m)).toBe('app.kubernetes.io/managed-by=modeldock,modeldock.io/model-service=md-01abc');
+  });
+  it('maps the spec: replicas, image, port, env, args, requests = limits, readiness probe', () => {
+    expect(d.spec!.replicas).toBe(2);
+    expect(c.image).toBe('example.invalid/m:1');
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 9000, protocol: 'TCP' }]);
+    expect(c.env).toEqual([{ name: 'A', value: '1' }, { name: 'EMPTY' }]);
+    expect(c.args).toEqual(['--x']);
+    expect(c.resources).toEqual({ requests: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' }, limits: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' } });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' } });
+  });
+  it('runs restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp', () => {
+    expect(pod.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  });
+  it('omits what the API server would omit (empty args/env/resources)', () => {
+    const bare = ms();
+    const bc = desiredDeployment(bare, bare.spec).spec!.template!.spec!.containers[0]!;
+    expect(bc).not.toHaveProperty('args');
+    expect(bc).not.toHaveProperty('env');
+    expect(bc).not.toHaveProperty('resources');
+  });
+});
+
+describe('desiredService', () => {
+  it('is a ClusterIP on spec.port → targetPort spec.port, selecting the pods', () => {
+    const m = ms({}, { port: 8080 });
+    const s = desiredService(m, m.spec);
+    expect(s.spec).toEqual({
+      type: 'ClusterIP',
+      selector: { 'app.kubernetes.io/managed-by': 'modeldock', 'modeldock.io/model-service': 'md-01abc' },
+      ports: [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }],
+    });
+    expect(isControlledBy(s, m)).toBe(true);
+    expect(endpointOf(m, m.spec)).toBe('http://md-01abc.lab.svc:8080');
+  });
+});

@@ -1,0 +1,102 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { Controller, splitKey } from './controller.ts';
+import { KubeApiError, TerminalError } from './errors.ts';
+import { silentLogger } from './log.ts';
+import { Metrics } from './metrics.ts';
+
+describe('Controller', () => {
+  it('splits keys', () => {
+    expect(splitKey('ns/a')).toEqual({ namespace: 'ns', name: 'a', key: 'ns/a' });
+  });
+
+  it('reconciles a burst of adds for one key far fewer times than adds; never concurrently per key; bounded workers', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    const perKey = new Map<string, number>();
+    let concurrentSameKey = false;
+    const active = new Set<string>();
+    const c = new Controller({
+      name: 't',
+      workers: 3,
+      log: silentLogger,
+      reconcile: async ({ key }) => {
+        if (active.has(key)) concurrentSameKey = true;
+        active.add(key);
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        perKey.set(key, (perKey.get(key) ?? 0) + 1);
+        await sleep(20);
+        running--;
+        active.delete(key);
+      },
+    });
+    c.start();
+    for (let i = 0; i < 50; i++) {
+      c.enqueue('ns/hot');
+      c.enqueue(`ns/k${i % 5}`);
+      if (i % 10 === 0) await sleep(5);
+    }
+    await sleep(300);
+    await c.stop();
+    expect(concurrentSameKey).toBe(false);
+    expect(maxRunning).toBeLessThanOrEqual(3);
+    expect(perKey.get('ns/hot')).toBeGreaterThanOrEqual(1);
+    expect(perKey.get('ns/hot')).toBeLessThan(10);
+  });
+
+  it('retries errors with backoff, marks a conflicted key fresh, does not retry terminal errors, honours requeueAfter', async () => {
+    const metrics = new Metrics();
+    const seen: Array<[string, boolean]> = [];
+    let n = 0;
+    const c = new Controller({
+      name: 'r',
+      workers: 1,
+      log: silentLogger,
+      metrics,
+      baseDelayMs: 5,
+      reconcile: async ({ key }, { fresh }) => {
+        seen.push([key, fresh]);
+        if (key === 'ns/conflict' && n++ === 0) throw new KubeApiError('PUT', '/x', 409, { reason: 'Conflict' });
+        if (key === 'ns/terminal') throw new TerminalError('Bad', 'bad spec');
+        if (key === 'ns/later' && seen.filter(([k]) => k === key).length === 1) return { requeueAfterMs: 30 };
+        return {};
+      },
+    });
+    c.start();
+    c.enqueue('ns/conflict');
+    c.enqueue('ns/terminal');
+    c.enqueue('ns/later');
+    await sleep(250);
+    await c.stop();
+    expect(seen.filter(([k]) => k === 'ns/conflict')).toEqual([
+      ['ns/conflict', false],
+      ['ns/conflict', true],
+    ]);
+    expect(seen.filter(([k]) => k === 'ns/terminal')).toHaveLength(1);
+    expect(seen.filter(([k]) => k === 'ns/later')).toHaveLength(2);
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/controller_runtime_reconcile_total\{controller="r",result="error"\} 2/);
+    expect(text).toMatch(/controller_runtime_reconcile_total\{controller="r",result="requeue_after"\} 1/);
+    expect(text).toMatch(/controller_runtime_reconcile_total\{controller="r",result="success"\} 2/);
+    expect(text).toMatch(/controller_runtime_terminal_reconcile_errors_total\{controller="r"\} 1/);
+    expect(text).toMatch(/workqueue_retries_total\{name="r"\} 1/);
+  });
+
+  it('stop() waits for the in-flight reconcile (graceful drain)', async () => {
+    let finished = false;
+    const c = new Controller({
+      name: 'd',
+      log: silentLogger,
+      reconcile: async () => {
+        await sleep(50);
+        finished = true;
+      },
+    });
+    c.start();
+    c.enqueue('ns/a');
+    await sleep(5);
+    await c.stop();
+    expect(finished).toBe(true);
+  });
+});

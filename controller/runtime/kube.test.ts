@@ -1,0 +1,68 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { KubeApiError, isAlreadyExists, isConflict, isNotFound } from './errors.ts';
+import { KubeClient, resourceOf, type FetchLike } from './kube.ts';
+import { Metrics } from './metrics.ts';
+import type { TokenBucket } from './rate-limit.ts';
+
+function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://127.0.0.1:6443', skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't0ken' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+describe('KubeClient', () => {
+  it('sends JSON with auth, merge-patch content type and fieldManager; counts and rate-limits writes', async () => {
+    const calls: Array<{ url: string; method: string; headers: Record<string, string>; body?: string }> = [];
+    const fetch: FetchLike = async (url, init) => {
+      calls.push({ url, method: init.method, headers: init.headers, body: init.body });
+      return { status: 200, headers: { get: () => null }, text: async () => '{"ok":true}' };
+    };
+    const metrics = new Metrics();
+    let taken = 0;
+    const limiter = { take: async () => void taken++ } as unknown as TokenBucket;
+    const c = new KubeClient({ kc: kubeConfig(), fetch, metrics, limiter, fieldManager: 'fm' });
+    await c.get('/api/v1/namespaces/a/services/s');
+    await c.mergePatch('/apis/apps/v1/namespaces/a/deployments/d', { spec: { replicas: 2 } });
+    await c.delete('/api/v1/namespaces/a/services/s', { propagationPolicy: 'Foreground', preconditions: { uid: 'u1' } });
+    expect(taken).toBe(2);
+    expect(calls[0]?.headers.authorization ?? calls[0]?.headers.Authorization).toBe('Bearer t0ken');
+    expect(calls[1]).toMatchObject({ method: 'PATCH', url: 'https://127.0.0.1:6443/apis/apps/v1/namespaces/a/deployments/d?fieldManager=fm' });
+    expect(calls[1]?.headers['content-type']).toBe('application/merge-patch+json');
+    expect(JSON.parse(calls[2]?.body ?? '{}')).toMatchObject({ kind: 'DeleteOptions', propagationPolicy: 'Foreground', preconditions: { uid: 'u1' } });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/modeldock_kube_writes_total\{resource="deployments",verb="patch"\} 1/);
+    expect(text).toMatch(/modeldock_kube_writes_total\{resource="services",verb="delete"\} 1/);
+    expect(text).toMatch(/rest_client_requests_total\{code="200",method="GET",host="127.0.0.1:6443"\} 1/);
+  });
+
+  it('throws KubeApiError with the parsed v1.Status', async () => {
+    const fetch: FetchLike = async () => ({
+      status: 409,
+      headers: { get: () => null },
+      text: async () => JSON.stringify({ kind: 'Status', reason: 'AlreadyExists', message: 'exists', code: 409 }),
+    });
+    const c = new KubeClient({ kc: kubeConfig(), fetch });
+    const err = await c.create('/api/v1/namespaces/a/services', {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeApiError);
+    expect(isConflict(err)).toBe(true);
+    expect(isAlreadyExists(err)).toBe(true);
+    expect(isNotFound(err)).toBe(false);
+    const missing = new KubeClient({ kc: kubeConfig(), fetch: async () => ({ status: 404, headers: { get: () => null }, text: async () => 'not json' }) });
+    expect(await missing.getOrUndefined('/x')).toBeUndefined();
+  });
+
+  it.each([
+    ['/apis/apps/v1/namespaces/a/deployments', 'POST', 'deployments'],
+    ['/apis/apps/v1/namespaces/a/deployments/d', 'PATCH', 'deployments'],
+    ['/apis/modeldock.io/v1alpha1/namespaces/a/modelservices/m/status', 'PUT', 'modelservices/status'],
+    ['/api/v1/namespaces/a/services/s', 'DELETE', 'services'],
+  ])('resourceOf(%s, %s) = %s', (path, method, expected) => {
+    expect(resourceOf(path, method)).toBe(expected);
+  });
+});

@@ -1,0 +1,110 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { KubeApiError } from './errors.ts';
+import type { KubeClient } from './kube.ts';
+import { LeaderElector, microTime } from './leader.ts';
+import { silentLogger } from './log.ts';
+
+/** An in-memory Lease endpoint with resourceVersion semantics (409 on a stale PUT or a second create). */
+function fakeLeaseApi() {
+  let lease: { metadata: { name: string; resourceVersion: string }; spec: Record<string, unknown> } | undefined;
+  let rv = 0;
+  const writes: Array<{ holder: unknown; transitions: unknown }> = [];
+  const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+  const client = {
+    async get(path: string) {
+      if (!lease) throw new KubeApiError('GET', path, 404, { reason: 'NotFound' });
+      return clone(lease);
+    },
+    async create(path: string, body: { metadata: { name: string }; spec: Record<string, unknown> }) {
+      if (lease) throw new KubeApiError('POST', path, 409, { reason: 'AlreadyExists' });
+      lease = { metadata: { name: body.metadata.name, resourceVersion: String(++rv) }, spec: body.spec };
+      writes.push({ holder: body.spec.holderIdentity, transitions: body.spec.leaseTransitions });
+      return clone(lease);
+    },
+    async replace(path: string, body: { metadata: { resourceVersion?: string }; spec: Record<string, unknown> }) {
+      if (!lease || body.metadata.resourceVersion !== lease.metadata.resourceVersion) throw new KubeApiError('PUT', path, 409, { reason: 'Conflict' });
+      lease = { metadata: { ...lease.metadata, resourceVersion: String(++rv) }, spec: body.spec };
+      writes.push({ holder: body.spec.holderIdentity, transitions: body.spec.leaseTransitions });
+      return clone(lease);
+    },
+  };
+  return { client: client as unknown as KubeClient, writes, lease: () => lease };
+}
+
+const timing = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+const elector = (api: ReturnType<typeof fakeLeaseApi>, identity: string, t: Partial<typeof timing> = {}) =>
+  new LeaderElector({ client: api.client, namespace: 'ns', name: 'l', identity, log: silentLogger, ...timing, ...t });
+
+describe('LeaderElector', () => {
+  it('formats MicroTime with 6 fractional digits', () => {
+    expect(microTime(new Date('2026-01-02T03:04:05.678Z'))).toBe('2026-01-02T03:04:05.678000Z');
+  });
+
+  it('rejects inconsistent timings', () => {
+    const api = fakeLeaseApi();
+    expect(() => new LeaderElector({ client: api.client, namespace: 'n', name: 'l', identity: 'a', log: silentLogger, leaseDurationMs: 1000, renewDeadlineMs: 1000, retryPeriodMs: 100 })).toThrow();
+  });
+
+  it('one leader at a time; a released lease is taken over at once, with leaseTransitions + 1', async () => {
+    const api = fakeLeaseApi();
+    const long = { leaseDurationMs: 5000 }; // expiry would take 5 s; release must be much faster
+    const a = elector(api, 'a', long);
+    const b = elector(api, 'b', long);
+    let aLeading = false;
+    let bLeading = false;
+    const runA = a.run({ onStartedLeading: () => (aLeading = true), onStoppedLeading: () => (aLeading = false) });
+    await sleep(50);
+    const runB = b.run({ onStartedLeading: () => (bLeading = true), onStoppedLeading: () => (bLeading = false) });
+    await sleep(400);
+    expect([aLeading, bLeading]).toEqual([true, false]);
+    expect(api.lease()?.spec.holderIdentity).toBe('a');
+    const t0 = performance.now();
+    await a.stop(); // graceful: releases (empty holder)
+    await runA;
+    await waitUntil(() => bLeading);
+    expect(performance.now() - t0).toBeLessThan(long.leaseDurationMs); // no need to wait for expiry
+    expect(api.lease()?.spec.holderIdentity).toBe('b');
+    expect(api.lease()?.spec.leaseTransitions).toBe(1);
+    await b.stop();
+    await runB;
+  });
+
+  it('a crashed leader (no release) is replaced only after the lease duration, judged on the local clock', async () => {
+    const api = fakeLeaseApi();
+    // A lease written by a leader whose clock is far in the future: renewTime must not matter.
+    await api.client.create('/x', { metadata: { name: 'l' }, spec: { holderIdentity: 'ghost', leaseDurationSeconds: 1, renewTime: microTime(new Date(Date.now() + 3_600_000)), leaseTransitions: 4 } });
+    const b = elector(api, 'b');
+    let leadingAt = 0;
+    const t0 = performance.now();
+    const run = b.run({ onStartedLeading: () => (leadingAt = performance.now()), onStoppedLeading: () => undefined });
+    await waitUntil(() => leadingAt > 0, 5000);
+    expect(leadingAt - t0).toBeGreaterThanOrEqual(1000);
+    expect(api.lease()?.spec.leaseTransitions).toBe(5);
+    await b.stop();
+    await run;
+  });
+
+  it('loses leadership when it cannot renew within the renew deadline', async () => {
+    const api = fakeLeaseApi();
+    const a = elector(api, 'a');
+    let lost = '';
+    let leading = false;
+    const run = a.run({ onStartedLeading: () => (leading = true), onStoppedLeading: (r) => (lost = r) });
+    await waitUntil(() => leading);
+    // Someone else force-writes the lease (e.g. an operator), so every renew gets a 409 or sees another holder.
+    const l = api.lease()!;
+    await api.client.replace('/x', { metadata: l.metadata, spec: { ...l.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } });
+    await run;
+    expect(lost).toMatch(/renew/);
+    expect(a.isLeader).toBe(false);
+  });
+});
+
+async function waitUntil(cond: () => boolean, ms = 3000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > end) throw new Error('timed out');
+    await sleep(10);
+  }
+}
