@@ -2,6 +2,7 @@
 // wrangler.toml) enqueues safety-net reconcile rows. Configuration is validated per isolate;
 // a bad configuration answers every request with 500 `misconfigured` and a clear message.
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { ExecutionContext } from 'hono';
 import { createApp, type AppEnv } from './app.ts';
 import { keyRingFor } from './auth/keys.ts';
 import { parseConfig, type Config, type Env } from './config.ts';
@@ -16,9 +17,7 @@ export interface ScheduledController {
   readonly cron: string;
   readonly scheduledTime: number;
 }
-export interface ExecutionContext {
-  waitUntil(promise: Promise<unknown>): void;
-}
+export type { ExecutionContext } from 'hono';
 
 const newId = ulidGenerator();
 const depsFor = (config: Config): ServiceDeps => ({ db: createDb({ url: config.databaseUrl }), clock: () => new Date(), newId });
@@ -43,7 +42,7 @@ export default {
       jsonLogger({ level: 'error', msg: 'invalid configuration', error: (err as Error).message });
       return Response.json(envelope(misconfigured((err as Error).message)), { status: 500 });
     }
-    return app.fetch(request, env, ctx as never);
+    return app.fetch(request, env, ctx);
   },
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {

@@ -22,7 +22,7 @@ describe('parseKeyRing', () => {
     ['a short key', JSON.stringify({ acme: 'a'.repeat(16), globex: 'short' }), /globex.*shorter than 16/],
     ['a bad digest', JSON.stringify({ acme: 'sha256:abc' }), /64 hex/],
     ['a bad tenant name', JSON.stringify({ 'Acme Corp': 'a'.repeat(16) }), /DNS-1123/],
-    ['a non-string key', JSON.stringify({ acme: 12345678901234567 }), /must be a string/],
+    ['a non-string key', JSON.stringify({ acme: 1234 }), /must be a string/],
     ['a key with spaces', JSON.stringify({ acme: 'a key with spaces!!' }), /printable ASCII/],
     ['a shared key', JSON.stringify({ acme: 'x'.repeat(20), globex: `sha256:${hex('x'.repeat(20))}` }), /share a key/],
   ])('refuses the whole configuration when it is %s', async (_what, raw, message) => {
