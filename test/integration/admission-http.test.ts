@@ -199,6 +199,19 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(1);
     expect((await call('DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe(404);
   });
+
+  it('DELETE of an admission in conflict → 409 (an operator must resolve it); every route needs a key', async () => {
+    const id = String((await submit({ name: 'clash', resources: {} })).body.id);
+    await L.db.execute("UPDATE reservation SET state = 'conflict' WHERE id = ?", [id]);
+    const r = await call('DELETE', `/requests/${id}`);
+    expect(r.status).toBe(409);
+    expect(r.body.error?.code).toBe('conflict');
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(0);
+    for (const [method, path] of [['GET', '/requests'], ['GET', `/requests/${id}`], ['DELETE', `/requests/${id}`], ['POST', '/requests'], ['GET', '/quota']] as const) {
+      const res = await call(method, path, { key: null });
+      expect(res.status, `${method} ${path}`).toBe(401);
+    }
+  });
 });
 
 describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
@@ -258,6 +271,11 @@ describe('configuration and database failures', () => {
       expect(post.status).toBe(503);
       expect(((await post.json()) as Res['body']).error?.code).toBe('database_unavailable');
       expect((await fetch(`${w.url}/healthz`)).status).toBe(503);
+      for (const [method, path] of [['GET', '/requests'], ['GET', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV'], ['DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV'], ['GET', '/quota']]) {
+        const res = await fetch(`${w.url}${path}`, { method, headers: { Authorization: `Bearer ${KEY_ACME}` } });
+        expect(res.status, `${method} ${path}`).toBe(503);
+        expect(res.headers.get('Retry-After')).toBe('1');
+      }
     } finally {
       await w.stop();
     }

@@ -132,6 +132,15 @@ describe('admit', () => {
     expect(await L.count("SELECT COUNT(*) FROM quota_movement m JOIN reservation r ON r.id = m.reservation_id WHERE r.tenant = 'idem'")).toBe(1);
   });
 
+  it('10 concurrent retries with the same key and body → one admission (one 201, nine replays), one charge', async () => {
+    await L.setQuota('race', 'cpu=10', 'memory=10Gi');
+    const results = await Promise.all(Array.from({ length: 10 }, () => admit(L.deps(), input('race', {}, 'race-key'))));
+    expect(results.filter((r) => r.outcome === 'created')).toHaveLength(1);
+    expect(new Set(results.map((r) => r.admission.id)).size).toBe(1);
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'race'")).toBe(1);
+    expect((await getQuota(L.deps(), 'race')).resources.cpu.reserved).toBe(1000);
+  });
+
   it('100 concurrent admissions for a quota that fits exactly 10 → exactly 10 admitted; used = Σ active', async () => {
     await L.setQuota('burst', 'cpu=10', 'memory=10Gi');
     const results = await Promise.allSettled(
