@@ -57,6 +57,14 @@ describe('app (no database)', () => {
     expect(issues.map((i) => i.path)).toEqual(expect.arrayContaining(['env[0].value', 'resources.cpu']));
   });
 
+  it('caps the field issues of a hostile body', async () => {
+    const res = await postJson({ ...body, args: Array.from({ length: 60 }, () => 1) });
+    const err = ((await res.json()) as { error: { details: { issues: unknown[]; omitted: number } } }).error;
+    expect(res.status).toBe(400);
+    expect(err.details.issues).toHaveLength(20);
+    expect(err.details.omitted).toBe(40);
+  });
+
   it('echoes a sane X-Request-Id and logs one JSON line per request with it', async () => {
     const res = await req('/nope', { headers: { 'X-Request-Id': 'abc-123' } });
     expect(res.headers.get('X-Request-Id')).toBe('abc-123');

@@ -21,8 +21,15 @@ export class ApiError extends Error {
   }
 }
 
-export const validationFailed = (issues: FieldIssue[]) =>
-  new ApiError(400, 'validation_failed', `invalid request: ${issues.map((i) => `${i.path || '(body)'}: ${i.message}`).join('; ')}`, { issues });
+/** At most this many field issues are returned (a hostile body can carry thousands). */
+export const MAX_ISSUES = 20;
+
+export function validationFailed(all: FieldIssue[]): ApiError {
+  const issues = all.slice(0, MAX_ISSUES);
+  const more = all.length - issues.length;
+  const text = issues.map((i) => `${i.path || '(body)'}: ${i.message}`).join('; ') + (more > 0 ? `; and ${more} more` : '');
+  return new ApiError(400, 'validation_failed', `invalid request: ${text}`, more > 0 ? { issues, omitted: more } : { issues });
+}
 
 export const unauthorized = (message: string, error: 'invalid_request' | 'invalid_token' | undefined) =>
   new ApiError(401, 'unauthorized', message, undefined, {
