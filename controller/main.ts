@@ -7,6 +7,7 @@
 //   LEASE_NAME, LEASE_DURATION_MS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS (15 s/10 s/2 s)
 //   METRICS_PORT        /metrics, /healthz, /readyz (default 8080)
 //   RESYNC_MS           re-enqueue every ModelService this often (default 10 min)
+//   BATCH_DELAY_MS      events for one key within this window cost one reconcile (default 100)
 //   INFORMER_STALE_MS   rebuild an informer that saw nothing for this long (default 5 min)
 //   LOG_LEVEL           debug | info | warn | error
 //   POD_NAME            identity in the lease (default: hostname + random suffix)
@@ -38,6 +39,7 @@ const env = z
     LEASE_RETRY_PERIOD_MS: int(2_000, 100),
     METRICS_PORT: int(8080),
     RESYNC_MS: int(600_000),
+    BATCH_DELAY_MS: int(100),
     INFORMER_STALE_MS: int(300_000, 1000),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     POD_NAME: z.string().optional(),
@@ -80,7 +82,7 @@ const mgr = new Manager({
   },
 });
 const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: identity, log });
-setupModelServiceController(mgr, { namespace: env.NAMESPACE, workers: env.WORKERS, resyncMs: env.RESYNC_MS, events });
+setupModelServiceController(mgr, { namespace: env.NAMESPACE, workers: env.WORKERS, resyncMs: env.RESYNC_MS, batchDelayMs: env.BATCH_DELAY_MS, events });
 
 let stopping = false;
 const shutdown = async (signal: string) => {

@@ -17,6 +17,8 @@ export interface ModelServiceControllerOptions {
   namespace: string;
   workers: number;
   resyncMs: number;
+  /** See ControllerOptions.batchDelayMs (default 100 ms). */
+  batchDelayMs?: number;
   events: EventRecorder;
   /** Client used for reconcile writes (rate-limited); defaults to the manager's. */
   client?: KubeClient;
@@ -55,6 +57,7 @@ export function setupModelServiceController(mgr: Manager, o: ModelServiceControl
     log: mgr.log,
     metrics: mgr.metrics,
     resyncMs: o.resyncMs,
+    batchDelayMs: o.batchDelayMs ?? 100,
     keys: () => caches.modelServices.list().map((m) => keyOf(m.metadata.namespace, m.metadata.name)),
     reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), live: liveReader(client), events: o.events, tracker, pollMs: o.pollMs }),
   });

@@ -83,6 +83,27 @@ describe('Controller', () => {
     expect(text).toMatch(/workqueue_retries_total\{name="r"\} 1/);
   });
 
+  it('with a batch delay, a burst of events arriving slower than a reconcile still collapses', async () => {
+    let calls = 0;
+    const make = (batchDelayMs: number) =>
+      new Controller({ name: `b${batchDelayMs}`, workers: 2, log: silentLogger, batchDelayMs, reconcile: async () => void calls++ });
+    for (const delay of [0, 100]) {
+      calls = 0;
+      const c = make(delay);
+      c.start();
+      const t0 = performance.now();
+      for (let i = 0; i < 50; i++) {
+        c.enqueue('ns/hot');
+        await sleep(2);
+      }
+      const burstMs = performance.now() - t0;
+      await sleep(250);
+      await c.stop();
+      if (delay === 0) expect(calls).toBeGreaterThan(25); // an idle worker takes every event
+      else expect(calls).toBeLessThanOrEqual(Math.ceil(burstMs / delay) + 1); // one per window
+    }
+  });
+
   it('stop() waits for the in-flight reconcile (graceful drain)', async () => {
     let finished = false;
     const c = new Controller({

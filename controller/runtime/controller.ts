@@ -39,6 +39,12 @@ export interface ControllerOptions {
   metrics?: Metrics;
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /**
+   * Event-driven enqueues wait this long, so a burst of events for one key within the window
+   * costs one reconcile (an idle worker would otherwise take the key at the first event and
+   * each later event would re-queue it). 0 enqueues at once.
+   */
+  batchDelayMs?: number;
   /** Re-enqueue every key from `keys()` this often (jittered ±10 %); 0 disables. */
   resyncMs?: number;
   keys?: () => string[];
@@ -65,8 +71,12 @@ export class Controller {
     this.queue = new WorkQueue({ name: o.name, baseDelayMs: o.baseDelayMs, maxDelayMs: o.maxDelayMs, metrics: o.metrics });
   }
 
+  /** Enqueue from an informer event (after the batch delay). */
   enqueue(key: string | undefined): void {
-    if (key) this.queue.add(key);
+    if (!key) return;
+    const delay = this.#o.batchDelayMs ?? 0;
+    if (delay > 0) this.queue.addAfter(key, delay);
+    else this.queue.add(key);
   }
 
   get started(): boolean {
@@ -78,7 +88,7 @@ export class Controller {
     if (this.started) return;
     const n = Math.max(1, this.#o.workers ?? 2);
     this.#workers = Array.from({ length: n }, () => this.#worker());
-    for (const key of this.#o.keys?.() ?? []) this.enqueue(key);
+    for (const key of this.#o.keys?.() ?? []) this.queue.add(key);
     this.#scheduleResync();
     this.#o.log.info('controller started', { controller: this.name, workers: n });
   }
@@ -100,7 +110,7 @@ export class Controller {
     if (every <= 0 || !this.#o.keys) return;
     this.#resync = setTimeout(
       () => {
-        for (const key of this.#o.keys?.() ?? []) this.enqueue(key);
+        for (const key of this.#o.keys?.() ?? []) this.queue.add(key);
         this.#scheduleResync();
       },
       every * (0.9 + Math.random() * 0.2),
