@@ -22,7 +22,7 @@ import { crNameFor } from '../../schema/admission.ts';
 import type { LedgerCluster } from './cluster.ts';
 import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';
 import type { LedgerMetrics } from './metrics.ts';
-import { loadLedgerRecord, markReady, release, setReleaseBlocked, transition, type LedgerRecord } from './store.ts';
+import { loadLedgerRecord, markReady, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
 
 export interface LedgerDeps {
   db: Db;
@@ -48,6 +48,7 @@ export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result>
       for (const row of rows.filter((r) => r.kind === 'create')) await deliver(d, row, log);
       const rec = await loadLedgerRecord(d.db, id);
       const result = rec ? await step(d, rec, log) : {};
+      if (rec) await touchReconciled(d.db, id, await d.epoch(), d.now());
       for (const row of rows.filter((r) => r.kind !== 'create')) await ack(d.db, row, d.now());
       return result;
     } catch (err) {

@@ -117,6 +117,11 @@ export async function transition(
   return r.rowsAffected > 0;
 }
 
+/** Tells the Worker's cron sweep that this reservation was looked at (it enqueues stale ones). */
+export async function touchReconciled(q: Queryable, id: string, epoch: number, now: Date): Promise<void> {
+  await q.execute(`UPDATE reservation r ${FENCE} SET r.last_reconciled_at = ? WHERE r.id = ?`, [epoch, now, id]);
+}
+
 /** Records since when pods block the release (kept once set); cleared on release. */
 export async function setReleaseBlocked(q: Queryable, id: string, since: Date, epoch: number, now: Date): Promise<void> {
   await q.execute(
