@@ -38,7 +38,9 @@ export const admissionSchema = z
     updatedAt: timestamp,
     stateChangedAt: timestamp,
     binding: bindingSchema.nullable(),
+    endpoint: z.string().nullable().describe('In-cluster URL of the model service, once delivered: http://<name>.<namespace>.svc:<port>.'),
     releaseBlockedSince: timestamp.nullable().describe('Set while the release waits for pods that are still terminating.'),
+    releaseBlockedPods: z.array(z.string()).nullable().describe('The pods that still exist and keep the quota (ReleaseBlocked).'),
     lastError: z.string().nullable(),
     deadOutboxRows: z.number().int().min(0).describe('Outbox deliveries that failed permanently and need an operator.'),
   })

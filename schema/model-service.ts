@@ -97,6 +97,9 @@ export const modelServiceSpecSchema = z.strictObject(workloadShape).describe('De
 export type ModelServiceSpec = z.output<typeof modelServiceSpecSchema>;
 export type Resources = z.output<typeof resourcesSchema>;
 
+/** In-cluster URL of a ModelService's Service (named like the ModelService). */
+export const endpointFor = (name: string, namespace: string, port: number): string => `http://${name}.${namespace}.svc:${port}`;
+
 /** Integer ledger amounts for ONE replica: cpu millicores, memory MiB, GPU count. */
 export interface Amounts {
   cpu: number;

@@ -18,7 +18,8 @@ export interface LedgerCluster {
   /** Creates the CR; on AlreadyExists returns the object found under the name instead. */
   createModelService(obj: ModelService): Promise<{ created: boolean; object: ModelService }>;
   deleteModelService(ns: string, name: string, pre: { uid: string; resourceVersion?: string }): Promise<DeleteOutcome>;
-  setCondition(ns: string, name: string, conditions: Condition[]): Promise<void>;
+  /** Sets one status condition (others kept), guarded by resourceVersion; no-op if the CR is gone. */
+  setCondition(ns: string, name: string, condition: Condition): Promise<void>;
 }
 
 export function observe(ms: ModelService): ObservedCR {
@@ -66,9 +67,13 @@ export function kubeLedgerCluster(client: KubeClient): LedgerCluster {
         throw err;
       }
     },
-    async setCondition(ns, name, conditions) {
+    async setCondition(ns, name, condition) {
+      const ms = await client.getOrUndefined<ModelService>(msPath(ns, name));
+      if (!ms) return;
+      const conditions = [...(ms.status?.conditions ?? []).filter((c) => c.type !== condition.type), condition];
       try {
-        await client.mergePatch(`${msPath(ns, name)}/status`, { status: { conditions } });
+        // A merge patch replaces the whole array: send all conditions, with the resourceVersion read.
+        await client.mergePatch(`${msPath(ns, name)}/status`, { metadata: { resourceVersion: ms.metadata.resourceVersion }, status: { conditions } });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }

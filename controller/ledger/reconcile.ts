@@ -117,10 +117,10 @@ async function step(d: LedgerDeps, rec: LedgerRecord, log: Logger): Promise<Resu
       crashPoint('after-releasing-before-release');
       return { requeue: true };
     case 'waitForPods':
-      if (action.blockedSince && !rec.releaseBlockedSince) {
-        await setReleaseBlocked(d.db, rec.id, action.blockedSince, epoch, now);
-        await d.cluster.setCondition(ns, name, [releaseBlocked(action.pods, action.blockedSince)]);
-        d.metrics.releaseBlocked.inc();
+      if (action.blockedSince && action.pods.join() !== (rec.releaseBlockedPods ?? []).join()) {
+        await setReleaseBlocked(d.db, rec.id, action.blockedSince, action.pods, epoch, now);
+        await d.cluster.setCondition(ns, name, releaseBlocked(action.pods, action.blockedSince));
+        if (!rec.releaseBlockedSince) d.metrics.releaseBlocked.inc();
         log.warn('release blocked: pods still exist', { pods: action.pods, since: action.blockedSince.toISOString() });
       }
       return { requeueAfterMs: action.requeueAfterMs };

@@ -15,6 +15,7 @@ export interface LedgerRecord extends LedgerRow {
   createdAt: Date;
   requestId: string;
   spec: ModelServiceSpec;
+  releaseBlockedPods: string[] | null;
   binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
 }
 
@@ -50,7 +51,7 @@ const dateOrNull = (v: unknown): Date | null => {
 
 export async function loadLedgerRecord(q: Queryable, id: string): Promise<LedgerRecord | undefined> {
   const r = await q.execute(
-    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec,
+    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.release_blocked_pods,
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.reservation_id AS bound
        FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id
       WHERE r.id = ?`,
@@ -67,6 +68,7 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
     createdAt: date(row.created_at),
     requestId: str(row.request_id),
     spec: modelServiceSpecSchema.parse(json(row.spec)),
+    releaseBlockedPods: row.release_blocked_pods ? (JSON.parse(str(row.release_blocked_pods)) as string[]) : null,
     binding:
       row.bound === null || row.bound === undefined
         ? null
@@ -123,12 +125,12 @@ export async function touchReconciled(q: Queryable, id: string, epoch: number, n
 }
 
 /** Records since when pods block the release (kept once set); cleared on release. */
-export async function setReleaseBlocked(q: Queryable, id: string, since: Date, epoch: number, now: Date): Promise<void> {
+export async function setReleaseBlocked(q: Queryable, id: string, since: Date, pods: string[], epoch: number, now: Date): Promise<void> {
   await q.execute(
     `UPDATE reservation r ${FENCE}
-        SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.updated_at = ?
+        SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.release_blocked_pods = ?, r.updated_at = ?
       WHERE r.id = ? AND r.state = 'releasing'`,
-    [epoch, since, now, id],
+    [epoch, since, JSON.stringify(pods), now, id],
   );
 }
 
@@ -143,7 +145,8 @@ export async function release(db: Db, id: string, epoch: number, now: Date): Pro
     .transaction(async (tx) => {
       const moved = await tx.execute(
         `UPDATE reservation r ${FENCE}
-            SET r.state = 'released', r.state_changed_at = ?, r.updated_at = ?, r.release_blocked_since = NULL
+            SET r.state = 'released', r.state_changed_at = ?, r.updated_at = ?,
+                r.release_blocked_since = NULL, r.release_blocked_pods = NULL
           WHERE r.id = ? AND r.state = 'releasing'`,
         [epoch, now, now, id],
       );

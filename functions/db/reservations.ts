@@ -1,6 +1,6 @@
 // SQL of the reservation family: reservation (+ its binding and dead outbox rows for reads)
 // and quota_movement. No business rules here: services decide, these statements execute.
-import type { Amounts, ModelServiceSpec } from '../../schema/model-service.ts';
+import { endpointFor, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
 import { bool, int, json, str, strOrNull, time, timeOrNull } from './columns.ts';
@@ -53,7 +53,7 @@ export async function insertMovement(
 }
 
 const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, r.cpu_millis, r.memory_mib, r.gpu,
-    r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.last_error,
+    r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_pods, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at,
     (SELECT COUNT(*) FROM outbox o WHERE o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox
@@ -90,7 +90,12 @@ function toStored(row: Row): StoredAdmission {
               everReady: bool(row.b_ever_ready),
               firstReadyAt: timeOrNull(row.b_first_ready_at),
             },
+      endpoint:
+        row.b_namespace === null || row.b_namespace === undefined || !['delivered', 'ready'].includes(str(row.state))
+          ? null
+          : endpointFor(str(row.b_cr_name), str(row.b_namespace), (json(row.spec) as ModelServiceSpec).port),
       releaseBlockedSince: timeOrNull(row.release_blocked_since),
+      releaseBlockedPods: row.release_blocked_pods ? (JSON.parse(str(row.release_blocked_pods)) as string[]) : null,
       lastError: strOrNull(row.last_error),
       deadOutboxRows: int(row.dead_outbox),
     },

@@ -97,7 +97,9 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     updatedAt: at,
     stateChangedAt: at,
     binding: null,
+    endpoint: null,
     releaseBlockedSince: null,
+    releaseBlockedPods: null,
     lastError: null,
     deadOutboxRows: 0,
   };
