@@ -69,6 +69,12 @@ export class Controller {
     this.name = o.name;
     this.#o = o;
     this.queue = new WorkQueue({ name: o.name, baseDelayMs: o.baseDelayMs, maxDelayMs: o.maxDelayMs, metrics: o.metrics });
+    // Like controller-runtime: every series exists (at 0) from the start, so rate() and alerts work.
+    const controller = o.name;
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) o.metrics?.reconcileTotal.inc({ controller, result }, 0);
+    o.metrics?.reconcileErrors.inc({ controller }, 0);
+    o.metrics?.terminalErrors.inc({ controller }, 0);
+    o.metrics?.activeWorkers.set({ controller }, 0);
   }
 
   /** Enqueue from an informer event (after the batch delay). */

@@ -42,6 +42,9 @@ export class WorkQueue {
     this.#metrics = metrics;
     this.#random = random;
     this.#now = now;
+    metrics?.queueDepth.set({ name }, 0);
+    metrics?.queueAdds.inc({ name }, 0);
+    metrics?.queueRetries.inc({ name }, 0);
   }
 
   add(key: string): void {
