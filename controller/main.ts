@@ -11,6 +11,14 @@
 //   INFORMER_STALE_MS   rebuild an informer that saw nothing for this long (default 5 min)
 //   LOG_LEVEL           debug | info | warn | error
 //   POD_NAME            identity in the lease (default: hostname + random suffix)
+//   DATABASE_URL        the MySQL ledger (PlanetScale HTTP API); unset → outbox and ledger off
+//   LEDGER_WORKERS      concurrent reservation reconciles (default 4)
+//   READY_DEADLINE_MS   a ModelService never Ready this long after creation is deleted (default 10 min)
+//   RELEASE_BLOCKED_AFTER_MS  pods still present this long into a release → ReleaseBlocked (default 2 min)
+//   OUTBOX_MAX_ATTEMPTS an outbox row failing this often is dead (default 8)
+//   OUTBOX_LEASE_MS     claim lease of an outbox row (default 60 s)
+//   LEDGER_FAST_PATHS   "false": only outbox rows (incl. the cron's reconcile rows) drive the ledger
+//   LEDGER_RESYNC_MS    re-check every open reservation this often (default 60 s; 0 = off)
 //   MODELDOCK_CRASH_AT  test-only crash injection, see runtime/crash.ts
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -23,6 +31,8 @@ import { Manager } from './runtime/manager.ts';
 import { Metrics } from './runtime/metrics.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
+import { setupLedger } from './ledger/setup.ts';
+import { createDb } from '../functions/db/client.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const env = z
@@ -43,6 +53,14 @@ const env = z
     INFORMER_STALE_MS: int(300_000, 1000),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     POD_NAME: z.string().optional(),
+    DATABASE_URL: z.string().url().optional(),
+    LEDGER_WORKERS: int(4, 1),
+    READY_DEADLINE_MS: int(600_000, 1000),
+    RELEASE_BLOCKED_AFTER_MS: int(120_000),
+    OUTBOX_MAX_ATTEMPTS: int(8, 1),
+    OUTBOX_LEASE_MS: int(60_000, 1000),
+    LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
+    LEDGER_RESYNC_MS: int(60_000),
   })
   .parse(process.env);
 
@@ -82,7 +100,33 @@ const mgr = new Manager({
   },
 });
 const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: identity, log });
-setupModelServiceController(mgr, { namespace: env.NAMESPACE, workers: env.WORKERS, resyncMs: env.RESYNC_MS, batchDelayMs: env.BATCH_DELAY_MS, events });
+const { caches } = setupModelServiceController(mgr, {
+  namespace: env.NAMESPACE,
+  workers: env.WORKERS,
+  resyncMs: env.RESYNC_MS,
+  batchDelayMs: env.BATCH_DELAY_MS,
+  events,
+});
+if (env.DATABASE_URL) {
+  setupLedger(mgr, {
+    db: createDb({ url: env.DATABASE_URL }),
+    caches,
+    namespace: env.NAMESPACE,
+    holder: identity,
+    config: {
+      readyDeadlineMs: env.READY_DEADLINE_MS,
+      releaseBlockedAfterMs: env.RELEASE_BLOCKED_AFTER_MS,
+      maxAttempts: env.OUTBOX_MAX_ATTEMPTS,
+    },
+    fastPaths: env.LEDGER_FAST_PATHS === 'true',
+    workers: env.LEDGER_WORKERS,
+    resyncMs: env.LEDGER_RESYNC_MS,
+    events,
+    poll: { leaseMs: env.OUTBOX_LEASE_MS },
+  });
+} else {
+  log.warn('DATABASE_URL is not set: outbox delivery and the quota ledger are OFF (ModelService reconciling only)');
+}
 
 let stopping = false;
 const shutdown = async (signal: string) => {

@@ -1,0 +1,61 @@
+// End to end, every component real: the tenant API in workerd, MariaDB through the PlanetScale
+// HTTP API, the controller as a child process, and kube-apiserver/KCM/scheduler/KWOK.
+// POST → CR → pods Ready → ready with endpoint → DELETE → foreground deletion → pods gone →
+// quota released exactly once; GET /quota matches at every step.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paths } from '../../controller/runtime/kube.ts';
+import { LABELS } from '../../schema/model-service.ts';
+import { startSystem, type System } from '../support/system.ts';
+import { waitFor } from '../support/wait.ts';
+
+let sys: System;
+beforeAll(async () => {
+  sys = await startSystem();
+  await sys.startController('ctl-lifecycle');
+});
+afterAll(async () => sys?.stop());
+
+const body = {
+  name: 'chat',
+  image: 'ghcr.io/acme/mock-model:0.1.0',
+  replicas: 2,
+  resources: { cpu: '500m', memory: '1Gi' },
+};
+type Usage = Record<string, { hard: number; reserved: number; active: number; releasing: number; blocked: number }>;
+const quota = async (): Promise<Usage> => (await sys.api('/quota')).body.resources as Usage;
+
+describe('admission lifecycle', () => {
+  it('delivers, becomes ready, deletes with foreground GC and releases exactly once', async () => {
+    expect((await quota()).cpu).toMatchObject({ hard: 16000, reserved: 0, active: 0 });
+
+    const created = await sys.api('/requests', { method: 'POST', body, idempotencyKey: 'life-1' });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    expect((await quota()).cpu).toMatchObject({ reserved: 1000, active: 1000 });
+
+    const ready = await waitFor('the admission to be ready', async () => {
+      const r = await sys.api(`/requests/${id}`);
+      return r.body.state === 'ready' ? r.body : undefined;
+    }, { timeoutMs: 60_000 });
+    const name = `md-${id.toLowerCase()}`;
+    expect(ready.endpoint).toBe(`http://${name}.${sys.namespace}.svc:8000`);
+    expect(ready.binding).toMatchObject({ namespace: sys.namespace, crName: name, everReady: true });
+    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
+    expect(pods.items).toHaveLength(2);
+    expect((await quota()).cpu).toMatchObject({ reserved: 1000, active: 1000 });
+    expect(await sys.check()).toEqual([]);
+
+    const del = await sys.api(`/requests/${id}`, { method: 'DELETE' });
+    expect(del.status).toBe(202);
+    expect(del.body.state).toBe('deleting');
+    expect((await quota()).cpu.reserved).toBe(1000); // kept until the pods are gone
+
+    await waitFor('the release', async () => (await sys.api(`/requests/${id}`)).body.state === 'released', { timeoutMs: 60_000 });
+    const left = await sys.kube.list(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
+    expect(left.items).toHaveLength(0);
+    expect(await sys.kube.getOrUndefined(`/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices/${name}`)).toBeUndefined();
+    expect((await quota()).cpu).toMatchObject({ reserved: 0, active: 0, releasing: 0 });
+    expect(await sys.ledger.count('SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ?', [id])).toBe(2);
+    expect(await sys.check()).toEqual([]);
+  });
+});
