@@ -1,0 +1,135 @@
+// The release rules under adverse conditions, end to end on the real stack:
+//  - a pod held in Terminating keeps the quota and shows ReleaseBlocked until it is gone;
+//  - a ModelService never Ready within READY_DEADLINE is deleted (preconditions) and released;
+//  - a CR deleted behind ModelDock's back is released; one replaced by a same-named object with
+//    another UID is a conflict and is NOT released;
+//  - with the informer fast paths off and events missed, the Worker's scheduled() run enqueues
+//    reconcile rows and the controller repairs the ledger from them.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paths } from '../../controller/runtime/kube.ts';
+import { LABELS } from '../../schema/model-service.ts';
+import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
+import { waitFor } from '../support/wait.ts';
+
+let sys: System;
+let ctl: ControllerProcess;
+const CTL_ENV = { READY_DEADLINE_MS: '4000', RELEASE_BLOCKED_AFTER_MS: '1000' };
+beforeAll(async () => {
+  sys = await startSystem({ workerVars: { RECONCILE_STALE_AFTER_SECONDS: '0' } });
+  ctl = await sys.startController('ctl-failures', CTL_ENV);
+});
+afterAll(async () => sys?.stop());
+
+let n = 0;
+async function admit(image = 'ghcr.io/acme/model:1', replicas = 1): Promise<{ id: string; name: string }> {
+  const r = await sys.api('/requests', {
+    method: 'POST',
+    body: { name: `m${++n}`, image, replicas, resources: { cpu: '250m', memory: '256Mi' } },
+    idempotencyKey: `fail-${n}-${Date.now()}`,
+  });
+  expect(r.status).toBe(201);
+  const id = r.body.id as string;
+  return { id, name: `md-${id.toLowerCase()}` };
+}
+const state = async (id: string) => (await sys.api(`/requests/${id}`)).body;
+const untilState = (id: string, want: string, timeoutMs = 60_000) =>
+  waitFor(`admission ${id} → ${want}`, async () => ((await state(id)).state === want ? state(id) : undefined), { timeoutMs });
+const msPath = (name: string) => `/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices/${name}`;
+const podsOf = async (id: string) =>
+  (await sys.kube.list<{ metadata: { name: string; finalizers?: string[] } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
+const movements = (id: string) => sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ? AND direction = 'release'`, [id]);
+
+describe('release rules', () => {
+  it('a pod held in Terminating keeps the quota, surfaces ReleaseBlocked, and releases once it is gone', async () => {
+    const { id, name } = await admit();
+    await untilState(id, 'ready');
+    const [pod] = await podsOf(id);
+    await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${pod!.metadata.name}`, { metadata: { finalizers: ['modeldock.test/hold'] } });
+
+    expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
+    const blocked = await waitFor('ReleaseBlocked in the tenant API', async () => {
+      const s = await state(id);
+      return s.releaseBlockedSince ? s : undefined;
+    });
+    expect(blocked.state).toBe('releasing');
+    expect(blocked.releaseBlockedPods).toEqual([pod!.metadata.name]);
+    const q = (await sys.api('/quota')).body.resources as Record<string, { reserved: number; blocked: number }>;
+    expect(q.cpu!.blocked).toBe(250);
+    expect(await movements(id)).toBe(0);
+    // While the CR still exists (foreground deletion waits for the pod), it carries the condition.
+    const cr = await sys.kube.getOrUndefined<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(msPath(name));
+    if (cr) expect(cr.status?.conditions?.find((c) => c.type === 'ReleaseBlocked')?.status).toBe('True');
+    expect(await ctl.metrics()).toMatch(/^modeldock_release_blocked_total [1-9]/m);
+
+    await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${pod!.metadata.name}`, { metadata: { finalizers: null } });
+    await untilState(id, 'released');
+    expect(await movements(id)).toBe(1);
+    expect(await sys.check()).toEqual([]);
+  });
+
+  it('deletes a ModelService that is never Ready within READY_DEADLINE and releases its quota', async () => {
+    const { id, name } = await admit('example.invalid/modeldock/never-ready:1');
+    const released = await untilState(id, 'released');
+    expect(released.lastError).toMatch(/never Ready/);
+    expect(released.binding).toMatchObject({ everReady: false });
+    expect(await sys.kube.getOrUndefined(msPath(name))).toBeUndefined();
+    expect(await podsOf(id)).toEqual([]);
+    expect(await movements(id)).toBe(1);
+  });
+
+  it('releases the quota of a ModelService deleted behind ModelDock’s back', async () => {
+    const { id, name } = await admit();
+    await untilState(id, 'ready');
+    await sys.kube.delete(msPath(name), { propagationPolicy: 'Foreground' });
+    await untilState(id, 'released');
+    expect(await movements(id)).toBe(1);
+    expect(await sys.check()).toEqual([]);
+  });
+
+  it('flags a same-named replacement with another UID as conflict and never releases it', async () => {
+    const { id, name } = await admit();
+    await untilState(id, 'ready');
+    const original = await sys.kube.get<{ metadata: { uid: string; labels: Record<string, string> }; spec: unknown }>(msPath(name));
+    // Replace it while the controller is down, so no event in between is seen.
+    await ctl.proc.stop();
+    await sys.kube.delete(msPath(name));
+    // Nobody runs the finalizer while the controller is down: lift it, as an operator would.
+    await sys.kube.mergePatch(msPath(name), { metadata: { finalizers: null } });
+    await waitFor('the original to be gone', async () => (await sys.kube.getOrUndefined(msPath(name))) === undefined);
+    const replacement = await sys.kube.create<{ metadata: { uid: string } }>(`/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices`, {
+      apiVersion: 'modeldock.io/v1alpha1',
+      kind: 'ModelService',
+      metadata: { name, labels: original.metadata.labels },
+      spec: original.spec,
+    });
+    expect(replacement.metadata.uid).not.toBe(original.metadata.uid);
+    ctl = await sys.startController('ctl-failures-2', CTL_ENV);
+
+    const conflict = await untilState(id, 'conflict');
+    expect(conflict.lastError).toMatch(/UID/);
+    expect(await movements(id)).toBe(0);
+    expect(await sys.kube.getOrUndefined(msPath(name))).toBeDefined(); // never deleted automatically
+    expect(await ctl.metrics()).toMatch(/^modeldock_ledger_conflicts_total [1-9]/m);
+    // Clean up by hand, as the operator would, so later checks see no orphan.
+    await sys.kube.delete(msPath(name));
+  });
+});
+
+describe('scheduled safety net', () => {
+  it('with fast paths off and events missed, scheduled() enqueues reconcile rows and the controller repairs the ledger', async () => {
+    const { id, name } = await admit();
+    await untilState(id, 'ready');
+    await ctl.proc.stop();
+    ctl = await sys.startController('ctl-no-fast-path', { ...CTL_ENV, LEDGER_FAST_PATHS: 'false' });
+    await sys.kube.delete(msPath(name), { propagationPolicy: 'Foreground' });
+    await waitFor('the CR to be gone', async () => (await sys.kube.getOrUndefined(msPath(name))) === undefined);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await state(id)).state).toBe('ready'); // nothing noticed: no informer path, no resync
+
+    expect(await sys.worker.scheduled('*/5 * * * *', Date.now())).toBe(200);
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'reconcile'`, [id])).toBe(1);
+    await untilState(id, 'released');
+    expect(await movements(id)).toBe(1);
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'reconcile' AND done_at IS NULL`, [id])).toBe(0);
+  });
+});
