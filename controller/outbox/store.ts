@@ -33,14 +33,18 @@ export interface ClaimOptions {
   now: Date;
 }
 
-/** Claims up to `limit` due rows, oldest first. Three statements, no transaction needed. */
+/**
+ * Claims up to `limit` due rows, oldest first. Three statements, no transaction needed.
+ * A row is claimable when unclaimed, when its lease ran out, or when it was claimed under an
+ * older epoch: a deposed leader is fenced anyway, so a new leader need not wait for its leases.
+ */
 export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRow[]> {
   const due = await q.execute(
     `SELECT seq FROM outbox
       WHERE done_at IS NULL AND dead_at IS NULL AND available_at <= ?
-        AND (claimed_until IS NULL OR claimed_until < ?)
+        AND (claimed_until IS NULL OR claimed_until < ? OR epoch < ?)
       ORDER BY seq LIMIT ?`,
-    [o.now, o.now, o.limit],
+    [o.now, o.now, o.epoch, o.limit],
   );
   if (due.rows.length === 0) return [];
   const seqs = due.rows.map((r) => int(r.seq));
@@ -49,8 +53,8 @@ export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRo
     `UPDATE outbox o ${FENCE}
         SET o.claimed_by = ?, o.claimed_until = ?, o.epoch = ?, o.attempts = o.attempts + 1
       WHERE o.seq IN (?) AND o.done_at IS NULL AND o.dead_at IS NULL
-        AND (o.claimed_until IS NULL OR o.claimed_until < ?)`,
-    [o.epoch, claim.by, claim.until, o.epoch, seqs, o.now],
+        AND (o.claimed_until IS NULL OR o.claimed_until < ? OR o.epoch < ?)`,
+    [o.epoch, claim.by, claim.until, o.epoch, seqs, o.now, o.epoch],
   );
   if (took.rowsAffected === 0) return [];
   const rows = await q.execute(

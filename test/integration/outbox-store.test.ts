@@ -80,6 +80,19 @@ describe('outbox claim / ack', () => {
     expect(more).toEqual([]);
   });
 
+  it('a new leader takes over the rows claimed under an older epoch at once, without waiting for the lease', async () => {
+    const old = await acquireEpoch(db, 'old', new Date());
+    await drain(old);
+    await rows(2);
+    const taken = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 600_000, limit: 10, now: new Date() });
+    expect(taken).toHaveLength(2);
+    const next = await acquireEpoch(db, 'new', new Date());
+    const retaken = await claimDue(db, { holder: 'new', epoch: next, leaseMs: 60_000, limit: 10, now: new Date() });
+    expect(retaken.map((r) => r.seq)).toEqual(taken.map((r) => r.seq));
+    for (const r of retaken) expect(await ack(db, r, new Date())).toBe(true);
+    for (const r of taken) expect(await ack(db, r, new Date())).toBe(false);
+  });
+
   it('fail() backs off, and marks the row dead after maxAttempts (still visible, never dropped)', async () => {
     const epoch = await acquireEpoch(db, 'ctl', new Date());
     await drain(epoch);
