@@ -104,6 +104,16 @@ describe('Controller', () => {
     }
   });
 
+  it('a periodic resync re-enqueues every key', async () => {
+    const seen: string[] = [];
+    const c = new Controller({ name: 's', log: silentLogger, resyncMs: 40, keys: () => ['ns/a', 'ns/b'], reconcile: async ({ key }) => void seen.push(key) });
+    c.start(); // also enqueues every key once at start
+    await sleep(200);
+    await c.stop();
+    expect(seen.filter((k) => k === 'ns/a').length).toBeGreaterThanOrEqual(2);
+    expect(seen.filter((k) => k === 'ns/b').length).toBeGreaterThanOrEqual(2);
+  });
+
   it('stop() waits for the in-flight reconcile (graceful drain)', async () => {
     let finished = false;
     const c = new Controller({

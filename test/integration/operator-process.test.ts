@@ -118,8 +118,11 @@ describe('controller process', () => {
       expect((await fetch(`http://127.0.0.1:${c.port}/healthz`)).status).toBe(200);
       expect((await fetch(`http://127.0.0.1:${c.port}/readyz`)).status).toBe(200);
     }
-    await k.create(makeModelService('ha').obj());
+    await k.create(makeModelService('ha').admitted('01JHAHAHA', 'acme').obj());
     await k.waitPhase('ha', 'Running', 1);
+    // Structured JSON logs carry the reconcile key and the admission id.
+    const lines = readFileSync(a.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.find((l) => l.msg === 'Deployment created')).toMatchObject({ level: 'info', controller: 'modelservice', key: `${ns.name}/ha`, admissionId: '01JHAHAHA' });
     const [ma, mb] = [await a.metrics(), await b.metrics()];
     for (const name of [
       'controller_runtime_reconcile_total',
