@@ -147,10 +147,12 @@ export class Informer<T extends KubeObject> {
     return new Promise((resolve) => this.#syncWaiters.push(resolve));
   }
 
+  /** Stops for good; pending waitForSync() callers are released (check `synced`). */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#restartTimer);
     clearInterval(this.#watchdog);
+    for (const w of this.#syncWaiters.splice(0)) w();
     await this.#lw?.stop(); // emits an AbortError, ignored because #stopped
   }
 
