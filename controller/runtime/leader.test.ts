@@ -85,6 +85,21 @@ describe('LeaderElector', () => {
     await run;
   });
 
+  it('steps down at once when it reads the lease held by someone else', async () => {
+    const api = fakeLeaseApi();
+    const a = elector(api, 'a');
+    let lost = '';
+    let leading = false;
+    const run = a.run({ onStartedLeading: () => (leading = true), onStoppedLeading: (r) => (lost = r) });
+    await waitUntil(() => leading);
+    const l = api.lease()!;
+    const t0 = performance.now();
+    await api.client.replace('/x', { metadata: l.metadata, spec: { ...l.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } });
+    await run;
+    expect(lost).toBe('lease held by intruder');
+    expect(performance.now() - t0).toBeLessThan(timing.renewDeadlineMs); // no wait for the deadline
+  });
+
   it('loses leadership when it cannot renew within the renew deadline', async () => {
     const api = fakeLeaseApi();
     const a = elector(api, 'a');
@@ -92,11 +107,15 @@ describe('LeaderElector', () => {
     let leading = false;
     const run = a.run({ onStartedLeading: () => (leading = true), onStoppedLeading: (r) => (lost = r) });
     await waitUntil(() => leading);
-    // Someone else force-writes the lease (e.g. an operator), so every renew gets a 409 or sees another holder.
-    const l = api.lease()!;
-    await api.client.replace('/x', { metadata: l.metadata, spec: { ...l.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } });
+    // The API server becomes unreachable: every renew fails.
+    const c = api.client as unknown as { get: () => Promise<never> };
+    const t0 = performance.now();
+    c.get = async () => {
+      throw new Error('connect ECONNREFUSED');
+    };
     await run;
-    expect(lost).toMatch(/renew/);
+    expect(lost).toBe('renew deadline exceeded');
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(timing.renewDeadlineMs);
     expect(a.isLeader).toBe(false);
   });
 });

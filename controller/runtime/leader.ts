@@ -8,6 +8,8 @@
 //   leaseTransitions; taking over bumps leaseTransitions.
 // - acquire: retry every retryPeriod (jittered ×[1, 2.2)). Renew: every retryPeriod; if no renew
 //   succeeds within renewDeadline the leadership is lost → onStoppedLeading (main exits).
+//   Stricter than client-go: a leader that READS the lease held by someone else (e.g. after a
+//   long pause) steps down at once instead of retrying until its renew deadline.
 // - release(): on graceful shutdown, write an empty holder (leaseDurationSeconds 1) so a
 //   successor need not wait for expiry.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -105,13 +107,15 @@ export class LeaderElector {
           renewed = true;
           break;
         }
+        if (this.#observed?.holderIdentity && this.#observed.holderIdentity !== this.#o.identity) break; // someone else holds it
         await this.#sleep(Math.min(retryPeriodMs, Math.max(0, deadline - this.#o.now())));
       }
       if (this.#stopped) return;
       if (!renewed) {
         this.#setLeading(false);
         log.error('leader lease lost', { lease: this.#o.name, identity: this.#o.identity });
-        cb.onStoppedLeading('renew deadline exceeded');
+        const other = this.#observed?.holderIdentity && this.#observed.holderIdentity !== this.#o.identity;
+        cb.onStoppedLeading(other ? `lease held by ${this.#observed?.holderIdentity}` : 'renew deadline exceeded');
         return;
       }
     }
