@@ -171,4 +171,21 @@ describe('controller process', () => {
     expect(readFileSync(b.proc.logFile, 'utf8')).toContain('leader lease released');
     expect(handoverMs).toBeLessThan(4000); // faster than an expiry
   });
+
+  it('a leader that loses its lease exits the process', async () => {
+    const nsl = await createNamespace(core, 'op-lose');
+    try {
+      const ctl = await startController('ctl-lose', nsl.name);
+      started.push(ctl);
+      await waitFor('ctl-lose to lead', async () => sample(await ctl.metrics(), 'leader_election_master_status') === 1);
+      // Someone else takes the lease (as after a long pause of ours): we must stop acting at once.
+      const path = paths.lease(nsl.name, 'modeldock-controller');
+      const lease = await client.get<{ metadata: object; spec: object }>(path);
+      await client.replace(path, { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } });
+      await waitFor('the controller to exit', async () => !alive(ctl.proc.pid), { timeoutMs: 15_000 });
+      expect(readFileSync(ctl.proc.logFile, 'utf8')).toMatch(/"msg":"exiting: leadership lost","reason":"lease held by intruder"/);
+    } finally {
+      await nsl.remove();
+    }
+  });
 });
