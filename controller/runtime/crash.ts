@@ -1,10 +1,10 @@
 // Crash injection for tests: `MODELDOCK_CRASH_AT=<point>` makes the process SIGKILL itself the
 // moment that named point is reached — no cleanup, no graceful shutdown, exactly like a node
-// failure or an OOM kill. Points used so far:
-//   after-deployment-create   the ModelService reconciler created the Deployment, not yet the Service
+// failure or an OOM kill. With `MODELDOCK_CRASH_SIGNAL=SIGSTOP` it freezes there instead (a long
+// GC pause or a stalled VM): after SIGCONT it carries on from that very point, as a deposed
+// leader would. Points:
 export type CrashPoint =
-  | 'after-deployment-create'
-  // Outbox and ledger (issue 5):
+  | 'after-deployment-create' // the ModelService reconciler created the Deployment, not yet the Service
   | 'after-claim' // an outbox row is claimed, nothing done yet
   | 'after-cr-create-before-ack' // the ModelService exists, the outbox row is not acknowledged
   | 'after-ack' // binding written, reservation delivered, row done
@@ -12,8 +12,13 @@ export type CrashPoint =
   | 'after-releasing-before-release' // state releasing, the release transaction not started
   | 'inside-release-before-commit'; // release statements sent, COMMIT not
 
+let fired = false;
+
+/** Fires once per process: a resumed (SIGCONT) process runs on normally from then on. */
 export function crashPoint(point: CrashPoint, env: NodeJS.ProcessEnv = process.env): void {
-  if (env.MODELDOCK_CRASH_AT !== point) return;
-  process.stderr.write(`${JSON.stringify({ level: 'warn', msg: 'crash point reached: SIGKILL', point })}\n`);
-  process.kill(process.pid, 'SIGKILL');
+  if (fired || env.MODELDOCK_CRASH_AT !== point) return;
+  fired = true;
+  const signal = env.MODELDOCK_CRASH_SIGNAL === 'SIGSTOP' ? 'SIGSTOP' : 'SIGKILL';
+  process.stderr.write(`${JSON.stringify({ level: 'warn', msg: `crash point reached: ${signal}`, point })}\n`);
+  process.kill(process.pid, signal);
 }

@@ -1,0 +1,76 @@
+// Two controllers and a forced leadership change in the middle of a batch: the leader freezes
+// (SIGSTOP) right after creating a ModelService and before acknowledging its outbox row; the
+// standby takes over with a new epoch, adopts the CR the frozen leader created, and converges;
+// the old leader is resumed, carries on from that very point, notices the lost lease and exits;
+// whatever it wrote late is fenced (claim + epoch) and the ledger invariants hold.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
+import { waitFor } from '../support/wait.ts';
+
+let sys: System;
+beforeAll(async () => {
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'] });
+});
+afterAll(async () => sys?.stop());
+
+const leading = async (c: ControllerProcess) => /^leader_election_master_status\S* 1$/m.test(await c.metrics().catch(() => ''));
+const frozen = (pid: number) => /^\d+ \(.*\) T /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+let n = 0;
+async function admitMany(count: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const i = ++n;
+      const r = await sys.api('/requests', {
+        method: 'POST',
+        body: { name: `f${i}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } },
+        idempotencyKey: `fence-${i}`,
+      });
+      expect(r.status).toBe(201);
+      return r.body.id as string;
+    }),
+  );
+}
+const allIn = (ids: string[], want: string) =>
+  waitFor(`${ids.length} admissions → ${want}`, async () => {
+    const states = await Promise.all(ids.map(async (id) => (await sys.api(`/requests/${id}`)).body.state));
+    return states.every((s) => s === want);
+  }, { timeoutMs: 90_000 });
+const epoch = async () => sys.ledger.count('SELECT epoch FROM controller_epoch WHERE id = 1');
+
+describe('fencing', () => {
+  it('a paused ex-leader cannot write after the new leader took over', async () => {
+    const a = await sys.startController('ctl-a', { MODELDOCK_CRASH_AT: 'after-cr-create-before-ack', MODELDOCK_CRASH_SIGNAL: 'SIGSTOP' });
+    await waitFor('ctl-a to lead', () => leading(a));
+    const epochA = await waitFor('ctl-a to acquire an epoch', async () => (await epoch()) || undefined);
+    const b = await sys.startController('ctl-b');
+
+    const batch = await admitMany(4);
+    await waitFor('ctl-a to freeze between CR create and ack', async () => frozen(a.proc.pid), { timeoutMs: 30_000 });
+    try {
+      const t0 = Date.now();
+      await waitFor('ctl-b to take over', () => leading(b), { timeoutMs: 30_000, intervalMs: 100 });
+      console.log(`[measure] takeover after the leader froze: ${Date.now() - t0} ms (lease 4000 ms)`);
+      await waitFor('ctl-b to acquire a newer epoch', async () => (await epoch()) > epochA);
+      await allIn(batch, 'ready'); // b adopts the CR a created (AlreadyExists → same admission id)
+      await Promise.all(batch.slice(0, 2).map((id) => sys.api(`/requests/${id}`, { method: 'DELETE' })));
+      await allIn(batch.slice(0, 2), 'released');
+    } finally {
+      process.kill(a.proc.pid, 'SIGCONT');
+    }
+    await waitFor('the old leader to exit on its lost lease', async () => !a.alive(), { timeoutMs: 30_000 });
+    // Whether its acknowledgement ran before it noticed the lost lease is a race; when it did, it
+    // was refused (the store tests prove the fence deterministically). A create it had in flight
+    // may even land after a release: the new leader deletes such an orphan.
+    const refused = (readFileSync(a.proc.logFile, 'utf8').match(/claim lost/g) ?? []).length;
+    console.log(`[measure] late writes of the old leader refused: ${refused}`);
+    await waitFor('the ledger and the cluster to agree', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(
+      async () => expect(await sys.check()).toEqual([]),
+    );
+    for (const id of batch) {
+      expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ? AND direction = 'charge'`, [id])).toBe(1);
+      expect(await sys.ledger.count(`SELECT COUNT(*) FROM binding WHERE reservation_id = ?`, [id])).toBe(1);
+    }
+    expect(await leading(b)).toBe(true);
+  });
+});
