@@ -1,0 +1,102 @@
+// `npm run dev`: the whole of ModelDock on this machine, for a person. Starts the local stack
+// (MariaDB + ps-http-sim + Kubernetes control plane with a KWOK node), applies the migrations
+// and a demo tenant, writes .dev.vars, serves the tenant API with `wrangler dev` on
+// 127.0.0.1:8787, installs the CRD and runs the controller. Prints a curl session; Ctrl-C
+// tears everything down.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createDb } from '../functions/db/client.ts';
+import { migrate } from './migrate.ts';
+import { setTenantQuota, parseLimits } from './tenant.ts';
+import { startProcess, type ManagedProcess } from './testenv/proc.ts';
+import { repoRoot, startStack } from './testenv/stack.ts';
+
+const TENANT = 'demo';
+const KEY = process.env.MODELDOCK_DEMO_KEY ?? 'demo-key-change-me-0123456789';
+const NAMESPACE = process.env.NAMESPACE ?? 'modeldock-lab';
+const API_PORT = Number(process.env.API_PORT ?? 8787);
+
+const runDir = process.env.MODELDOCK_STACK_DIR ?? join(repoRoot, '.stack/dev');
+const stack = await startStack({ runDir }).catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
+const { info } = stack;
+const extra: ManagedProcess[] = [];
+let stopping = false;
+const shutdown = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  console.log('\nstopping ModelDock…');
+  await Promise.all(extra.map((p) => p.stop()));
+  await stack.stop();
+  process.exit(code);
+};
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+try {
+  const db = createDb({ url: info.databaseUrl });
+  await migrate(db);
+  await setTenantQuota(db, TENANT, parseLimits(['cpu=8', 'memory=32Gi', 'nvidia.com/gpu=2']));
+  writeFileSync(join(repoRoot, '.dev.vars'), `DATABASE_URL=${info.databaseUrl}\nADMISSION_KEYS_JSON=${JSON.stringify({ [TENANT]: KEY })}\n`);
+
+  const kubectl = (...args: string[]) => promisify(execFile)(join(info.binDir, 'kubectl'), ['--kubeconfig', info.kubeconfig, ...args]);
+  await kubectl('apply', '--server-side', '-f', join(repoRoot, 'k8s/crd.yaml'));
+  await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/modelservices.modeldock.io');
+  await kubectl('create', 'namespace', NAMESPACE).catch(() => undefined);
+
+  const api = `http://127.0.0.1:${API_PORT}`;
+  extra.push(
+    await startProcess(
+      {
+        name: 'wrangler',
+        command: join(repoRoot, 'node_modules/.bin/wrangler'),
+        args: ['dev', '--ip=127.0.0.1', `--port=${API_PORT}`, '--test-scheduled', '--show-interactive-dev-session=false'],
+        cwd: repoRoot,
+        env: { WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
+        logDir: info.logDir,
+        ready: async () => (await fetch(`${api}/healthz`)).ok,
+        timeoutMs: 90_000,
+      },
+      info.runDir,
+    ),
+    await startProcess(
+      {
+        name: 'controller',
+        command: process.execPath,
+        args: [join(repoRoot, 'controller/main.ts')],
+        cwd: repoRoot,
+        env: { KUBECONFIG: info.kubeconfig, NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080' },
+        logDir: info.logDir,
+        ready: async () => (await fetch('http://127.0.0.1:8080/readyz')).ok,
+        timeoutMs: 60_000,
+      },
+      info.runDir,
+    ),
+  );
+
+  console.log(`
+ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2), key in .dev.vars.
+
+  K="Authorization: Bearer ${KEY}"
+  curl -s -XPOST ${api}/requests -H "$K" -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-1' \\
+       -d '{"name":"chat","image":"modeldock/mock-model:0.1.0","replicas":2,"resources":{"cpu":"1","memory":"2Gi"}}'
+  curl -s ${api}/requests -H "$K"            # list (state: admitted → delivered → ready)
+  curl -s ${api}/requests/<id> -H "$K"       # one admission, with its endpoint
+  curl -s ${api}/quota -H "$K"               # hard / reserved / active / releasing / blocked
+  curl -s -XDELETE ${api}/requests/<id> -H "$K"
+
+  export KUBECONFIG=${info.kubeconfig} PATH=${info.binDir}:$PATH
+  kubectl -n ${NAMESPACE} get msvc -w        # Pending → Progressing → Running
+  curl -s http://127.0.0.1:8080/metrics      # controller metrics
+  DATABASE_URL=${info.databaseUrl} NAMESPACE=${NAMESPACE} npm run ledger:check
+
+Logs: ${info.logDir}   Press Ctrl-C to stop.`);
+} catch (err) {
+  console.error(err instanceof Error ? err.message : err);
+  await shutdown(1);
+}
+setInterval(() => {}, 1 << 30); // keep running until a signal
