@@ -1,6 +1,6 @@
 // Desired children of a ModelService: PURE functions of the object and its parsed spec.
 // No I/O here; table-tested in desired.test.ts.
-import { API_VERSION, KIND, LABELS, MANAGED_BY, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { API_VERSION, endpointFor, KIND, LABELS, MANAGED_BY, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { prune } from '../runtime/apply.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { Deployment, ModelService, Service } from './types.ts';
@@ -53,7 +53,7 @@ export function isControlledBy(child: KubeObject, ms: Pick<ModelService, 'metada
 }
 
 export const endpointOf = (ms: Pick<ModelService, 'metadata'>, spec: Pick<ModelServiceSpec, 'port'>): string =>
-  `http://${ms.metadata.name}.${ms.metadata.namespace}.svc:${spec.port}`;
+  endpointFor(ms.metadata.name, ms.metadata.namespace, spec.port);
 
 function resourceMap(spec: ModelServiceSpec): Record<string, string> {
   const r = spec.resources ?? {};

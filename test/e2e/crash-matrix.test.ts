@@ -29,44 +29,25 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-let n = 0;
-async function admitMany(count: number): Promise<string[]> {
-  return Promise.all(
-    Array.from({ length: count }, async () => {
-      const i = ++n;
-      const r = await sys.api('/requests', {
-        method: 'POST',
-        body: { name: `c${i}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } },
-        idempotencyKey: `crash-${i}`,
-      });
-      expect(r.status).toBe(201);
-      return r.body.id as string;
-    }),
-  );
-}
-const stateOf = async (id: string) => (await sys.api(`/requests/${id}`)).body.state as string;
-const allIn = (ids: string[], want: string, timeoutMs = 90_000) =>
-  waitFor(`${ids.length} admissions → ${want}`, async () => (await Promise.all(ids.map(stateOf))).every((s) => s === want), { timeoutMs });
-
 describe('crash matrix', () => {
   for (const point of POINTS) {
     it(`SIGKILL at ${point}: nothing lost, nothing charged twice`, async () => {
       // Admissions that this round will delete.
       const warm = await sys.startController(`ctl-${point}-warm`);
-      const early = await admitMany(BATCH);
-      await allIn(early, 'ready');
+      const early = await sys.admit(BATCH);
+      await sys.untilState(early, 'ready');
       await warm.proc.stop(); // graceful: releases the lease
 
       const crashy = await sys.startController(`ctl-${point}`, { MODELDOCK_CRASH_AT: point });
-      const fresh = await admitMany(BATCH);
+      const fresh = await sys.admit(BATCH);
       for (const id of early) expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
       await waitFor(`the controller to crash at ${point}`, async () => !crashy.alive(), { timeoutMs: 60_000 });
       expect(await sys.check(false)).toEqual([]); // money invariants hold at the instant of the crash
 
       const t0 = Date.now();
       const healer = await sys.startController(`ctl-${point}-heal`);
-      await allIn(fresh, 'ready');
-      await allIn(early, 'released');
+      await sys.untilState(fresh, 'ready');
+      await sys.untilState(early, 'released');
       convergence[point] = Date.now() - t0;
       await waitFor('the cluster to settle', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
         expect(await sys.check()).toEqual([]);

@@ -20,16 +20,9 @@ beforeAll(async () => {
 });
 afterAll(async () => sys?.stop());
 
-let n = 0;
-async function admit(image = 'ghcr.io/acme/model:1', replicas = 1): Promise<{ id: string; name: string }> {
-  const r = await sys.api('/requests', {
-    method: 'POST',
-    body: { name: `m${++n}`, image, replicas, resources: { cpu: '250m', memory: '256Mi' } },
-    idempotencyKey: `fail-${n}-${Date.now()}`,
-  });
-  expect(r.status).toBe(201);
-  const id = r.body.id as string;
-  return { id, name: `md-${id.toLowerCase()}` };
+async function admit(image = 'ghcr.io/acme/model:1'): Promise<{ id: string; name: string }> {
+  const [id] = await sys.admit(1, { image, resources: { cpu: '250m', memory: '256Mi' } });
+  return { id: id!, name: `md-${id!.toLowerCase()}` };
 }
 const state = async (id: string) => (await sys.api(`/requests/${id}`)).body;
 const untilState = (id: string, want: string, timeoutMs = 60_000) =>

@@ -5,6 +5,7 @@
 // whatever it wrote late is fenced (claim + epoch) and the ledger invariants hold.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isFrozen } from '../support/controller.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -15,27 +16,6 @@ beforeAll(async () => {
 afterAll(async () => sys?.stop());
 
 const leading = async (c: ControllerProcess) => /^leader_election_master_status\S* 1$/m.test(await c.metrics().catch(() => ''));
-const frozen = (pid: number) => /^\d+ \(.*\) T /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-let n = 0;
-async function admitMany(count: number): Promise<string[]> {
-  return Promise.all(
-    Array.from({ length: count }, async () => {
-      const i = ++n;
-      const r = await sys.api('/requests', {
-        method: 'POST',
-        body: { name: `f${i}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } },
-        idempotencyKey: `fence-${i}`,
-      });
-      expect(r.status).toBe(201);
-      return r.body.id as string;
-    }),
-  );
-}
-const allIn = (ids: string[], want: string) =>
-  waitFor(`${ids.length} admissions → ${want}`, async () => {
-    const states = await Promise.all(ids.map(async (id) => (await sys.api(`/requests/${id}`)).body.state));
-    return states.every((s) => s === want);
-  }, { timeoutMs: 90_000 });
 const epoch = async () => sys.ledger.count('SELECT epoch FROM controller_epoch WHERE id = 1');
 
 describe('fencing', () => {
@@ -45,16 +25,16 @@ describe('fencing', () => {
     const epochA = await waitFor('ctl-a to acquire an epoch', async () => (await epoch()) || undefined);
     const b = await sys.startController('ctl-b');
 
-    const batch = await admitMany(4);
-    await waitFor('ctl-a to freeze between CR create and ack', async () => frozen(a.proc.pid), { timeoutMs: 30_000 });
+    const batch = await sys.admit(4);
+    await waitFor('ctl-a to freeze between CR create and ack', async () => isFrozen(a.proc.pid), { timeoutMs: 30_000 });
     try {
       const t0 = Date.now();
       await waitFor('ctl-b to take over', () => leading(b), { timeoutMs: 30_000, intervalMs: 100 });
       console.log(`[measure] takeover after the leader froze: ${Date.now() - t0} ms (lease 4000 ms)`);
       await waitFor('ctl-b to acquire a newer epoch', async () => (await epoch()) > epochA);
-      await allIn(batch, 'ready'); // b adopts the CR a created (AlreadyExists → same admission id)
+      await sys.untilState(batch, 'ready'); // b adopts the CR a created (AlreadyExists → same admission id)
       await Promise.all(batch.slice(0, 2).map((id) => sys.api(`/requests/${id}`, { method: 'DELETE' })));
-      await allIn(batch.slice(0, 2), 'released');
+      await sys.untilState(batch.slice(0, 2), 'released');
     } finally {
       process.kill(a.proc.pid, 'SIGCONT');
     }

@@ -1,25 +1,20 @@
 // The controller's ledger writes against real MariaDB through the production driver:
 // epoch fencing, guarded transitions, and the exactly-once release transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../functions/db/client.ts';
-import { chargeQuota, setHard } from '../../functions/db/quota.ts';
+import type { Db } from '../../functions/db/client.ts';
+import { chargeQuota } from '../../functions/db/quota.ts';
 import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
 import { acquireEpoch, loadLedgerRecord, markReady, release, transition } from '../../controller/ledger/store.ts';
-import { migrate } from '../../scripts/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 
-let tdb: TestDatabase;
+let ledger: LedgerDatabase;
 let db: Db;
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb({ url: tdb.url });
-  await migrate(db);
-  const now = new Date();
-  for (const [resource, hard] of [['cpu', 100_000], ['memory', 100_000], ['nvidia.com/gpu', 10]] as const) {
-    await setHard(db, 'acme', resource, hard, now);
-  }
+  ledger = await createLedgerDatabase();
+  db = ledger.db;
+  await ledger.setQuota('acme', 'cpu=100', 'memory=100000Mi', 'nvidia.com/gpu=10');
 });
-afterAll(async () => tdb?.drop());
+afterAll(async () => ledger?.drop());
 
 let seq = 0;
 async function admitted(state: 'admitted' | 'releasing' | 'delivered' = 'admitted'): Promise<string> {

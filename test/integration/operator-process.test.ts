@@ -3,58 +3,16 @@
 // replicas under leader election (only the leader writes; SIGKILL the leader → takeover).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../controller/runtime/kube.ts';
-import { freePort } from '../../scripts/testenv/net.ts';
-import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
-import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { makeModelService } from '../support/builders.ts';
+import { startController, type ControllerProcess } from '../support/controller.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { ensureCrd, ops, paths } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
-const stack = inject('stack');
 const { kc, core } = kubeClients();
 const client = new KubeClient({ kc });
-const nodeBin = process.execPath; // Node 24 (vitest runs on it)
-
-interface Ctl {
-  proc: ManagedProcess;
-  port: number;
-  name: string;
-  metrics(): Promise<string>;
-}
-
-const LEASE = { LEASE_DURATION_MS: '4000', LEASE_RENEW_DEADLINE_MS: '3000', LEASE_RETRY_PERIOD_MS: '500' };
-
-async function startController(name: string, namespace: string, env: Record<string, string> = {}, waitReady = true): Promise<Ctl> {
-  const port = await freePort();
-  const proc = await startProcess(
-    {
-      name,
-      command: nodeBin,
-      args: [join(repoRoot, 'controller/main.ts')],
-      cwd: repoRoot,
-      logDir: stack.logDir,
-      env: { KUBECONFIG: stack.kubeconfig, NAMESPACE: namespace, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'debug', ...LEASE, ...env },
-      ready: async () => (await fetch(`http://127.0.0.1:${port}/${waitReady ? 'readyz' : 'healthz'}`)).ok,
-      timeoutMs: 30_000,
-    },
-    stack.runDir,
-  );
-  return { proc, port, name, metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text() };
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** Sum of a metric's samples whose label text matches. */
 function sample(text: string, name: string, labelFilter: (labels: string) => boolean = () => true): number {
   let sum = 0;
@@ -65,7 +23,7 @@ function sample(text: string, name: string, labelFilter: (labels: string) => boo
   return sum;
 }
 
-const started: Ctl[] = [];
+const started: ControllerProcess[] = [];
 let ns: { name: string; remove(): Promise<void> };
 beforeAll(async () => {
   ns = await createNamespace(core, 'op-proc');
@@ -85,7 +43,7 @@ describe('controller process', () => {
       const crashing = await startController('ctl-crash', nsc.name, { MODELDOCK_CRASH_AT: 'after-deployment-create' });
       started.push(crashing);
       await k.create(makeModelService('crashy').obj());
-      await waitFor('the controller to SIGKILL itself', async () => !alive(crashing.proc.pid), { timeoutMs: 30_000 });
+      await waitFor('the controller to SIGKILL itself', async () => !crashing.alive(), { timeoutMs: 30_000 });
       expect(readFileSync(crashing.proc.logFile, 'utf8')).toContain('crash point reached');
       const dep = await k.deployment('crashy');
       expect(dep).toBeDefined();
@@ -182,7 +140,7 @@ describe('controller process', () => {
       const path = paths.lease(nsl.name, 'modeldock-controller');
       const lease = await client.get<{ metadata: object; spec: object }>(path);
       await client.replace(path, { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } });
-      await waitFor('the controller to exit', async () => !alive(ctl.proc.pid), { timeoutMs: 15_000 });
+      await waitFor('the controller to exit', async () => !ctl.alive(), { timeoutMs: 15_000 });
       expect(readFileSync(ctl.proc.logFile, 'utf8')).toMatch(/"msg":"exiting: leadership lost","reason":"lease held by intruder"/);
     } finally {
       await nsl.remove();

@@ -1,21 +1,19 @@
 // The outbox lease against real MariaDB: rows are claimed once, acknowledged only while the
 // claim holds and the epoch is current, retried with backoff, and dead after N attempts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../functions/db/client.ts';
+import type { Db } from '../../functions/db/client.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { acquireEpoch } from '../../controller/ledger/store.ts';
 import { ack, ackCreate, claimDue, ClaimLost, fail, retryDelayMs } from '../../controller/outbox/store.ts';
-import { migrate } from '../../scripts/migrate.ts';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 
-let tdb: TestDatabase;
+let ledger: LedgerDatabase;
 let db: Db;
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  db = createDb({ url: tdb.url });
-  await migrate(db);
+  ledger = await createLedgerDatabase();
+  db = ledger.db;
 });
-afterAll(async () => tdb?.drop());
+afterAll(async () => ledger?.drop());
 
 let n = 0;
 async function rows(count: number, kind: 'create' | 'delete' | 'reconcile' = 'create'): Promise<string[]> {

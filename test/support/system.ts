@@ -2,14 +2,12 @@
 // workerd (wrangler dev) serving the tenant API, and the controller as real child processes
 // (`node controller/main.ts`) against the real control plane — each restartable and killable,
 // so crash points can be injected and recovery observed.
-import { join } from 'node:path';
-import { inject } from 'vitest';
+import { expect } from 'vitest';
 import { checkLedger, type Drift } from '../../controller/ledger/check.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
-import { freePort } from '../../scripts/testenv/net.ts';
-import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
-import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from './admission.ts';
+import { startController, type ControllerProcess } from './controller.ts';
+export type { ControllerProcess };
 import { createNamespace, kubeClients } from './kube.ts';
 import { ensureCrd } from './operator.ts';
 import { waitFor } from './wait.ts';
@@ -17,14 +15,6 @@ import { startWorker, type WorkerInstance } from './worker.ts';
 
 export const TENANT = 'acme';
 export const TENANT_KEY = 'acme-e2e-key-0123456789abcdef';
-
-export interface ControllerProcess {
-  name: string;
-  proc: ManagedProcess;
-  port: number;
-  metrics(): Promise<string>;
-  alive(): boolean;
-}
 
 export interface System {
   ledger: LedgerDatabase;
@@ -34,6 +24,10 @@ export interface System {
   /** Starts a controller process (leader-elected) with extra env, e.g. MODELDOCK_CRASH_AT. */
   startController(name: string, env?: Record<string, string>, waitReady?: boolean): Promise<ControllerProcess>;
   api(path: string, init?: { method?: string; body?: unknown; idempotencyKey?: string }): Promise<{ status: number; body: ApiBody }>;
+  /** POSTs `count` small admissions (cpu 100m, memory 128Mi, 1 replica unless overridden); returns their ids. */
+  admit(count: number, over?: Record<string, unknown>): Promise<string[]>;
+  /** Waits until every admission is in `state`. */
+  untilState(ids: string[], state: string, timeoutMs?: number): Promise<void>;
   check(settled?: boolean): Promise<Drift[]>;
   stop(): Promise<void>;
 }
@@ -41,16 +35,7 @@ export interface System {
 // The API's JSON, loosely typed for assertions.
 export type ApiBody = Record<string, unknown> & { error?: { code: string; message: string } };
 
-/** Controller timings shortened for tests (lease 4 s); everything else is production code. */
-export const FAST_CONTROLLER_ENV: Record<string, string> = {
-  LEASE_DURATION_MS: '4000',
-  LEASE_RENEW_DEADLINE_MS: '3000',
-  LEASE_RETRY_PERIOD_MS: '500',
-  LOG_LEVEL: 'debug',
-};
-
 export async function startSystem(opts: { quota?: string[]; workerVars?: Record<string, string> } = {}): Promise<System> {
-  const stack = inject('stack');
   const { kc, core } = kubeClients();
   const kube = new KubeClient({ kc });
   const ledger = await createLedgerDatabase();
@@ -60,6 +45,19 @@ export async function startSystem(opts: { quota?: string[]; workerVars?: Record<
   await ensureCrd(kube, ns.name);
   const worker = await startWorker({ databaseUrl: ledger.url, keys: { [TENANT]: TENANT_KEY }, vars: opts.workerVars });
   const controllers: ControllerProcess[] = [];
+  let n = 0;
+  const api: System['api'] = async (path, init = {}) => {
+    const res = await fetch(`${worker.url}${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        Authorization: `Bearer ${TENANT_KEY}`,
+        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...(init.idempotencyKey ? { 'Idempotency-Key': init.idempotencyKey } : {}),
+      },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    return { status: res.status, body: (await res.json()) as ApiBody };
+  };
 
   return {
     ledger,
@@ -67,51 +65,27 @@ export async function startSystem(opts: { quota?: string[]; workerVars?: Record<
     worker,
     kube,
     async startController(name, env = {}, waitReady = true) {
-      const port = await freePort();
-      const proc = await startProcess(
-        {
-          name,
-          command: process.execPath, // Node 24, as vitest runs on it
-          args: [join(repoRoot, 'controller/main.ts')],
-          cwd: repoRoot,
-          logDir: stack.logDir,
-          env: {
-            KUBECONFIG: stack.kubeconfig,
-            NAMESPACE: ns.name,
-            DATABASE_URL: ledger.url,
-            METRICS_PORT: String(port),
-            POD_NAME: name,
-            ...FAST_CONTROLLER_ENV,
-            ...env,
-          },
-          ready: async () => (await fetch(`http://127.0.0.1:${port}/${waitReady ? 'readyz' : 'healthz'}`)).ok,
-          timeoutMs: 30_000,
-        },
-        stack.runDir,
-      );
-      let exited = false;
-      void waitForExit(proc.pid).then(() => (exited = true));
-      const c: ControllerProcess = {
-        name,
-        proc,
-        port,
-        metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
-        alive: () => !exited && isAlive(proc.pid),
-      };
+      const c = await startController(name, ns.name, { DATABASE_URL: ledger.url, ...env }, waitReady);
       controllers.push(c);
       return c;
     },
-    async api(path, init = {}) {
-      const res = await fetch(`${worker.url}${path}`, {
-        method: init.method ?? 'GET',
-        headers: {
-          Authorization: `Bearer ${TENANT_KEY}`,
-          ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-          ...(init.idempotencyKey ? { 'Idempotency-Key': init.idempotencyKey } : {}),
-        },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      });
-      return { status: res.status, body: (await res.json()) as ApiBody };
+    api,
+    async admit(count, over = {}) {
+      return Promise.all(
+        Array.from({ length: count }, async () => {
+          const i = ++n;
+          const body = { name: `m${i}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' }, ...over };
+          const r = await api('/requests', { method: 'POST', body, idempotencyKey: `${ns.name}-${i}` });
+          expect(r.status, JSON.stringify(r.body)).toBe(201);
+          return r.body.id as string;
+        }),
+      );
+    },
+    async untilState(ids, state, timeoutMs = 90_000) {
+      await waitFor(`${ids.length} admission(s) → ${state}`, async () => {
+        const states = await Promise.all(ids.map(async (id) => (await api(`/requests/${id}`)).body.state));
+        return states.every((s) => s === state);
+      }, { timeoutMs });
     },
     check: (settled = true) => checkLedger(ledger.db, kube, ns.name, { settled }),
     async stop() {
@@ -121,17 +95,4 @@ export async function startSystem(opts: { quota?: string[]; workerVars?: Record<
       await ledger.drop();
     },
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitForExit(pid: number): Promise<void> {
-  while (isAlive(pid)) await new Promise((r) => setTimeout(r, 100));
 }
