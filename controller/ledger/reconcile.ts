@@ -16,7 +16,7 @@ import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
-import { ack, ackCreate, ClaimLost, fail, retryDelayMs, type ClaimedRow } from '../outbox/store.ts';
+import { ack, ackCreate, fail, retryDelayMs, type ClaimedRow } from '../outbox/store.ts';
 import { isOurs, modelServiceFor } from '../outbox/model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import type { LedgerCluster } from './cluster.ts';
@@ -155,7 +155,7 @@ function releaseBlocked(pods: string[], since: Date): Condition {
 async function giveBack(d: LedgerDeps, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {
   const now = d.now();
   for (const row of rows) {
-    if (err instanceof ClaimLost) continue;
+    // A row whose claim was lost matches nothing here (fail() requires the claim): harmless.
     const outcome = await fail(d.db, row, errorMessage(err), {
       now,
       retryAt: new Date(now.getTime() + retryDelayMs(row.attempts)),
