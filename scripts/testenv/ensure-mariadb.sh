@@ -12,17 +12,12 @@ if [ ! -x /usr/sbin/mariadbd ]; then
   apt-get update -qq
   apt-get install -y -qq mariadb-server mariadb-client >/dev/null
 fi
-cat > /etc/mysql/mariadb.conf.d/99-modeldock.cnf <<CNF
-[mariadbd]
-bind-address = 127.0.0.1
-port = $port
-character-set-server = utf8mb4
-collation-server = utf8mb4_unicode_ci
-max_connections = 2000
-CNF
 mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
 echo "[mariadb] starting /usr/sbin/mariadbd" >&2
-start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql
+# Options on the command line: config directories differ between images.
+start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql \
+  --bind-address=127.0.0.1 --port="$port" --character-set-server=utf8mb4 \
+  --collation-server=utf8mb4_unicode_ci --max-connections=2000
 for _ in $(seq 1 120); do listening && exit 0; sleep 0.5; done
 echo "[mariadb] did not start listening on 127.0.0.1:$port within 60 s" >&2
 tail -n 30 /var/log/mysql/error.log 2>/dev/null >&2 || true
