@@ -74,9 +74,16 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
       result.alreadyApplied.push(m.name);
       continue;
     }
-    // MySQL DDL is not transactional: every statement is written to be re-runnable
-    // (IF NOT EXISTS / INSERT IGNORE), so a run interrupted here can simply be repeated.
-    for (const statement of m.statements) await db.execute(statement);
+    // MySQL DDL is not transactional: every statement is re-runnable (IF NOT EXISTS / INSERT
+    // IGNORE), and an ALTER … ADD that already took effect before a crash (duplicate column or
+    // key name, errno 1060/1061) counts as applied, so an interrupted run can simply be repeated.
+    for (const statement of m.statements) {
+      try {
+        await db.execute(statement);
+      } catch (err) {
+        if (!(/^\s*ALTER\s+TABLE\b[\s\S]*\bADD\b/i.test(statement) && /errno 106[01]\b/.test(errorText(err)))) throw err;
+      }
+    }
     await db.execute('INSERT IGNORE INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3))', [
       m.version,
       m.name,
@@ -86,6 +93,8 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
   }
   return result;
 }
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 if (import.meta.main) {
   const db = createDb({ url: databaseUrlFromEnv() });

@@ -3,12 +3,12 @@
 // name, and every pod carrying its admission id (Terminating ones included) — plus the three
 // writes: create the CR, delete it with preconditions + foreground propagation, and surface
 // ReleaseBlocked as a condition on the CR while it exists.
-import { GROUP, LABELS, PLURAL, VERSION, type Condition, type ModelService } from '../../schema/model-service.ts';
+import { LABELS, type Condition, type ModelService } from '../../schema/model-service.ts';
+import { msPath } from '../modelservice/reader.ts';
 import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { ObservedCR, ObservedPod } from './decide.ts';
 
-const msPath = (ns: string, name?: string) => paths.custom(GROUP, VERSION, PLURAL, ns) + (name ? `/${name}` : '');
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
 
@@ -29,6 +29,7 @@ export function observe(ms: ModelService): ObservedCR {
     creationTimestamp: new Date(ms.metadata.creationTimestamp ?? 0),
     deleting: Boolean(ms.metadata.deletionTimestamp),
     admissionId: ms.metadata.labels?.[LABELS.admissionId],
+    tenant: ms.metadata.labels?.[LABELS.tenant],
     ready: ms.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decide, type LedgerRow, type ObservedCR, type ObservedPod, type ReservationState } from './decide.ts';
+import type { ReservationState } from '../../schema/admission.ts';
+import { decide, type LedgerRow, type ObservedCR, type ObservedPod } from './decide.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -8,6 +9,7 @@ const cfg = { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000 };
 function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow {
   return {
     id: '01AAA',
+    tenant: 'acme',
     state,
     stateChangedAt: T0,
     releaseBlockedSince: null,
@@ -16,7 +18,7 @@ function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow 
   };
 }
 function cr(over: Partial<ObservedCR> = {}): ObservedCR {
-  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, admissionId: '01AAA', ready: false, ...over };
+  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, admissionId: '01AAA', tenant: 'acme', ready: false, ...over };
 }
 const pod = (name: string, terminating = true): ObservedPod => ({ name, terminating });
 
@@ -52,6 +54,10 @@ describe('decide: delivered / ready', () => {
   });
   it('flags a same-named CR with another admission id as conflict', () => {
     expect(decide(row('delivered'), cr({ admissionId: '01BBB' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+  });
+  it('flags a same-named CR with our admission id but another tenant as conflict', () => {
+    expect(decide(row('delivered'), cr({ tenant: 'globex' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+    expect(decide(row('deleting'), cr({ tenant: 'globex' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
   });
   it('waits while someone else deletes the CR', () => {
     expect(decide(row('ready'), cr({ deleting: true }), [], at(0), cfg)).toMatchObject({ type: 'none' });

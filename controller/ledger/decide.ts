@@ -15,11 +15,11 @@
 //  - released/conflict are terminal; a CR of ours that appears after release (a late write of a
 //    deposed leader) is deleted, which changes no quota.
 
-export const RESERVATION_STATES = ['admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict'] as const;
-export type ReservationState = (typeof RESERVATION_STATES)[number];
+import type { ReservationState } from '../../schema/admission.ts';
 
 export interface LedgerRow {
   id: string;
+  tenant: string;
   state: ReservationState;
   /** When the reservation entered its current state. */
   stateChangedAt: Date;
@@ -34,6 +34,7 @@ export interface ObservedCR {
   creationTimestamp: Date;
   deleting: boolean;
   admissionId: string | undefined;
+  tenant: string | undefined;
   ready: boolean;
 }
 
@@ -61,7 +62,8 @@ export type LedgerAction =
 const POLL_MS = 2_000;
 
 export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[], now: Date, cfg: LedgerConfig): LedgerAction {
-  const ours = cr !== null && cr.admissionId === row.id;
+  // Ours = our admission id and our tenant (the deliverer's adoption rule, outbox/model-service-object.ts).
+  const ours = cr !== null && cr.admissionId === row.id && cr.tenant === row.tenant;
   const boundUid = row.binding?.uid ?? null;
 
   switch (row.state) {
@@ -127,8 +129,8 @@ export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[
 }
 
 function identityConflict(row: LedgerRow, cr: ObservedCR, boundUid: string | null): string | undefined {
-  if (cr.admissionId !== row.id) {
-    return `ModelService under our name carries admission id ${cr.admissionId ?? '(none)'}`;
+  if (cr.admissionId !== row.id || cr.tenant !== row.tenant) {
+    return `ModelService under our name carries admission id ${cr.admissionId ?? '(none)'} of tenant ${cr.tenant ?? '(none)'}`;
   }
   if (boundUid !== null && cr.uid !== boundUid) return `ModelService UID ${cr.uid} differs from the bound UID ${boundUid}`;
   return undefined;

@@ -10,7 +10,7 @@
 //   3. acknowledge the claimed delete/reconcile rows (or give them back with backoff).
 // No Kubernetes call ever runs inside a SQL transaction.
 import type { Db } from '../../functions/db/client.ts';
-import type { Condition } from '../../schema/model-service.ts';
+import { modelServiceSpecSchema, type Condition, type ModelService } from '../../schema/model-service.ts';
 import type { Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
@@ -43,10 +43,11 @@ export interface LedgerDeps {
 export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result> {
   return async (id) => {
     const rows = d.takeClaims(id);
-    const log = d.log.child({ admissionId: id, key: id });
+    let log = d.log.child({ admissionId: id, key: id });
     try {
       for (const row of rows.filter((r) => r.kind === 'create')) await deliver(d, row, log);
       const rec = await loadLedgerRecord(d.db, id);
+      if (rec) log = log.child({ reqId: rec.requestId });
       const result = rec ? await step(d, rec, log) : {};
       if (rec) await touchReconciled(d.db, id, await d.epoch(), d.now());
       for (const row of rows.filter((r) => r.kind !== 'create')) await ack(d.db, row, d.now());
@@ -58,14 +59,21 @@ export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result>
   };
 }
 
-async function deliver(d: LedgerDeps, row: ClaimedRow, log: Logger): Promise<void> {
+async function deliver(d: LedgerDeps, row: ClaimedRow, parent: Logger): Promise<void> {
+  const log = parent.child({ reqId: row.requestId });
   const rec = await loadLedgerRecord(d.db, row.reservationId);
   if (!rec || rec.state !== 'admitted') {
     // Deleted before delivery, or delivered by an earlier attempt: the state machine takes it from here.
     await ack(d.db, row, d.now());
     return;
   }
-  const want = modelServiceFor(rec, d.namespace);
+  const spec = modelServiceSpecSchema.safeParse(rec.spec);
+  if (!spec.success) {
+    await toConflict(d, rec, `the admitted spec is not a valid ModelService spec: ${spec.error.message}`.slice(0, 1000), log);
+    await ack(d.db, row, d.now());
+    return;
+  }
+  const want = modelServiceFor(rec, spec.data, d.namespace);
   const { created, object } = await d.cluster.createModelService(want);
   crashPoint('after-cr-create-before-ack');
   if (!created && !isOurs(object, rec)) {
@@ -101,6 +109,9 @@ async function step(d: LedgerDeps, rec: LedgerRecord, log: Logger): Promise<Resu
       return {};
     case 'deleteCR': {
       const pre = action.reason === 'never-ready' ? { uid: action.uid, resourceVersion: action.resourceVersion } : { uid: action.uid };
+      if (action.reason === 'never-ready' && cr) {
+        d.events?.record(asEventObject(cr.object), 'Warning', 'NeverReady', `not Ready within ${d.config.readyDeadlineMs} ms of creation: deleting, quota released once its pods are gone`);
+      }
       const outcome = await d.cluster.deleteModelService(ns, name, pre);
       crashPoint('after-cr-delete-before-state');
       log.info('ModelService delete issued', { reason: action.reason, outcome, uid: action.uid });
@@ -139,8 +150,10 @@ async function toConflict(d: LedgerDeps, rec: LedgerRecord, reason: string, log:
   log.warn('reservation in conflict: an operator must look', { reason });
   const ns = rec.binding?.namespace ?? d.namespace;
   const cr = await d.cluster.readModelService(ns, rec.binding?.crName ?? crNameFor(rec.id)).catch(() => null);
-  if (cr) d.events?.record(cr.object as Parameters<EventRecorder['record']>[0], 'Warning', 'LedgerConflict', reason);
+  if (cr) d.events?.record(asEventObject(cr.object), 'Warning', 'LedgerConflict', reason);
 }
+
+const asEventObject = (ms: ModelService): Parameters<EventRecorder['record']>[0] => ms as Parameters<EventRecorder['record']>[0];
 
 function releaseBlocked(pods: string[], since: Date): Condition {
   return {
@@ -158,7 +171,7 @@ async function giveBack(d: LedgerDeps, rows: ClaimedRow[], err: unknown, log: Lo
     // A row whose claim was lost matches nothing here (fail() requires the claim): harmless.
     const outcome = await fail(d.db, row, errorMessage(err), {
       now,
-      retryAt: new Date(now.getTime() + retryDelayMs(row.attempts)),
+      retryAt: new Date(now.getTime() + retryDelayMs(row.attempts + 1)),
       maxAttempts: d.config.maxAttempts,
     }).catch(() => 'unknown');
     if (outcome === 'dead') {

@@ -78,6 +78,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
       inf.addHandlers({ add: byAdmission, update: byAdmission, delete: byAdmission });
     }
   }
+  if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
   const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async () => {
     for (const id of await openReservationIds(o.db)) controller.enqueue(id);
   }, log);

@@ -4,17 +4,19 @@
 // conditional on the state it leaves, so running any of them twice changes nothing.
 import type { Db, Queryable } from '../../functions/db/client.ts';
 import { bool, int, json, str, strOrNull, time, timeOrNull } from '../../functions/db/columns.ts';
-import { modelServiceSpecSchema, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { RESERVATION_STATES, type ReservationState } from '../../schema/admission.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import { RESERVATION_STATES, type LedgerRow, type ReservationState } from './decide.ts';
+import type { LedgerRow } from './decide.ts';
 
-const FENCE = 'JOIN controller_epoch e ON e.id = 1 AND e.epoch = ?';
+/** Joined into every controller write: it matches only while `epoch` is the current one. */
+export const FENCE = 'JOIN controller_epoch e ON e.id = 1 AND e.epoch = ?';
 
 export interface LedgerRecord extends LedgerRow {
-  tenant: string;
   createdAt: Date;
   requestId: string;
-  spec: ModelServiceSpec;
+  /** The admitted spec as stored; validated only where it is used (delivery), so a row that a newer
+   *  schema would refuse can still be deleted and released. */
+  spec: unknown;
   releaseBlockedPods: string[] | null;
   binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
 }
@@ -30,11 +32,6 @@ export async function acquireEpoch(db: Db, holder: string, now: Date): Promise<n
     const r = await tx.execute('SELECT epoch FROM controller_epoch WHERE id = 1');
     return int(r.rows[0]?.epoch);
   });
-}
-
-export async function currentEpoch(q: Queryable): Promise<number> {
-  const r = await q.execute('SELECT epoch FROM controller_epoch WHERE id = 1');
-  return int(r.rows[0]?.epoch);
 }
 
 function parseState(v: unknown): ReservationState {
@@ -67,7 +64,7 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
     releaseBlockedSince: dateOrNull(row.release_blocked_since),
     createdAt: date(row.created_at),
     requestId: str(row.request_id),
-    spec: modelServiceSpecSchema.parse(json(row.spec)),
+    spec: json(row.spec),
     releaseBlockedPods: row.release_blocked_pods ? (JSON.parse(str(row.release_blocked_pods)) as string[]) : null,
     binding:
       row.bound === null || row.bound === undefined
@@ -82,9 +79,12 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
   };
 }
 
+const OPEN_STATES = RESERVATION_STATES.filter((st) => st !== 'released' && st !== 'conflict');
+
 /** Ids of reservations the ledger reconciler must still look at (not released, not conflict). */
 export async function openReservationIds(q: Queryable): Promise<string[]> {
-  const r = await q.execute(`SELECT id FROM reservation WHERE state NOT IN ('released', 'conflict') ORDER BY id`);
+  // An IN list (not NOT IN) so the (state, id) index serves it.
+  const r = await q.execute(`SELECT id FROM reservation WHERE state IN (?) ORDER BY id`, [OPEN_STATES]);
   return r.rows.map((row) => str(row.id));
 }
 

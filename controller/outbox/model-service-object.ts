@@ -8,10 +8,9 @@ export interface Admission {
   tenant: string;
   requestId: string;
   createdAt: Date;
-  spec: ModelServiceSpec;
 }
 
-export function modelServiceFor(a: Admission, namespace: string): ModelService {
+export function modelServiceFor(a: Admission, spec: ModelServiceSpec, namespace: string): ModelService {
   return {
     apiVersion: API_VERSION,
     kind: KIND,
@@ -21,7 +20,7 @@ export function modelServiceFor(a: Admission, namespace: string): ModelService {
       labels: { [LABELS.admissionId]: a.id, [LABELS.tenant]: a.tenant },
       annotations: { [ANNOTATIONS.requestId]: a.requestId, [ANNOTATIONS.admittedAt]: a.createdAt.toISOString() },
     },
-    spec: a.spec,
+    spec,
   };
 }
 

@@ -66,6 +66,7 @@ export class OutboxPoller {
         interval = maxIntervalMs;
         this.#o.log.warn('outbox poll failed', { err: errorMessage(err) });
       }
+      if (this.#stopped) break;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, interval);
         this.#wake = () => {

@@ -5,10 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../functions/db/client.ts';
 import { int, str, strOrNull } from '../../functions/db/columns.ts';
-
-const FENCE = 'JOIN controller_epoch e ON e.id = 1 AND e.epoch = ?';
-
-export type OutboxKind = 'create' | 'delete' | 'reconcile';
+import type { OutboxKind } from '../../functions/db/outbox.ts';
+import { FENCE } from '../ledger/store.ts';
 
 export interface Claim {
   by: string;
@@ -20,6 +18,7 @@ export interface ClaimedRow {
   seq: number;
   reservationId: string;
   kind: OutboxKind;
+  /** Failed attempts so far (a lease that ran out or a leader change is not a failure). */
   attempts: number;
   requestId: string | null;
   claim: Claim;
@@ -51,7 +50,7 @@ export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRo
   const claim: Claim = { by: `${o.holder}/${randomBytes(6).toString('hex')}`, until: new Date(o.now.getTime() + o.leaseMs), epoch: o.epoch };
   const took = await q.execute(
     `UPDATE outbox o ${FENCE}
-        SET o.claimed_by = ?, o.claimed_until = ?, o.epoch = ?, o.attempts = o.attempts + 1
+        SET o.claimed_by = ?, o.claimed_until = ?, o.epoch = ?
       WHERE o.seq IN (?) AND o.done_at IS NULL AND o.dead_at IS NULL
         AND (o.claimed_until IS NULL OR o.claimed_until < ? OR o.epoch < ?)`,
     [o.epoch, claim.by, claim.until, o.epoch, seqs, o.now, o.epoch],
@@ -118,17 +117,17 @@ export async function ackCreate(
   });
 }
 
-/** Gives the row back for a later attempt (exponential backoff), or marks it dead after maxAttempts. */
+/** Counts a failed attempt and gives the row back for later (backoff), or marks it dead after maxAttempts failures. */
 export async function fail(
   q: Queryable,
   row: ClaimedRow,
   error: string,
   o: { now: Date; retryAt: Date; maxAttempts: number },
 ): Promise<'retry' | 'dead'> {
-  const dead = row.attempts >= o.maxAttempts;
+  const dead = row.attempts + 1 >= o.maxAttempts;
   await q.execute(
     `UPDATE outbox o ${FENCE}
-        SET o.claimed_by = NULL, o.claimed_until = NULL, o.last_error = ?, o.available_at = ?,
+        SET o.attempts = o.attempts + 1, o.claimed_by = NULL, o.claimed_until = NULL, o.last_error = ?, o.available_at = ?,
             o.dead_at = ?, o.dedupe_key = CASE WHEN ? AND o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
       WHERE ${HOLDS}`,
     [row.claim.epoch, error.slice(0, 2000), o.retryAt, dead ? o.now : null, dead, row.seq, row.claim.by, o.now],
@@ -136,7 +135,7 @@ export async function fail(
   return dead ? 'dead' : 'retry';
 }
 
-/** Exponential backoff with full jitter for the n-th attempt (1-based). */
+/** Exponential backoff for the n-th attempt (1-based), jittered within [cap/2, cap]. */
 export function retryDelayMs(attempt: number, baseMs = 1000, maxMs = 300_000, random = Math.random): number {
   const cap = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(cap / 2 + (random() * cap) / 2);

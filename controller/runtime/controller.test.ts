@@ -45,6 +45,25 @@ describe('Controller', () => {
     expect(perKey.get('ns/hot')).toBeLessThan(10);
   });
 
+  it("waits for the API server's Retry-After instead of its own (short) backoff", async () => {
+    const at: number[] = [];
+    const c = new Controller({
+      name: 'ra',
+      log: silentLogger,
+      baseDelayMs: 1,
+      reconcile: async () => {
+        at.push(performance.now());
+        if (at.length === 1) throw new KubeApiError('POST', '/x', 429, { reason: 'TooManyRequests' }, 1);
+      },
+    });
+    c.start();
+    c.enqueue('ns/a');
+    for (let i = 0; i < 40 && at.length < 2; i++) await sleep(50);
+    await c.stop();
+    expect(at).toHaveLength(2);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950); // 1 s Retry-After, not the 1 ms backoff
+  });
+
   it('retries errors with backoff, marks a conflicted key fresh, does not retry terminal errors, honours requeueAfter', async () => {
     const metrics = new Metrics();
     const seen: Array<[string, boolean]> = [];

@@ -7,7 +7,7 @@
 //   - throw anything else     retry with per-key exponential backoff and jitter
 // A 409 Conflict additionally marks the key `fresh`: its next reconcile must read from the API
 // server, never from the (possibly stale) cache that produced the conflicting write.
-import { isConflict, TerminalError, errorMessage } from './errors.ts';
+import { errorMessage, isConflict, KubeApiError, TerminalError } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
@@ -167,7 +167,10 @@ export class Controller {
         klog.error('reconcile failed terminally; not retrying until the object changes', { reason: err.reason, err: err.message });
       } else {
         if (isConflict(err)) this.#fresh.add(key);
-        const delayMs = Math.round(this.queue.addRateLimited(key));
+        // The API server's Retry-After (429 / 503) replaces our own backoff for this attempt.
+        const retryAfterMs = err instanceof KubeApiError && err.retryAfterSeconds ? err.retryAfterSeconds * 1000 : 0;
+        if (retryAfterMs > 0) this.queue.addAfter(key, retryAfterMs);
+        const delayMs = retryAfterMs > 0 ? retryAfterMs : Math.round(this.queue.addRateLimited(key));
         const level = isConflict(err) ? 'info' : 'warn';
         klog[level]('reconcile failed; will retry', { err: errorMessage(err), conflict: isConflict(err), delayMs });
       }

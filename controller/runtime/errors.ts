@@ -1,8 +1,7 @@
 // Errors of the controller runtime, as data:
 // - KubeApiError: a non-2xx answer of the API server, with its parsed v1.Status (`reason`).
 // - TerminalError: the reconciler gives up on this key until the object changes (no retry).
-// - RetryableError: anything else is retried with per-key exponential backoff; this class only
-//   adds a reason for logs and metrics.
+// - anything else is retried with per-key exponential backoff.
 // A 409 Conflict is retryable but special: the next attempt must re-read from the API server,
 // never retry on the stale copy (see Controller).
 
@@ -35,15 +34,6 @@ export class TerminalError extends Error {
   constructor(reason: string, message: string) {
     super(message);
     this.name = 'TerminalError';
-    this.reason = reason;
-  }
-}
-
-export class RetryableError extends Error {
-  readonly reason: string;
-  constructor(reason: string, message: string) {
-    super(message);
-    this.name = 'RetryableError';
     this.reason = reason;
   }
 }

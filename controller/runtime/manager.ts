@@ -26,6 +26,8 @@ export interface ManagerOptions {
   onLeadershipLost?: (reason: string) => void;
   healthPort?: number;
   informerDefaults?: { staleAfterMs?: number; backoffBaseMs?: number; backoffMaxMs?: number };
+  /** How long stop() waits for in-flight reconciles before releasing the lease (default 10 s). */
+  drainTimeoutMs?: number;
 }
 
 export class Manager {
@@ -71,14 +73,6 @@ export class Manager {
     return this.#informers.every((i) => i.synced);
   }
 
-  get isLeader(): boolean {
-    return this.#elector ? this.#elector.isLeader : !this.#stopping;
-  }
-
-  get healthServer(): Server | undefined {
-    return this.#server;
-  }
-
   async start(): Promise<void> {
     if (this.#o.healthPort !== undefined) {
       this.#server = await startHealthServer({ port: this.#o.healthPort, metrics: this.metrics, ready: () => this.ready() });
@@ -117,7 +111,11 @@ export class Manager {
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
-    await Promise.all(this.#controllers.map((c) => c.stop()));
+    // Drain in-flight reconciles, but not for so long that main's forced exit (20 s) comes
+    // before the lease is released: a successor would then wait out the whole lease.
+    const drained = Promise.all(this.#controllers.map((c) => c.stop()));
+    const limit = new Promise<void>((resolve) => setTimeout(resolve, this.#o.drainTimeoutMs ?? 10_000).unref());
+    await Promise.race([drained, limit]);
     await this.#elector?.stop();
     await this.#leading?.catch(() => undefined);
     await Promise.all(this.#informers.map((i) => i.stop()));

@@ -111,19 +111,11 @@ export class WorkQueue {
     return this.#queue.length;
   }
 
-  isProcessing(key: string): boolean {
-    return this.#processing.has(key);
-  }
-
   shutDown(): void {
     this.#shuttingDown = true;
     for (const { timer } of this.#delayed.values()) clearTimeout(timer);
     this.#delayed.clear();
     for (const w of this.#waiters.splice(0)) w(undefined);
-  }
-
-  get shuttingDown(): boolean {
-    return this.#shuttingDown;
   }
 
   #push(key: string): void {

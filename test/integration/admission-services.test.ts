@@ -60,6 +60,15 @@ describe('migrations', () => {
     expect(await L.count('SELECT COUNT(*) FROM schema_migrations')).toBe(loadMigrations().length);
   });
 
+  it('re-run a migration whose ALTER … ADD took effect before a crash, before it was recorded', async () => {
+    const last = loadMigrations().find((m) => m.statements.some((st) => /^ALTER TABLE/i.test(st)));
+    if (!last) throw new Error('no ALTER migration');
+    await L.db.execute('DELETE FROM schema_migrations WHERE version = ?', [last.version]); // the crash: DDL done, not recorded
+    const r = await migrate(L.db);
+    expect(r.applied).toEqual([last.name]);
+    expect(await L.count('SELECT COUNT(*) FROM schema_migrations')).toBe(loadMigrations().length);
+  });
+
   it('refuse an applied migration whose text changed', async () => {
     const [first] = loadMigrations();
     if (!first) throw new Error('no migrations');
