@@ -12,6 +12,7 @@ export interface Env {
   RECONCILE_STALE_AFTER_SECONDS?: string | number;
   RECONCILE_PAGE_SIZE?: string | number;
   RECONCILE_MAX_STATEMENTS?: string | number;
+  OUTBOX_RETENTION_DAYS?: string | number;
 }
 
 const intVar = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -24,6 +25,8 @@ const configSchema = z.object({
   RECONCILE_PAGE_SIZE: intVar(200, 1, 1000),
   /** Statements (= subrequests) one scheduled() run may spend; the free plan allows 50. */
   RECONCILE_MAX_STATEMENTS: intVar(40, 4, 900),
+  /** Days acknowledged outbox rows are kept (0 = forever). */
+  OUTBOX_RETENTION_DAYS: intVar(7, 0, 3650),
 });
 
 export interface Config {
@@ -33,6 +36,7 @@ export interface Config {
   reconcileStaleAfterMs: number;
   reconcilePageSize: number;
   reconcileMaxStatements: number;
+  outboxRetentionMs: number;
 }
 
 export class ConfigError extends Error {
@@ -55,5 +59,6 @@ export function parseConfig(env: Env): Config {
     reconcileStaleAfterMs: c.RECONCILE_STALE_AFTER_SECONDS * 1000,
     reconcilePageSize: c.RECONCILE_PAGE_SIZE,
     reconcileMaxStatements: c.RECONCILE_MAX_STATEMENTS,
+    outboxRetentionMs: c.OUTBOX_RETENTION_DAYS * 86_400_000,
   };
 }

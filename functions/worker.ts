@@ -53,6 +53,7 @@ export default {
       staleAfterMs: config.reconcileStaleAfterMs,
       pageSize: config.reconcilePageSize,
       maxStatements: config.reconcileMaxStatements,
+      retentionMs: config.outboxRetentionMs,
       holder: crypto.randomUUID(),
     });
     ctx.waitUntil(run);

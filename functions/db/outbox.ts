@@ -18,6 +18,12 @@ export interface OutboxInsert {
   requestId: string | null;
 }
 
+/** Deletes up to `limit` rows acknowledged before `before` (dead and pending rows are kept). One statement. */
+export async function purgeDone(q: Queryable, before: Date, limit: number): Promise<number> {
+  const r = await q.execute('DELETE FROM outbox WHERE done_at IS NOT NULL AND done_at < ? ORDER BY seq LIMIT ?', [before, limit]);
+  return r.rowsAffected;
+}
+
 /** Inserts rows (one statement); rows whose dedupe_key exists are skipped. Returns rows inserted. */
 export async function enqueue(q: Queryable, rows: readonly OutboxInsert[], now: Date): Promise<number> {
   if (rows.length === 0) return 0;

@@ -4,8 +4,9 @@
 // single-flight per (cron, scheduledTime) through a DB lease, pages through reservations by
 // id, and never spends more than `maxStatements` statements (each one is a subrequest).
 // A pending reconcile row is never duplicated: its dedupe_key is UNIQUE, and reservations
-// that already have one are not even selected.
-import { dedupeKey, enqueue } from '../db/outbox.ts';
+// that already have one are not even selected. When the scan completes within budget, one more
+// statement deletes acknowledged outbox rows older than the retention (dead rows are kept).
+import { dedupeKey, enqueue, purgeDone } from '../db/outbox.ts';
 import { claimRun, finishRun, staleReservations } from '../db/scheduled-runs.ts';
 import type { ServiceDeps } from './deps.ts';
 
@@ -19,6 +20,8 @@ export interface SweepOptions {
   holder: string;
   /** How long a claimed run may take before another delivery of it may take over. */
   leaseMs?: number;
+  /** Acknowledged outbox rows older than this are deleted (0 keeps them). */
+  retentionMs?: number;
 }
 
 export interface SweepResult {
@@ -26,6 +29,7 @@ export interface SweepResult {
   statements: number;
   enqueued: number;
   pages: number;
+  purged: number;
   /** True when the scan reached the end (false: the budget ran out first). */
   complete: boolean;
 }
@@ -36,7 +40,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   const lease = new Date(now.getTime() + (opts.leaseMs ?? 5 * 60_000));
   const claim = await claimRun(deps.db, key, opts.holder, now, lease);
   let statements = claim.statements;
-  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, complete: true };
+  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true };
 
   const staleBefore = new Date(now.getTime() - opts.staleAfterMs);
   let after = '';
@@ -60,7 +64,12 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
     }
     after = last;
   }
+  let purged = 0;
+  if (complete && opts.retentionMs && statements + 2 <= opts.maxStatements) {
+    purged = await purgeDone(deps.db, new Date(now.getTime() - opts.retentionMs), 1000);
+    statements++;
+  }
   statements++;
   await finishRun(deps.db, key, opts.holder, deps.clock(), statements, enqueued);
-  return { claimed: true, statements, enqueued, pages, complete };
+  return { claimed: true, statements, enqueued, pages, purged, complete };
 }

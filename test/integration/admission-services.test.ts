@@ -243,6 +243,22 @@ describe('sweep (scheduled)', () => {
     // Budget: 5 statements allow claim + one page (2) + finish, so only 3 rows this run.
     await L.db.execute("UPDATE outbox SET dedupe_key = NULL, done_at = UTC_TIMESTAMP(3) WHERE kind = 'reconcile'");
     const tight = await sweep(L.deps({ clock: later }), { ...opts, scheduledTime: 3_000, maxStatements: 5 });
-    expect(tight).toMatchObject({ claimed: true, enqueued: 3, complete: false, statements: 4 });
+    expect(tight).toMatchObject({ claimed: true, enqueued: 3, complete: false, statements: 4, purged: 0 });
+  });
+
+  it('deletes acknowledged outbox rows past the retention once the scan completed; keeps recent, pending and dead rows', async () => {
+    const before = await L.count('SELECT COUNT(*) FROM outbox');
+    await L.db.execute(
+      `INSERT INTO outbox (reservation_id, kind, available_at, created_at, done_at, dead_at) VALUES
+         ('01OLDDONE0000000000000000A', 'reconcile', '2020-01-01', '2020-01-01', '2020-01-02', NULL),
+         ('01OLDDONE0000000000000000B', 'create', '2020-01-01', '2020-01-01', '2020-01-02', NULL),
+         ('01OLDDEAD0000000000000000C', 'create', '2020-01-01', '2020-01-01', NULL, '2020-01-02'),
+         ('01OLDPEND0000000000000000D', 'delete', '2020-01-01', '2020-01-01', NULL, NULL)`,
+    );
+    const opts = { cron: '*/5 * * * *', staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 40, holder: 'h', retentionMs: 7 * 86_400_000 };
+    const r = await sweep(L.deps(), { ...opts, scheduledTime: 9_000 });
+    expect(r).toMatchObject({ claimed: true, complete: true, purged: 2 });
+    expect(await L.count(`SELECT COUNT(*) FROM outbox WHERE reservation_id LIKE '01OLD%'`)).toBe(2);
+    expect(await L.count('SELECT COUNT(*) FROM outbox')).toBe(before + 2);
   });
 });
