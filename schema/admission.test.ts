@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { admissionRequestSchema, canonicalJson, crNameFor, hashInput, toAdmission } from './admission.ts';
+import { admissionRequestSchema, crNameFor, hashInput, toAdmission } from './admission.ts';
+import { canonicalJson } from './canonical-json.ts';
 
 const base = { name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 2, resources: { cpu: '1500m', memory: '1Gi', 'nvidia.com/gpu': '1' } };
 

@@ -1,6 +1,7 @@
 // The admission request (POST /requests): a DNS-1123 name plus the workload shape shared
 // with the ModelService spec. Parsing yields the canonical spec (defaults applied) and the
 // integer amounts charged against the tenant quota. Pure: no I/O.
+import { canonicalJson } from './canonical-json.ts';
 import { z } from 'zod';
 import {
   dns1123Label,
@@ -64,24 +65,6 @@ export function toAdmission(req: AdmissionRequest): ParsedAdmission {
   const { name, ...workload } = req;
   const spec = modelServiceSpecSchema.parse(workload);
   return { name, spec, amounts: totalAmounts(spec) };
-}
-
-/** JSON with object keys sorted at every level: equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    return Object.fromEntries(
-      Object.keys(obj)
-        .sort()
-        .map((k) => [k, sortKeys(obj[k])]),
-    );
-  }
-  return value;
 }
 
 /** What the request hash covers: the name and the canonical spec (not the tenant, not headers). */

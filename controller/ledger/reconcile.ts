@@ -45,11 +45,16 @@ export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result>
     const rows = d.takeClaims(id);
     let log = d.log.child({ admissionId: id, key: id });
     try {
-      for (const row of rows.filter((r) => r.kind === 'create')) await deliver(d, row, log);
-      const rec = await loadLedgerRecord(d.db, id);
+      let rec = await loadLedgerRecord(d.db, id);
+      for (const row of rows.filter((r) => r.kind === 'create')) {
+        if (await deliver(d, row, rec, log)) rec = await loadLedgerRecord(d.db, id);
+      }
       if (rec) log = log.child({ reqId: rec.requestId });
       const result = rec ? await step(d, rec, log) : {};
-      if (rec) await touchReconciled(d.db, id, await d.epoch(), d.now());
+      // Tells the cron sweep this reservation was looked at; at most once a minute (pod events are frequent).
+      if (rec && (rec.lastReconciledAt === null || d.now().getTime() - rec.lastReconciledAt.getTime() > 60_000)) {
+        await touchReconciled(d.db, id, await d.epoch(), d.now());
+      }
       for (const row of rows.filter((r) => r.kind !== 'create')) await ack(d.db, row, d.now());
       return result;
     } catch (err) {
@@ -59,19 +64,19 @@ export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result>
   };
 }
 
-async function deliver(d: LedgerDeps, row: ClaimedRow, parent: Logger): Promise<void> {
+/** Delivers one claimed `create` row; true when it changed the ledger (the caller re-reads it). */
+async function deliver(d: LedgerDeps, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<boolean> {
   const log = parent.child({ reqId: row.requestId });
-  const rec = await loadLedgerRecord(d.db, row.reservationId);
   if (!rec || rec.state !== 'admitted') {
     // Deleted before delivery, or delivered by an earlier attempt: the state machine takes it from here.
     await ack(d.db, row, d.now());
-    return;
+    return false;
   }
   const spec = modelServiceSpecSchema.safeParse(rec.spec);
   if (!spec.success) {
     await toConflict(d, rec, `the admitted spec is not a valid ModelService spec: ${spec.error.message}`.slice(0, 1000), log);
     await ack(d.db, row, d.now());
-    return;
+    return true;
   }
   const want = modelServiceFor(rec, spec.data, d.namespace);
   const { created, object } = await d.cluster.createModelService(want);
@@ -79,12 +84,13 @@ async function deliver(d: LedgerDeps, row: ClaimedRow, parent: Logger): Promise<
   if (!created && !isOurs(object, rec)) {
     await toConflict(d, rec, `a ModelService named ${want.metadata.name} exists and is not this admission's`, log);
     await ack(d.db, row, d.now());
-    return;
+    return true;
   }
   await ackCreate(d.db, row, { namespace: d.namespace, name: want.metadata.name, uid: object.metadata.uid ?? '' }, d.now());
   crashPoint('after-ack');
   d.metrics.delivered.inc({ outcome: created ? 'created' : 'adopted' });
   log.info(created ? 'ModelService created' : 'ModelService adopted after AlreadyExists', { name: want.metadata.name, uid: object.metadata.uid });
+  return true;
 }
 
 async function step(d: LedgerDeps, rec: LedgerRecord, log: Logger): Promise<Result> {

@@ -3,7 +3,7 @@
 // paused ex-leader's late statements match no row and change nothing. Every state change is
 // conditional on the state it leaves, so running any of them twice changes nothing.
 import type { Db, Queryable } from '../../functions/db/client.ts';
-import { bool, int, json, str, strOrNull, time, timeOrNull } from '../../functions/db/columns.ts';
+import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../functions/db/columns.ts';
 import { RESERVATION_STATES, type ReservationState } from '../../schema/admission.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { LedgerRow } from './decide.ts';
@@ -18,6 +18,7 @@ export interface LedgerRecord extends LedgerRow {
    *  schema would refuse can still be deleted and released. */
   spec: unknown;
   releaseBlockedPods: string[] | null;
+  lastReconciledAt: Date | null;
   binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
 }
 
@@ -48,7 +49,7 @@ const dateOrNull = (v: unknown): Date | null => {
 
 export async function loadLedgerRecord(q: Queryable, id: string): Promise<LedgerRecord | undefined> {
   const r = await q.execute(
-    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.release_blocked_pods,
+    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.release_blocked_pods, r.last_reconciled_at,
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.reservation_id AS bound
        FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id
       WHERE r.id = ?`,
@@ -65,7 +66,8 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
     createdAt: date(row.created_at),
     requestId: str(row.request_id),
     spec: json(row.spec),
-    releaseBlockedPods: row.release_blocked_pods ? (JSON.parse(str(row.release_blocked_pods)) as string[]) : null,
+    releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
+    lastReconciledAt: dateOrNull(row.last_reconciled_at),
     binding:
       row.bound === null || row.bound === undefined
         ? null

@@ -10,7 +10,8 @@
 // Conditions Ready/Progressing follow metav1.Condition: lastTransitionTime moves only when the
 // condition's status changes. The timeline fields are set once and never moved.
 import { ANNOTATIONS, type Condition, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
-import { canonicalJson, prune } from '../runtime/apply.ts';
+import { canonicalJson } from '../../schema/canonical-json.ts';
+import { prune } from '../runtime/apply.ts';
 import { endpointOf, selectorString } from './desired.ts';
 import type { ContainerState, Deployment, ModelService, Pod, Service } from './types.ts';
 

@@ -7,6 +7,7 @@ import type { Db, Queryable } from '../../functions/db/client.ts';
 import { int, str, strOrNull } from '../../functions/db/columns.ts';
 import type { OutboxKind } from '../../functions/db/outbox.ts';
 import { FENCE } from '../ledger/store.ts';
+import { jitteredBackoffMs } from '../runtime/backoff.ts';
 
 export interface Claim {
   by: string;
@@ -137,6 +138,5 @@ export async function fail(
 
 /** Exponential backoff for the n-th attempt (1-based), jittered within [cap/2, cap]. */
 export function retryDelayMs(attempt: number, baseMs = 1000, maxMs = 300_000, random = Math.random): number {
-  const cap = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(cap / 2 + (random() * cap) / 2);
+  return Math.round(jitteredBackoffMs(attempt - 1, baseMs, maxMs, random));
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, converged, DESIRED_HASH_ANNOTATION, hashOf, isSubset, prune, withDesiredHash } from './apply.ts';
+import { canonicalJson } from '../../schema/canonical-json.ts';
+import { converged, DESIRED_HASH_ANNOTATION, hashOf, isSubset, prune, withDesiredHash } from './apply.ts';
 
 describe('isSubset', () => {
   it.each([

@@ -8,6 +8,7 @@
 // by value, 1Gi = 1024Mi) AND the live object's desired-hash annotation equals the hash of the
 // desired object (so a field we REMOVED from our desired state — e.g. a memory limit — is
 // still noticed). Arrays are compared whole, and a merge patch replaces them whole.
+import { canonicalJson } from '../../schema/canonical-json.ts';
 import { createHash } from 'node:crypto';
 import { parseQuantity } from '../../schema/quantity.ts';
 import type { KubeObject } from './informer.ts';
@@ -17,14 +18,6 @@ export type ApplyResult = 'unchanged' | 'created' | 'updated';
 export const DESIRED_HASH_ANNOTATION = 'modeldock.io/desired-hash';
 
 /** JSON with object keys sorted, so equal values serialise equally. */
-export function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (_k, value: unknown) =>
-    value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : value,
-  );
-}
-
 export const hashOf = (v: unknown): string => createHash('sha256').update(canonicalJson(v)).digest('hex').slice(0, 16);
 
 /** Drops undefined, empty arrays and empty objects (the API server omits them: keeping them would never match). */

@@ -10,6 +10,7 @@
 // - a staleness watchdog: no list, established watch or event for `staleAfterMs` → a fresh
 //   ListWatch is built (full relist); objects that vanished meanwhile are reported as deleted.
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { jitteredBackoffMs } from './backoff.ts';
 import type { KubeClient } from './kube.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -210,9 +211,7 @@ export class Informer<T extends KubeObject> {
   #onError(lw: ListWatch<KubernetesObject & T>, err: unknown): void {
     if (this.#stopped) return;
     this.#failures += 1;
-    const base = this.#opts.backoffBaseMs ?? 1000;
-    const full = Math.min(this.#opts.backoffMaxMs ?? 30_000, base * 2 ** Math.min(this.#failures - 1, 20));
-    const delay = full / 2 + (this.#random() * full) / 2;
+    const delay = jitteredBackoffMs(this.#failures - 1, this.#opts.backoffBaseMs ?? 1000, this.#opts.backoffMaxMs ?? 30_000, this.#random);
     this.#opts.metrics?.informerRestarts.inc({ informer: this.name, cause: 'error' });
     this.#opts.log.warn('informer error; restarting', { informer: this.name, err, delayMs: Math.round(delay), failures: this.#failures });
     clearTimeout(this.#restartTimer);

@@ -7,6 +7,7 @@
 //   forget(key) resets the count after a success;
 // - addAfter(key, ms): requeueAfter; the earliest pending time wins;
 // - shutDown(): get() answers undefined to every waiting worker; pending timers are dropped.
+import { jitteredBackoffMs } from './backoff.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface QueueOptions {
@@ -75,8 +76,7 @@ export class WorkQueue {
   addRateLimited(key: string): number {
     const n = this.#failures.get(key) ?? 0;
     this.#failures.set(key, n + 1);
-    const full = Math.min(this.#max, this.#base * 2 ** Math.min(n, 40));
-    const delay = full / 2 + (this.#random() * full) / 2;
+    const delay = jitteredBackoffMs(n, this.#base, this.#max, this.#random);
     this.#metrics?.queueRetries.inc({ name: this.name });
     this.addAfter(key, delay);
     return delay;

@@ -22,6 +22,9 @@ export function json(v: unknown): unknown {
   return typeof v === 'string' ? JSON.parse(v) : v;
 }
 
+/** A TEXT column holding a JSON array of strings (e.g. release_blocked_pods), or NULL. */
+export const stringListOrNull = (v: unknown): string[] | null => (v === null || v === undefined || v === '' ? null : (JSON.parse(str(v)) as string[]));
+
 /** DATETIME(3) text (UTC) → RFC 3339 with Z. */
 export function time(v: unknown): string {
   const s = str(v);

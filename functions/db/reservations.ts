@@ -3,7 +3,7 @@
 import { endpointFor, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
-import { bool, int, json, str, strOrNull, time, timeOrNull } from './columns.ts';
+import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from './columns.ts';
 import type { Queryable, Row } from './client.ts';
 
 export interface NewReservation {
@@ -95,7 +95,7 @@ function toStored(row: Row): StoredAdmission {
           ? null
           : endpointFor(str(row.b_cr_name), str(row.b_namespace), (json(row.spec) as ModelServiceSpec).port),
       releaseBlockedSince: timeOrNull(row.release_blocked_since),
-      releaseBlockedPods: row.release_blocked_pods ? (JSON.parse(str(row.release_blocked_pods)) as string[]) : null,
+      releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
       lastError: strOrNull(row.last_error),
       deadOutboxRows: int(row.dead_outbox),
     },
