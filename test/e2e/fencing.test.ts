@@ -5,8 +5,8 @@
 // whatever it wrote late is fenced (claim + epoch) and the ledger invariants hold.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isFrozen } from '../support/controller.ts';
-import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
+import { isFrozen, isLeading as leading } from '../support/controller.ts';
+import { startSystem, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 
 let sys: System;
@@ -15,7 +15,6 @@ beforeAll(async () => {
 });
 afterAll(async () => sys?.stop());
 
-const leading = async (c: ControllerProcess) => /^leader_election_master_status\S* 1$/m.test(await c.metrics().catch(() => ''));
 const epoch = async () => sys.ledger.count('SELECT epoch FROM controller_epoch WHERE id = 1');
 
 describe('fencing', () => {

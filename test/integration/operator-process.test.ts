@@ -6,23 +6,13 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { makeModelService } from '../support/builders.ts';
-import { startController, type ControllerProcess } from '../support/controller.ts';
+import { metricSum as sample, startController, type ControllerProcess } from '../support/controller.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { ensureCrd, ops, paths } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
 const { kc, core } = kubeClients();
 const client = new KubeClient({ kc });
-/** Sum of a metric's samples whose label text matches. */
-function sample(text: string, name: string, labelFilter: (labels: string) => boolean = () => true): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`).exec(line);
-    if (m && labelFilter(m[1] ?? '')) sum += Number(m[2]);
-  }
-  return sum;
-}
-
 const started: ControllerProcess[] = [];
 let ns: { name: string; remove(): Promise<void> };
 beforeAll(async () => {
@@ -56,7 +46,7 @@ describe('controller process', () => {
       expect((await k.service('crashy'))?.metadata.ownerReferences?.[0]?.uid).toBe(ms.metadata.uid);
       const after = await k.deployment('crashy');
       expect(after?.metadata.uid).toBe(dep?.metadata.uid); // never deleted/recreated
-      expect(sample(await successor.metrics(), 'modeldock_kube_writes_total', (l) => l.includes('resource="deployments"') && l.includes('verb="create"'))).toBe(0);
+      expect(sample(await successor.metrics(), 'modeldock_kube_writes_total', (l) => l.resource === 'deployments' && l.verb === 'create')).toBe(0);
       await successor.proc.stop();
     } finally {
       await nsc.remove();
@@ -95,7 +85,7 @@ describe('controller process', () => {
     ]) {
       expect(ma, name).toMatch(new RegExp(`^${name}[{ ]`, 'm'));
     }
-    const nonLease = (l: string) => !l.includes('resource="leases"');
+    const nonLease = (l: Record<string, string>) => l.resource !== 'leases';
     expect(sample(ma, 'modeldock_kube_writes_total', nonLease)).toBeGreaterThan(0);
     expect(sample(mb, 'modeldock_kube_writes_total', nonLease)).toBe(0);
     expect(sample(mb, 'controller_runtime_reconcile_total')).toBe(0);

@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
+import { parsePrometheus } from '../../mock/prom-text.ts';
 
 export interface ControllerProcess {
   name: string;
@@ -59,6 +60,18 @@ export async function startController(
     metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
     alive: () => isAlive(proc.pid),
   };
+}
+
+/** Sum of the samples of `name` in Prometheus text whose labels pass `where`. */
+export function metricSum(text: string, name: string, where: (labels: Record<string, string>) => boolean = () => true): number {
+  return parsePrometheus(text)
+    .filter((s) => s.name === name && where(s.labels))
+    .reduce((sum, s) => sum + s.value, 0);
+}
+
+/** True while this controller process holds the leader lease (leader_election_master_status 1). */
+export async function isLeading(c: ControllerProcess): Promise<boolean> {
+  return metricSum(await c.metrics().catch(() => ''), 'leader_election_master_status') === 1;
 }
 
 export function isAlive(pid: number): boolean {
