@@ -101,34 +101,26 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
     const kubeconfig = join(runDir, 'kubeconfig');
     writeFileSync(kubeconfig, kubeconfigYaml(server, caFile, token));
 
+    // Both run without leader election, authenticate as the admin, and serve health on loopback.
+    const shared = (port: number) => [
+      '--leader-elect=false',
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--authentication-skip-lookup=true',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+    ];
     const components: Array<[string, string[], number]> = [
       [
         'kube-controller-manager',
         [
-          '--leader-elect=false',
           '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller',
-          `--kubeconfig=${kubeconfig}`,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          '--authentication-skip-lookup=true',
-          '--bind-address=127.0.0.1',
-          `--secure-port=${kcmPort}`,
+          ...shared(kcmPort),
         ],
         kcmPort,
       ],
-      [
-        'kube-scheduler',
-        [
-          '--leader-elect=false',
-          `--kubeconfig=${kubeconfig}`,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          '--authentication-skip-lookup=true',
-          '--bind-address=127.0.0.1',
-          `--secure-port=${schedPort}`,
-        ],
-        schedPort,
-      ],
+      ['kube-scheduler', shared(schedPort), schedPort],
     ];
     await Promise.all(
       components.map(([name, args, port]) =>
