@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{functions,controller,schema,mock,scripts}/**/*.test.ts'],
+          include: ['{functions,controller,schema,ledger,mock,scripts}/**/*.test.ts', 'test/support/**/*.test.ts'],
           environment: 'node',
           sequence: { groupOrder: 0 }, // fast unit tests first
         },
@@ -16,7 +16,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts'],
+          include: ['test/{integration,e2e}/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 120_000,

@@ -32,7 +32,7 @@ import { Metrics } from './runtime/metrics.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
 import { setupLedger } from './ledger/setup.ts';
-import { createDb } from '../functions/db/client.ts';
+import { createDb } from '../ledger/db.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const env = z

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from './app.ts';
 import { parseKeyRing } from './auth/keys.ts';
 import { parseConfig, ConfigError } from './config.ts';
-import type { Db } from './db/client.ts';
+import type { Db } from '../ledger/db.ts';
 import { shortfallsOf } from './services/admit.ts';
 
 const KEY = 'unit-key-0123456789abcdef';

@@ -2,7 +2,7 @@
 // error as {error: {code, message, details?}} via toErrorResponse().
 import { HTTPException } from 'hono/http-exception';
 import type { ErrorCode, ErrorEnvelope, FieldIssue, Shortfall } from '../schema/api.ts';
-import { DatabaseUnavailable } from './db/client.ts';
+import { DatabaseUnavailable } from '../ledger/db.ts';
 
 export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503;
 

@@ -6,7 +6,7 @@ import type { ExecutionContext } from 'hono';
 import { createApp, type AppEnv } from './app.ts';
 import { keyRingFor } from './auth/keys.ts';
 import { parseConfig, type Config, type Env } from './config.ts';
-import { createDb } from './db/client.ts';
+import { createDb } from '../ledger/db.ts';
 import { envelope, misconfigured } from './errors.ts';
 import { jsonLogger } from './middleware/log.ts';
 import { ulidGenerator, type ServiceDeps } from './services/deps.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { metricValue } from './prom-text.ts';
-import { readOpenAiStream, readSse } from './sse-client.ts';
-import { createGate, slotState, startMock, waitFor, type TestMock } from './testing.ts';
+import { metricValue } from '../test/support/prom-text.ts';
+import { readOpenAiStream, readSse } from '../test/support/sse-client.ts';
+import { createGate, slotState, startMock, waitFor, type TestMock } from '../test/support/mock-server.ts';
 
 const CHAT = '/v1/chat/completions';
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { readOpenAiStream } from './sse-client.ts';
-import { createGate, slotState, startMock, waitFor, type TestMock } from './testing.ts';
+import { readOpenAiStream } from '../test/support/sse-client.ts';
+import { createGate, slotState, startMock, waitFor, type TestMock } from '../test/support/mock-server.ts';
 
 const CHAT = '/v1/chat/completions';
 const chat = (extra: Record<string, unknown> = {}) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitStatements } from './migrate.ts';
+import { splitStatements } from '../ledger/migrate.ts';
 import { parseDotVars } from './database-url.ts';
 import { parseLimits, UsageError } from './tenant.ts';
 

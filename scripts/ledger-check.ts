@@ -2,7 +2,7 @@
 // line per finding; exits 1 when there is any. Env: DATABASE_URL (or .dev.vars), KUBECONFIG
 // (or ~/.kube/config / in-cluster), NAMESPACE (default modeldock-lab).
 import { KubeConfig } from '@kubernetes/client-node';
-import { createDb } from '../functions/db/client.ts';
+import { createDb } from '../ledger/db.ts';
 import { checkLedger } from '../controller/ledger/check.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { databaseUrlFromEnv } from './database-url.ts';

@@ -7,7 +7,7 @@ import { randomBytes, createHash } from 'node:crypto';
 import { cpuMillis, memoryMiB, wholeCount } from '../schema/quantity.ts';
 import { RESOURCE_NAMES } from '../schema/model-service.ts';
 import { tenantName } from '../schema/admission.ts';
-import { createDb, type Db } from '../functions/db/client.ts';
+import { createDb, type Db } from '../ledger/db.ts';
 import { readQuota, setHard, type ResourceName } from '../functions/db/quota.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 

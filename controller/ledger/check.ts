@@ -8,8 +8,8 @@
 //   released-pods      no pod of a released reservation is left
 // `settled: false` skips the checks that hold only once the controller has converged
 // (one-cr, orphan-cr, released-pods); the money checks must hold at every instant.
-import type { Queryable } from '../../functions/db/client.ts';
-import { int, str } from '../../functions/db/columns.ts';
+import type { Queryable } from '../../ledger/db.ts';
+import { int, str } from '../../ledger/columns.ts';
 import { GROUP, LABELS, PLURAL, RESOURCE_NAMES, VERSION, type ModelService } from '../../schema/model-service.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 

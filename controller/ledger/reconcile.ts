@@ -9,15 +9,15 @@
 //   2. one step of the state machine (decide.ts) against LIVE reads of the CR and its pods;
 //   3. acknowledge the claimed delete/reconcile rows (or give them back with backoff).
 // No Kubernetes call ever runs inside a SQL transaction.
-import type { Db } from '../../functions/db/client.ts';
+import type { Db } from '../../ledger/db.ts';
 import { modelServiceSpecSchema, type Condition, type ModelService } from '../../schema/model-service.ts';
 import type { Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
-import { ack, ackCreate, fail, retryDelayMs, type ClaimedRow } from '../outbox/store.ts';
-import { isOurs, modelServiceFor } from '../outbox/model-service-object.ts';
+import { ack, ackCreate, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
+import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import type { LedgerCluster } from './cluster.ts';
 import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';

@@ -2,7 +2,7 @@
 // feeding it, and (unless disabled) the informer fast paths — a ModelService or a pod carrying
 // an admission id changed — plus a periodic resync over every open reservation. With the fast
 // paths off, only outbox rows (deliveries, deletes, the cron's reconcile rows) drive it.
-import type { Db } from '../../functions/db/client.ts';
+import type { Db } from '../../ledger/db.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { Controller } from '../runtime/controller.ts';
 import { errorMessage } from '../runtime/errors.ts';
@@ -11,7 +11,7 @@ import type { KubeObject } from '../runtime/informer.ts';
 import type { KubeClient } from '../runtime/kube.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { Caches } from '../modelservice/reader.ts';
-import { OutboxPoller } from '../outbox/poller.ts';
+import { OutboxPoller } from './poller.ts';
 import { kubeLedgerCluster } from './cluster.ts';
 import type { LedgerConfig } from './decide.ts';
 import { ledgerMetrics } from './metrics.ts';

@@ -2,8 +2,8 @@
 // it joins `controller_epoch` on `epoch = ?`, so once a new leader has bumped the epoch, a
 // paused ex-leader's late statements match no row and change nothing. Every state change is
 // conditional on the state it leaves, so running any of them twice changes nothing.
-import type { Db, Queryable } from '../../functions/db/client.ts';
-import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../functions/db/columns.ts';
+import type { Db, Queryable } from '../../ledger/db.ts';
+import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { RESERVATION_STATES, type ReservationState } from '../../schema/admission.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { LedgerRow } from './decide.ts';

@@ -1,6 +1,6 @@
 // SQL of the outbox family (the Worker only ever inserts; the controller claims and acks).
 // dedupe_key is UNIQUE: an insert whose key exists is a no-op, never a duplicate row.
-import type { Queryable } from './client.ts';
+import type { Queryable } from '../../ledger/db.ts';
 
 export type OutboxKind = 'create' | 'delete' | 'reconcile';
 

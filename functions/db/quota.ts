@@ -2,8 +2,8 @@
 // and the operator's upsert (npm run tenant).
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import { ACTIVE_STATES, RELEASING_STATES } from '../../schema/admission.ts';
-import { int, str } from './columns.ts';
-import type { Queryable } from './client.ts';
+import { int, str } from '../../ledger/columns.ts';
+import type { Queryable } from '../../ledger/db.ts';
 
 export type ResourceName = (typeof RESOURCE_NAMES)[number];
 

@@ -3,8 +3,8 @@
 import { endpointFor, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
-import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from './columns.ts';
-import type { Queryable, Row } from './client.ts';
+import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import type { Queryable, Row } from '../../ledger/db.ts';
 
 export interface NewReservation {
   id: string;

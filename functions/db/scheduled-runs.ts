@@ -1,8 +1,8 @@
 // SQL of the scheduled sweep: the single-flight lease per (cron, scheduledTime) and the page
 // query over reservations that need a safety-net reconcile.
 import { TERMINAL_STATES } from '../../schema/admission.ts';
-import { str } from './columns.ts';
-import { isDuplicateKey, type Queryable } from './client.ts';
+import { str } from '../../ledger/columns.ts';
+import { isDuplicateKey, type Queryable } from '../../ledger/db.ts';
 
 export interface RunKey {
   cron: string;

@@ -8,7 +8,7 @@ import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { Admission, Shortfall } from '../../schema/api.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { sha256Hex } from '../auth/digest.ts';
-import { isDuplicateKey, isLockConflict } from '../db/client.ts';
+import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey, enqueue } from '../db/outbox.ts';
 import { chargeQuota, readQuota } from '../db/quota.ts';
 import { findByIdempotencyKey, insertMovement, insertReservation } from '../db/reservations.ts';

@@ -1,6 +1,6 @@
 // What every service gets injected: the database, a clock and an id generator.
 import { monotonicFactory } from 'ulid';
-import type { Db } from '../db/client.ts';
+import type { Db } from '../../ledger/db.ts';
 
 export interface ServiceDeps {
   db: Db;

@@ -3,13 +3,13 @@
 // all-or-nothing quota, 100 concurrent admissions, a lost COMMIT reply, delete, quota, sweep.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAdmission, admissionRequestSchema } from '../../schema/admission.ts';
-import type { DbFetch } from '../../functions/db/client.ts';
+import type { DbFetch } from '../../ledger/db.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
 import { getQuota } from '../../functions/services/quota.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { ApiError, toApiError } from '../../functions/errors.ts';
-import { loadMigrations, migrate } from '../../scripts/migrate.ts';
+import { loadMigrations, migrate } from '../../ledger/migrate.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 
 let L: LedgerDatabase;

@@ -1,7 +1,7 @@
 // The controller's ledger writes against real MariaDB through the production driver:
 // epoch fencing, guarded transitions, and the exactly-once release transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../functions/db/client.ts';
+import type { Db } from '../../ledger/db.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
 import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
 import { acquireEpoch, loadLedgerRecord, markReady, release, transition } from '../../controller/ledger/store.ts';

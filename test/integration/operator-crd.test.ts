@@ -3,7 +3,7 @@
 // printer columns and the scale subresource exist.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../controller/runtime/kube.ts';
-import { buildCrd } from '../../schema/gen-crd.ts';
+import { buildCrd } from '../../schema/crd.ts';
 import type { ModelService } from '../../schema/model-service.ts';
 import { makeModelService } from '../support/builders.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';

@@ -1,10 +1,10 @@
 // The outbox lease against real MariaDB: rows are claimed once, acknowledged only while the
 // claim holds and the epoch is current, retried with backoff, and dead after N attempts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../functions/db/client.ts';
+import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { acquireEpoch } from '../../controller/ledger/store.ts';
-import { ack, ackCreate, claimDue, ClaimLost, fail, retryDelayMs } from '../../controller/outbox/store.ts';
+import { ack, ackCreate, claimDue, ClaimLost, fail, retryDelayMs } from '../../controller/ledger/outbox-store.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 
 let ledger: LedgerDatabase;

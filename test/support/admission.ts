@@ -1,9 +1,9 @@
 // Shared set-up of the admission suites: a migrated test database, tenants with quotas, and
 // helpers to read the ledger directly.
-import { createDb, type Db, type DbFetch } from '../../functions/db/client.ts';
+import { createDb, type Db, type DbFetch } from '../../ledger/db.ts';
 import type { ServiceDeps } from '../../functions/services/deps.ts';
 import { ulidGenerator } from '../../functions/services/deps.ts';
-import { migrate } from '../../scripts/migrate.ts';
+import { migrate } from '../../ledger/migrate.ts';
 import { parseLimits, setTenantQuota } from '../../scripts/tenant.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 

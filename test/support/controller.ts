@@ -6,7 +6,7 @@ import { inject } from 'vitest';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
-import { parsePrometheus } from '../../mock/prom-text.ts';
+import { parsePrometheus } from './prom-text.ts';
 
 export interface ControllerProcess {
   name: string;

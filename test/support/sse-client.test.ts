@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { generateTokens } from './generate.ts';
+import { generateTokens } from '../../mock/generate.ts';
 import { SseParser, readOpenAiStream, readSse, type SseEvent } from './sse-client.ts';
-import { startMock, type TestMock } from './testing.ts';
+import { startMock, type TestMock } from './mock-server.ts';
 
 /** A fetch-like body that delivers `bytes` in pieces of the given sizes (cycled). */
 function chunkedBody(bytes: Uint8Array, sizes: readonly number[]): ReadableStream<Uint8Array> {

@@ -2,8 +2,8 @@
 // and a gate that holds every decode step until the test opens it (no timing guesses).
 import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
 import { metricValue, parsePrometheus, type Sample } from './prom-text.ts';
-import { createMockServer, type MockServerOptions } from './server.ts';
-import type { Sleep } from './token-loop.ts';
+import { createMockServer, type MockServerOptions } from '../../mock/server.ts';
+import type { Sleep } from '../../mock/token-loop.ts';
 
 export type TestMock = Awaited<ReturnType<typeof startMock>>;
 

@@ -1,11 +1,11 @@
 // The outbox poller (leader only): claims due rows in bounded batches with a conditional-UPDATE
 // lease, hands them to the ledger controller's queue keyed by reservation id (so everything
 // about one admission is serialized), and polls with a short interval that backs off when idle.
-import type { Db } from '../../functions/db/client.ts';
+import type { Db } from '../../ledger/db.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
-import { claimDue, type ClaimedRow } from './store.ts';
+import { claimDue, type ClaimedRow } from './outbox-store.ts';
 
 export interface PollerOptions {
   db: Db;

@@ -3,10 +3,10 @@
 // the claim itself (claimed_by is unique per claim batch; claimed_until must not have passed),
 // so a paused ex-leader or a worker whose lease ran out cannot acknowledge anything.
 import { randomBytes } from 'node:crypto';
-import type { Db, Queryable } from '../../functions/db/client.ts';
-import { int, str, strOrNull } from '../../functions/db/columns.ts';
+import type { Db, Queryable } from '../../ledger/db.ts';
+import { int, str, strOrNull } from '../../ledger/columns.ts';
 import type { OutboxKind } from '../../functions/db/outbox.ts';
-import { FENCE } from '../ledger/store.ts';
+import { FENCE } from './store.ts';
 import { jitteredBackoffMs } from '../runtime/backoff.ts';
 
 export interface Claim {
