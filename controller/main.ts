@@ -78,6 +78,7 @@ const leaseClient = new KubeClient({ kc, metrics, fieldManager, timeoutMs: Math.
 
 const mgr = new Manager({
   client,
+  namespace: env.NAMESPACE,
   log,
   metrics,
   healthPort: env.METRICS_PORT,
@@ -100,8 +101,7 @@ const mgr = new Manager({
   },
 });
 const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: identity, log });
-const { caches } = setupModelServiceController(mgr, {
-  namespace: env.NAMESPACE,
+setupModelServiceController(mgr, {
   workers: env.WORKERS,
   resyncMs: env.RESYNC_MS,
   batchDelayMs: env.BATCH_DELAY_MS,
@@ -110,7 +110,6 @@ const { caches } = setupModelServiceController(mgr, {
 if (env.DATABASE_URL) {
   setupLedger(mgr, {
     db: createDb({ url: env.DATABASE_URL }),
-    caches,
     namespace: env.NAMESPACE,
     holder: identity,
     config: {

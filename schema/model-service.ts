@@ -107,23 +107,30 @@ export interface Amounts {
   'nvidia.com/gpu': number;
 }
 export const RESOURCE_NAMES = ['cpu', 'memory', 'nvidia.com/gpu'] as const satisfies ReadonlyArray<keyof Amounts>;
+export type ResourceName = (typeof RESOURCE_NAMES)[number];
+
+/** Per resource: the ledger unit, and the parser from a Kubernetes quantity into it. */
+export const RESOURCE_UNITS: Readonly<Record<ResourceName, { unit: 'millicores' | 'MiB' | 'count'; parse: (q: string) => number }>> = {
+  cpu: { unit: 'millicores', parse: cpuMillis },
+  memory: { unit: 'MiB', parse: memoryMiB },
+  'nvidia.com/gpu': { unit: 'count', parse: wholeCount },
+};
 
 export function amountsPerReplica(r: Resources): Amounts {
-  return {
-    cpu: r.cpu ? cpuMillis(r.cpu) : 0,
-    memory: r.memory ? memoryMiB(r.memory) : 0,
-    'nvidia.com/gpu': r['nvidia.com/gpu'] ? wholeCount(r['nvidia.com/gpu']) : 0,
-  };
+  const out = {} as Amounts;
+  for (const name of RESOURCE_NAMES) {
+    const q = r[name];
+    out[name] = q ? RESOURCE_UNITS[name].parse(q) : 0;
+  }
+  return out;
 }
 
 /** What a workload charges against the quota: per-replica amounts times replicas. */
 export function totalAmounts(spec: Pick<ModelServiceSpec, 'resources' | 'replicas'>): Amounts {
   const one = amountsPerReplica(spec.resources);
-  return {
-    cpu: one.cpu * spec.replicas,
-    memory: one.memory * spec.replicas,
-    'nvidia.com/gpu': one['nvidia.com/gpu'] * spec.replicas,
-  };
+  const out = {} as Amounts;
+  for (const name of RESOURCE_NAMES) out[name] = one[name] * spec.replicas;
+  return out;
 }
 
 // ---------------------------------------------------------------- status

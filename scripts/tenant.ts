@@ -4,15 +4,12 @@
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
 // Lowering a limit below what is in use is allowed: it only blocks new admissions.
 import { randomBytes, createHash } from 'node:crypto';
-import { cpuMillis, memoryMiB, wholeCount } from '../schema/quantity.ts';
-import { RESOURCE_NAMES } from '../schema/model-service.ts';
+import { RESOURCE_NAMES, RESOURCE_UNITS, type ResourceName } from '../schema/model-service.ts';
 import { tenantName } from '../schema/admission.ts';
 import { createDb, type Db } from '../ledger/db.ts';
-import { readQuota, setHard, type ResourceName } from '../functions/db/quota.ts';
+import { readQuota, setHard } from '../functions/db/quota.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 
-const PARSERS: Record<ResourceName, (q: string) => number> = { cpu: cpuMillis, memory: memoryMiB, 'nvidia.com/gpu': wholeCount };
-const UNITS: Record<ResourceName, string> = { cpu: 'millicores', memory: 'MiB', 'nvidia.com/gpu': '' };
 
 export class UsageError extends Error {}
 
@@ -23,7 +20,7 @@ export function parseLimits(args: string[]): Partial<Record<ResourceName, number
     const [name, value, ...rest] = arg.split('=');
     if (!name || value === undefined || rest.length > 0) throw new UsageError(`"${arg}" is not <resource>=<quantity>`);
     if (!(RESOURCE_NAMES as readonly string[]).includes(name)) throw new UsageError(`unknown resource "${name}" (known: ${RESOURCE_NAMES.join(', ')})`);
-    const parse = PARSERS[name as ResourceName];
+    const parse = RESOURCE_UNITS[name as ResourceName].parse;
     try {
       out[name as ResourceName] = parse(value);
     } catch (err) {
@@ -47,7 +44,7 @@ async function show(db: Db, tenant: string): Promise<void> {
   const q = await readQuota(db, tenant);
   for (const r of RESOURCE_NAMES) {
     const row = q[r];
-    console.log(`${tenant}\t${r.padEnd(15)}\thard=${row?.hard ?? 0}\tused=${row?.used ?? 0}\t${UNITS[r]}`);
+    console.log(`${tenant}\t${r.padEnd(15)}\thard=${row?.hard ?? 0}\tused=${row?.used ?? 0}\t${RESOURCE_UNITS[r].unit}`);
   }
 }
 

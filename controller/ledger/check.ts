@@ -10,7 +10,8 @@
 // (one-cr, orphan-cr, released-pods); the money checks must hold at every instant.
 import type { Queryable } from '../../ledger/db.ts';
 import { int, str } from '../../ledger/columns.ts';
-import { GROUP, LABELS, PLURAL, RESOURCE_NAMES, VERSION, type ModelService } from '../../schema/model-service.ts';
+import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
+import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 
 export interface Drift {
@@ -39,7 +40,7 @@ export async function checkLedger(
 ): Promise<Drift[]> {
   const drift: Drift[] = [];
   const res = await db.execute(
-    `SELECT r.id, r.tenant, r.state, r.cpu_millis, r.memory_mib, r.gpu, b.uid, b.cr_name,
+    `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, b.uid, b.cr_name,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.reservation_id = r.id AND m.direction = 'charge') AS charges,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.reservation_id = r.id AND m.direction = 'release') AS releases
        FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id`,
@@ -48,7 +49,7 @@ export async function checkLedger(
     id: str(r.id),
     tenant: str(r.tenant),
     state: str(r.state),
-    amounts: { cpu: int(r.cpu_millis), memory: int(r.memory_mib), 'nvidia.com/gpu': int(r.gpu) },
+    amounts: amountsFromRow(r),
     charges: int(r.charges),
     releases: int(r.releases),
     boundUid: r.uid === null || r.uid === undefined ? null : str(r.uid),
@@ -85,7 +86,7 @@ export async function checkLedger(
 
   if (!kube || o.settled === false) return drift;
 
-  const crs = (await kube.list<ModelService>(paths.custom(GROUP, VERSION, PLURAL, namespace))).items;
+  const crs = (await kube.list<ModelService>(paths.modelServices(namespace))).items;
   const byId = new Map(rows.map((r) => [r.id, r]));
   const crByName = new Map(crs.map((c) => [c.metadata.name, c]));
   for (const r of rows) {

@@ -4,7 +4,6 @@
 // writes: create the CR, delete it with preconditions + foreground propagation, and surface
 // ReleaseBlocked as a condition on the CR while it exists.
 import { LABELS, type Condition, type ModelService } from '../../schema/model-service.ts';
-import { msPath } from '../modelservice/reader.ts';
 import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { ObservedCR, ObservedPod } from './decide.ts';
@@ -41,7 +40,7 @@ interface PodMeta {
 export function kubeLedgerCluster(client: KubeClient): LedgerCluster {
   return {
     async readModelService(ns, name) {
-      const ms = await client.getOrUndefined<ModelService>(msPath(ns, name));
+      const ms = await client.getOrUndefined<ModelService>(paths.modelService(ns, name));
       return ms ? { ...observe(ms), object: ms } : null;
     },
     async listPods(ns, admissionId) {
@@ -50,17 +49,17 @@ export function kubeLedgerCluster(client: KubeClient): LedgerCluster {
     },
     async createModelService(obj) {
       try {
-        return { created: true, object: await client.create<ModelService>(msPath(obj.metadata.namespace), obj) };
+        return { created: true, object: await client.create<ModelService>(paths.modelServices(obj.metadata.namespace), obj) };
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
-        const found = await client.getOrUndefined<ModelService>(msPath(obj.metadata.namespace, obj.metadata.name));
+        const found = await client.getOrUndefined<ModelService>(paths.modelService(obj.metadata.namespace, obj.metadata.name));
         if (!found) throw err; // deleted in between: the caller retries
         return { created: false, object: found };
       }
     },
     async deleteModelService(ns, name, preconditions) {
       try {
-        await client.delete(msPath(ns, name), { propagationPolicy: 'Foreground', preconditions });
+        await client.delete(paths.modelService(ns, name), { propagationPolicy: 'Foreground', preconditions });
         return 'deleted';
       } catch (err) {
         if (isNotFound(err)) return 'gone';
@@ -69,12 +68,12 @@ export function kubeLedgerCluster(client: KubeClient): LedgerCluster {
       }
     },
     async setCondition(ns, name, condition) {
-      const ms = await client.getOrUndefined<ModelService>(msPath(ns, name));
+      const ms = await client.getOrUndefined<ModelService>(paths.modelService(ns, name));
       if (!ms) return;
       const conditions = [...(ms.status?.conditions ?? []).filter((c) => c.type !== condition.type), condition];
       try {
         // A merge patch replaces the whole array: send all conditions, with the resourceVersion read.
-        await client.mergePatch(`${msPath(ns, name)}/status`, { metadata: { resourceVersion: ms.metadata.resourceVersion }, status: { conditions } });
+        await client.mergePatch(`${paths.modelService(ns, name)}/status`, { metadata: { resourceVersion: ms.metadata.resourceVersion }, status: { conditions } });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }

@@ -3,10 +3,10 @@
 // the claim itself (claimed_by is unique per claim batch; claimed_until must not have passed),
 // so a paused ex-leader or a worker whose lease ran out cannot acknowledge anything.
 import { randomBytes } from 'node:crypto';
-import type { Db, Queryable } from '../../ledger/db.ts';
+import type { Queryable } from '../../ledger/db.ts';
 import { int, str, strOrNull } from '../../ledger/columns.ts';
-import type { OutboxKind } from '../../functions/db/outbox.ts';
-import { FENCE } from './store.ts';
+import { FENCE } from '../../ledger/fence.ts';
+import type { OutboxKind } from '../../ledger/outbox.ts';
 import { jitteredBackoffMs } from '../runtime/backoff.ts';
 
 export interface Claim {
@@ -90,32 +90,6 @@ export class ClaimLost extends Error {
     super(`outbox row ${seq}: claim lost (lease expired, re-claimed, or epoch changed)`);
     this.name = 'ClaimLost';
   }
-}
-
-/**
- * Gap 2 closed: in ONE transaction guarded by the claim and the epoch, record the CR identity
- * actually created (binding), move the reservation admitted → delivered (it may have moved to
- * deleting meanwhile: the binding is still recorded so the delete finds it), and mark the row
- * done. Throws ClaimLost (nothing written) when the claim no longer holds.
- */
-export async function ackCreate(
-  db: Db,
-  row: ClaimedRow,
-  cr: { namespace: string; name: string; uid: string },
-  now: Date,
-): Promise<void> {
-  await db.transaction(async (tx) => {
-    if (!(await ack(tx, row, now))) throw new ClaimLost(row.seq);
-    await tx.execute(
-      `INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE uid = COALESCE(uid, VALUES(uid)), updated_at = VALUES(updated_at)`,
-      [row.reservationId, cr.namespace, cr.name, cr.uid, now, now],
-    );
-    await tx.execute(
-      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ? WHERE id = ? AND state = 'admitted'`,
-      [now, now, row.reservationId],
-    );
-  });
 }
 
 /** Counts a failed attempt and gives the row back for later (backoff), or marks it dead after maxAttempts failures. */

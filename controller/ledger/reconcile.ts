@@ -16,13 +16,13 @@ import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
-import { ack, ackCreate, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
+import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import type { LedgerCluster } from './cluster.ts';
 import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';
 import type { LedgerMetrics } from './metrics.ts';
-import { loadLedgerRecord, markReady, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
+import { ackCreate, loadLedgerRecord, markReady, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
 
 export interface LedgerDeps {
   db: Db;

@@ -10,7 +10,6 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { KubeClient } from '../runtime/kube.ts';
 import type { Manager } from '../runtime/manager.ts';
-import type { Caches } from '../modelservice/reader.ts';
 import { OutboxPoller } from './poller.ts';
 import { kubeLedgerCluster } from './cluster.ts';
 import type { LedgerConfig } from './decide.ts';
@@ -20,7 +19,6 @@ import { acquireEpoch, openReservationIds } from './store.ts';
 
 export interface LedgerOptions {
   db: Db;
-  caches: Caches;
   namespace: string;
   holder: string;
   config: LedgerConfig & { maxAttempts: number };
@@ -74,7 +72,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
 
   if (o.fastPaths) {
     const byAdmission = (obj: KubeObject) => controller.enqueue(obj.metadata.labels?.[LABELS.admissionId]);
-    for (const inf of [o.caches.modelServices, o.caches.pods]) {
+    for (const inf of [mgr.cache.informer('ModelService'), mgr.cache.informer('Pod')]) {
       inf.addHandlers({ add: byAdmission, update: byAdmission, delete: byAdmission });
     }
   }

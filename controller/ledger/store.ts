@@ -4,12 +4,13 @@
 // conditional on the state it leaves, so running any of them twice changes nothing.
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import { amountColumns, releaseUsageSql } from '../../ledger/resources.ts';
 import { RESERVATION_STATES, type ReservationState } from '../../schema/admission.ts';
+import { FENCE } from '../../ledger/fence.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { LedgerRow } from './decide.ts';
+import { ack, ClaimLost, type ClaimedRow } from './outbox-store.ts';
 
-/** Joined into every controller write: it matches only while `epoch` is the current one. */
-export const FENCE = 'JOIN controller_epoch e ON e.id = 1 AND e.epoch = ?';
 
 export interface LedgerRecord extends LedgerRow {
   createdAt: Date;
@@ -20,6 +21,32 @@ export interface LedgerRecord extends LedgerRow {
   releaseBlockedPods: string[] | null;
   lastReconciledAt: Date | null;
   binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
+}
+
+/**
+ * Gap 2 closed: in ONE transaction guarded by the claim and the epoch, record the CR identity
+ * actually created (binding), move the reservation admitted → delivered (it may have moved to
+ * deleting meanwhile: the binding is still recorded so the delete finds it), and mark the row
+ * done. Throws ClaimLost (nothing written) when the claim no longer holds.
+ */
+export async function ackCreate(
+  db: Db,
+  row: ClaimedRow,
+  cr: { namespace: string; name: string; uid: string },
+  now: Date,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (!(await ack(tx, row, now))) throw new ClaimLost(row.seq);
+    await tx.execute(
+      `INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE uid = COALESCE(uid, VALUES(uid)), updated_at = VALUES(updated_at)`,
+      [row.reservationId, cr.namespace, cr.name, cr.uid, now, now],
+    );
+    await tx.execute(
+      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ? WHERE id = ? AND state = 'admitted'`,
+      [now, now, row.reservationId],
+    );
+  });
 }
 
 /** Becoming leader: bump the epoch and return it (BEGIN, UPDATE, SELECT, COMMIT). */
@@ -154,15 +181,13 @@ export async function release(db: Db, id: string, epoch: number, now: Date): Pro
       );
       if (moved.rowsAffected !== 1) throw new NothingToRelease();
       await tx.execute(
-        `INSERT INTO quota_movement (reservation_id, direction, tenant, cpu_millis, memory_mib, gpu, at)
-         SELECT id, 'release', tenant, cpu_millis, memory_mib, gpu, ? FROM reservation WHERE id = ?`,
+        `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at)
+         SELECT id, 'release', tenant, ${amountColumns()}, ? FROM reservation WHERE id = ?`,
         [now, id],
       );
       await tx.execute(
         `UPDATE tenant_quota q JOIN reservation r ON r.id = ? AND q.tenant = r.tenant
-            SET q.used = q.used - CASE q.resource WHEN 'cpu' THEN r.cpu_millis WHEN 'memory' THEN r.memory_mib
-                                                  WHEN 'nvidia.com/gpu' THEN r.gpu ELSE 0 END,
-                q.updated_at = ?`,
+            SET ${releaseUsageSql('q', 'r')}, q.updated_at = ?`,
         [id, now],
       );
       crashPoint('inside-release-before-commit');

@@ -1,7 +1,7 @@
 // Where the reconciler reads the world from: the informer caches (normal case) or the API
 // server itself (after a 409 Conflict, and on the deletion path before removing the finalizer,
 // where a lagging cache must not be trusted).
-import { GROUP, LABELS, PLURAL, VERSION } from '../../schema/model-service.ts';
+import { LABELS } from '../../schema/model-service.ts';
 import type { Informer, KubeObject } from '../runtime/informer.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { WriteTracker } from '../runtime/read-your-writes.ts';
@@ -14,9 +14,6 @@ export interface Reader {
   /** Pods labelled as belonging to this ModelService (including Terminating ones). */
   pods(ns: string, msName: string): Promise<Pod[]>;
 }
-
-export const msPath = (ns: string, name?: string): string =>
-  paths.custom(GROUP, VERSION, PLURAL, ns) + (name ? `/${name}` : '');
 
 export interface Caches {
   modelServices: Informer<ModelService & { metadata: { name: string } }>;
@@ -39,7 +36,7 @@ export function cacheReader(c: Caches, tracker?: WriteTracker): Reader {
 
 export function liveReader(client: KubeClient): Reader {
   return {
-    modelService: (ns, name) => client.getOrUndefined<ModelService>(msPath(ns, name)),
+    modelService: (ns, name) => client.getOrUndefined<ModelService>(paths.modelService(ns, name)),
     deployment: (ns, name) => client.getOrUndefined<Deployment>(paths.deployment(ns, name)),
     service: (ns, name) => client.getOrUndefined<Service>(paths.service(ns, name)),
     pods: async (ns, msName) => (await client.list<Pod>(paths.pods(ns), { labelSelector: `${LABELS.modelService}=${msName}` })).items,

@@ -19,7 +19,7 @@ import type { KubeObject } from '../runtime/informer.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { WriteTracker } from '../runtime/read-your-writes.ts';
 import { desiredDeployment, desiredService, invalidName, isControlledBy } from './desired.ts';
-import { msPath, type Reader } from './reader.ts';
+import type { Reader } from './reader.ts';
 import { computeStatus, sameStatus } from './status.ts';
 import type { Deployment, ModelService, Service } from './types.ts';
 
@@ -59,7 +59,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
 
     let current = obj;
     if (!(current.metadata.finalizers ?? []).includes(FINALIZER)) {
-      current = await deps.client.mergePatch<ModelService>(msPath(req.namespace, req.name), {
+      current = await deps.client.mergePatch<ModelService>(paths.modelService(req.namespace, req.name), {
         metadata: { finalizers: [...(current.metadata.finalizers ?? []), FINALIZER], resourceVersion: current.metadata.resourceVersion },
       });
       deps.tracker?.wrote('ModelService', current);
@@ -93,7 +93,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
     async function writeStatus(target: ModelService, o: Omit<Parameters<typeof computeStatus>[0], 'ms' | 'now'>): Promise<ModelService> {
       const status = computeStatus({ ...o, ms: target, now: now() });
       if (sameStatus(target.status, status)) return target;
-      const written = await deps.client.replace<ModelService>(`${msPath(req.namespace, req.name)}/status`, {
+      const written = await deps.client.replace<ModelService>(`${paths.modelService(req.namespace, req.name)}/status`, {
         apiVersion: API_VERSION,
         kind: KIND,
         metadata: { name: target.metadata.name, namespace: target.metadata.namespace, resourceVersion: target.metadata.resourceVersion },
@@ -132,7 +132,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
         target = await writeStatus(target, { spec: undefined, deployment: undefined, service: undefined, pods: [] });
       }
       if (waiting) return { requeueAfterMs: pollMs };
-      const patched = await deps.client.mergePatch<ModelService>(msPath(req.namespace, req.name), {
+      const patched = await deps.client.mergePatch<ModelService>(paths.modelService(req.namespace, req.name), {
         metadata: { finalizers: (target.metadata.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: target.metadata.resourceVersion },
       });
       deps.tracker?.wrote('ModelService', patched);

@@ -1,20 +1,19 @@
-// Wires the ModelService controller into a Manager: informers on ModelServices (all in the
-// namespace) and on Deployments, Services and Pods carrying `app.kubernetes.io/managed-by=
-// modeldock`; event handlers that only compute a key (the CR itself, a child's controlling
-// ModelService, a pod's `modeldock.io/model-service` label) and enqueue it.
-import { API_VERSION, KIND, LABELS, MANAGED_BY } from '../../schema/model-service.ts';
+// Wires the ModelService controller into a Manager: the Manager's shared informers on
+// ModelServices and on the Deployments, Services and Pods ModelDock manages; event handlers that
+// only compute a key (the CR itself, a child's controlling ModelService, a pod's
+// `modeldock.io/model-service` label) and enqueue it.
+import { API_VERSION, KIND, LABELS } from '../../schema/model-service.ts';
 import { Controller, keyOf } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeObject } from '../runtime/informer.ts';
-import { paths, type KubeClient } from '../runtime/kube.ts';
+import type { KubeClient } from '../runtime/kube.ts';
 import { WriteTracker } from '../runtime/read-your-writes.ts';
 import type { Manager } from '../runtime/manager.ts';
-import { cacheReader, liveReader, msPath, type Caches } from './reader.ts';
+import { cacheReader, liveReader, type Caches } from './reader.ts';
 import { modelServiceReconciler } from './reconcile.ts';
 import type { Deployment, ModelService, Pod, Service } from './types.ts';
 
 export interface ModelServiceControllerOptions {
-  namespace: string;
   workers: number;
   resyncMs: number;
   /** See ControllerOptions.batchDelayMs (default 100 ms). */
@@ -33,13 +32,12 @@ export function controllerKey(obj: KubeObject): string | undefined {
   return ref && ref.kind === KIND && ref.apiVersion === API_VERSION ? keyOf(obj.metadata.namespace, ref.name) : undefined;
 }
 
-export function setupModelServiceController(mgr: Manager, o: ModelServiceControllerOptions): { controller: Controller; caches: Caches } {
-  const selector = `${LABELS.managedBy}=${MANAGED_BY}`;
+export function setupModelServiceController(mgr: Manager, o: ModelServiceControllerOptions): { controller: Controller } {
   const caches: Caches = {
-    modelServices: mgr.informer<ModelService>('modelservices', msPath(o.namespace)),
-    deployments: mgr.informer<Deployment>('deployments', paths.deployments(o.namespace), selector),
-    services: mgr.informer<Service>('services', paths.services(o.namespace), selector),
-    pods: mgr.informer<Pod>('pods', paths.pods(o.namespace), selector),
+    modelServices: mgr.cache.informer<ModelService>('ModelService'),
+    deployments: mgr.cache.informer<Deployment>('Deployment'),
+    services: mgr.cache.informer<Service>('Service'),
+    pods: mgr.cache.informer<Pod>('Pod'),
   };
   const client = o.client ?? mgr.client;
   const tracker = new WriteTracker();
@@ -73,5 +71,5 @@ export function setupModelServiceController(mgr: Manager, o: ModelServiceControl
   caches.pods.addHandlers({ add: podOwner, update: podOwner, delete: podOwner });
 
   mgr.addController(controller);
-  return { controller, caches };
+  return { controller };
 }

@@ -6,6 +6,7 @@
 // It uses undici's fetch because client-node's TLS dispatcher is an undici 8 Agent.
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { GROUP, PLURAL, VERSION } from '../../schema/model-service.ts';
 import { KubeApiError, type KubeStatus } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import type { TokenBucket } from './rate-limit.ts';
@@ -166,4 +167,6 @@ export const paths = {
   lease: (ns: string, name: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${name}`,
   events: (ns: string) => `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
   custom: (group: string, version: string, plural: string, ns: string) => `/apis/${group}/${version}/namespaces/${ns}/${plural}`,
+  modelServices: (ns: string) => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
+  modelService: (ns: string, name: string) => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}/${name}`,
 };

@@ -1,10 +1,11 @@
-// The Manager holds what several controllers share in one process: the informers (one cache
-// per kind), leader election, metrics and the health endpoints. Informers run on every replica
+// The Manager holds what several controllers share in one process: the cache (one informer
+// per kind, runtime/cache.ts), leader election, metrics and the health endpoints. Informers run on every replica
 // (so a standby is ready to take over and /readyz is meaningful); controllers' workers run only
 // on the leader, after every informer has synced. Losing the lease calls onLeadershipLost
 // (main exits the process). stop() drains the workers, releases the lease, stops informers.
 import type { Server } from 'node:http';
-import { Informer, type KubeObject } from './informer.ts';
+import { Cache } from './cache.ts';
+import { Informer } from './informer.ts';
 import type { KubeClient } from './kube.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader.ts';
 import type { Logger } from './log.ts';
@@ -19,6 +20,8 @@ export interface Runnable {
 
 export interface ManagerOptions {
   client: KubeClient;
+  /** The one namespace the cache watches. */
+  namespace: string;
   log: Logger;
   metrics: Metrics;
   /** Omit to run without leader election (single replica, tests). */
@@ -34,8 +37,9 @@ export class Manager {
   readonly client: KubeClient;
   readonly log: Logger;
   readonly metrics: Metrics;
+  /** The shared informer cache: controllers ask it for informers (one per kind). */
+  readonly cache: Cache;
   readonly #o: ManagerOptions;
-  readonly #informers: Array<Informer<KubeObject>> = [];
   readonly #controllers: Runnable[] = [];
   #elector: LeaderElector | undefined;
   #server: Server | undefined;
@@ -47,21 +51,11 @@ export class Manager {
     this.client = o.client;
     this.log = o.log;
     this.metrics = o.metrics;
-  }
-
-  /** Registers an informer on a collection path (call before start). */
-  informer<T extends KubeObject>(name: string, path: string, labelSelector?: string): Informer<T> {
-    const inf = new Informer<T>({
-      name,
-      client: this.client,
-      path,
-      labelSelector,
-      log: this.log,
-      metrics: this.metrics,
-      ...this.#o.informerDefaults,
-    });
-    this.#informers.push(inf as unknown as Informer<KubeObject>);
-    return inf;
+    this.cache = new Cache(
+      o.namespace,
+      (name, path, labelSelector) =>
+        new Informer({ name, client: this.client, path, labelSelector, log: this.log, metrics: this.metrics, ...o.informerDefaults }),
+    );
   }
 
   addController(c: Runnable): void {
@@ -70,16 +64,16 @@ export class Manager {
 
   /** Every informer has completed its initial list. */
   ready(): boolean {
-    return this.#informers.every((i) => i.synced);
+    return this.cache.informers.every((i) => i.synced);
   }
 
   async start(): Promise<void> {
     if (this.#o.healthPort !== undefined) {
       this.#server = await startHealthServer({ port: this.#o.healthPort, metrics: this.metrics, ready: () => this.ready() });
     }
-    await Promise.all(this.#informers.map((i) => i.start()));
+    await Promise.all(this.cache.informers.map((i) => i.start()));
     const runControllers = async () => {
-      await Promise.all(this.#informers.map((i) => i.waitForSync()));
+      await Promise.all(this.cache.informers.map((i) => i.waitForSync()));
       if (this.#stopping) return;
       for (const c of this.#controllers) c.start();
     };
@@ -118,7 +112,7 @@ export class Manager {
     await Promise.race([drained, limit]);
     await this.#elector?.stop();
     await this.#leading?.catch(() => undefined);
-    await Promise.all(this.#informers.map((i) => i.stop()));
+    await Promise.all(this.cache.informers.map((i) => i.stop()));
     await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
   }
 }

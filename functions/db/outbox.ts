@@ -1,15 +1,8 @@
-// SQL of the outbox family (the Worker only ever inserts; the controller claims and acks).
-// dedupe_key is UNIQUE: an insert whose key exists is a no-op, never a duplicate row.
+// The Worker's outbox statements: it only ever inserts (and purges acknowledged rows); the
+// controller claims and acknowledges (controller/ledger/outbox-store.ts). Kinds and dedupe keys:
+// ledger/outbox.ts.
 import type { Queryable } from '../../ledger/db.ts';
-
-export type OutboxKind = 'create' | 'delete' | 'reconcile';
-
-export const dedupeKey = {
-  create: (id: string) => `create:${id}`,
-  delete: (id: string) => `delete:${id}`,
-  /** Present while a reconcile row is pending; the controller sets dedupe_key NULL when done. */
-  reconcilePending: (id: string) => `reconcile:${id}:pending`,
-};
+import type { OutboxKind } from '../../ledger/outbox.ts';
 
 export interface OutboxInsert {
   reservationId: string;

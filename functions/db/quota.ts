@@ -1,11 +1,11 @@
 // SQL of the tenant_quota family: the conditional all-or-nothing charge, reads for GET /quota,
 // and the operator's upsert (npm run tenant).
-import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
+import type { Amounts } from '../../schema/model-service.ts';
 import { ACTIVE_STATES, RELEASING_STATES } from '../../schema/admission.ts';
 import { int, str } from '../../ledger/columns.ts';
 import type { Queryable } from '../../ledger/db.ts';
+import { AMOUNT_COLUMNS, amountsFromRow, chargedResources, RESOURCE_NAMES, type ResourceName } from '../../ledger/resources.ts';
 
-export type ResourceName = (typeof RESOURCE_NAMES)[number];
 
 /**
  * Charges every non-zero amount in ONE statement, only where `used + amount <= hard`.
@@ -13,7 +13,7 @@ export type ResourceName = (typeof RESOURCE_NAMES)[number];
  * (some rows may have been charged). A missing row means quota 0, so it never matches.
  */
 export async function chargeQuota(q: Queryable, tenant: string, amounts: Amounts, now: Date): Promise<boolean> {
-  const needed = RESOURCE_NAMES.filter((r) => amounts[r] > 0);
+  const needed = chargedResources(amounts);
   if (needed.length === 0) return true;
   const whens = needed.map(() => 'WHEN ? THEN ?').join(' ');
   const caseArgs = needed.flatMap((r) => [r, amounts[r]]);
@@ -42,7 +42,6 @@ export async function readQuota(q: Queryable, tenant: string): Promise<Partial<R
 
 export type Breakdown = Record<'active' | 'releasing' | 'blocked' | 'conflict', Amounts>;
 
-const COLUMNS: Record<ResourceName, string> = { cpu: 'cpu_millis', memory: 'memory_mib', 'nvidia.com/gpu': 'gpu' };
 const list = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ');
 const BUCKETS: Record<keyof Breakdown, string> = {
   active: `r.state IN (${list(ACTIVE_STATES)})`,
@@ -52,7 +51,7 @@ const BUCKETS: Record<keyof Breakdown, string> = {
 };
 const BREAKDOWN_SQL = `SELECT ${Object.entries(BUCKETS)
   .flatMap(([bucket, cond]) =>
-    RESOURCE_NAMES.map((res, i) => `COALESCE(SUM(CASE WHEN ${cond} THEN r.${COLUMNS[res]} ELSE 0 END), 0) AS ${bucket}_${i}`),
+    RESOURCE_NAMES.map((res) => `COALESCE(SUM(CASE WHEN ${cond} THEN r.${AMOUNT_COLUMNS[res]} ELSE 0 END), 0) AS ${bucket}_${AMOUNT_COLUMNS[res]}`),
   )
   .join(',\n  ')}
 FROM reservation r WHERE r.tenant = ? AND r.state <> 'released'`;
@@ -61,11 +60,7 @@ FROM reservation r WHERE r.tenant = ? AND r.state <> 'released'`;
 export async function readBreakdown(q: Queryable, tenant: string): Promise<Breakdown> {
   const r = await q.execute(BREAKDOWN_SQL, [tenant]);
   const row = r.rows[0] ?? {};
-  const amounts = (bucket: string): Amounts => ({
-    cpu: int(row[`${bucket}_0`]),
-    memory: int(row[`${bucket}_1`]),
-    'nvidia.com/gpu': int(row[`${bucket}_2`]),
-  });
+  const amounts = (bucket: string): Amounts => amountsFromRow(row, `${bucket}_`);
   return { active: amounts('active'), releasing: amounts('releasing'), blocked: amounts('blocked'), conflict: amounts('conflict') };
 }
 

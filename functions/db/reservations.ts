@@ -5,6 +5,9 @@ import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
+import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
+
+const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
 export interface NewReservation {
   id: string;
@@ -20,24 +23,10 @@ export interface NewReservation {
 
 export async function insertReservation(q: Queryable, r: NewReservation): Promise<void> {
   await q.execute(
-    `INSERT INTO reservation (id, tenant, idempotency_key, request_hash, name, spec, cpu_millis, memory_mib, gpu,
+    `INSERT INTO reservation (id, tenant, idempotency_key, request_hash, name, spec, ${amountColumns()},
        state, request_id, created_at, updated_at, state_changed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'admitted', ?, ?, ?, ?)`,
-    [
-      r.id,
-      r.tenant,
-      r.idempotencyKey,
-      r.requestHash,
-      r.name,
-      JSON.stringify(r.spec),
-      r.amounts.cpu,
-      r.amounts.memory,
-      r.amounts['nvidia.com/gpu'],
-      r.requestId,
-      r.now,
-      r.now,
-      r.now,
-    ],
+     VALUES (?, ?, ?, ?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, 'admitted', ?, ?, ?, ?)`,
+    [r.id, r.tenant, r.idempotencyKey, r.requestHash, r.name, JSON.stringify(r.spec), ...amountArgs(r.amounts), r.requestId, r.now, r.now, r.now],
   );
 }
 
@@ -46,13 +35,13 @@ export async function insertMovement(
   m: { reservationId: string; tenant: string; direction: 'charge' | 'release'; amounts: Amounts; now: Date },
 ): Promise<void> {
   await q.execute(
-    `INSERT INTO quota_movement (reservation_id, direction, tenant, cpu_millis, memory_mib, gpu, at)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    [m.reservationId, m.direction, m.tenant, m.amounts.cpu, m.amounts.memory, m.amounts['nvidia.com/gpu'], m.now],
+    `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at)
+     VALUES (?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, ?)`,
+    [m.reservationId, m.direction, m.tenant, ...amountArgs(m.amounts), m.now],
   );
 }
 
-const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, r.cpu_millis, r.memory_mib, r.gpu,
+const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_pods, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at,
@@ -74,7 +63,7 @@ function toStored(row: Row): StoredAdmission {
       name: str(row.name),
       state: str(row.state) as ReservationState,
       spec: json(row.spec) as ModelServiceSpec,
-      amounts: { cpu: int(row.cpu_millis), memory: int(row.memory_mib), 'nvidia.com/gpu': int(row.gpu) },
+      amounts: amountsFromRow(row),
       crName: crNameFor(id),
       requestId: str(row.request_id),
       createdAt: time(row.created_at),

@@ -1,11 +1,9 @@
 // GET /quota: hard limits and the counter `used` (reserved) from tenant_quota, and the
 // breakdown by reservation state from the reservations themselves (2 statements).
-import { RESOURCE_NAMES } from '../../schema/model-service.ts';
+import { RESOURCE_NAMES, RESOURCE_UNITS } from '../../schema/model-service.ts';
 import type { Quota } from '../../schema/api.ts';
 import { readBreakdown, readQuota } from '../db/quota.ts';
 import type { ServiceDeps } from './deps.ts';
-
-const UNITS = { cpu: 'millicores', memory: 'MiB', 'nvidia.com/gpu': 'count' } as const;
 
 export async function getQuota(deps: ServiceDeps, tenant: string): Promise<Quota> {
   const quota = await readQuota(deps.db, tenant);
@@ -17,7 +15,7 @@ export async function getQuota(deps: ServiceDeps, tenant: string): Promise<Quota
       return [
         r,
         {
-          unit: UNITS[r],
+          unit: RESOURCE_UNITS[r].unit,
           hard,
           reserved,
           active: b.active[r],

@@ -2,7 +2,8 @@
 // tenant's id is indistinguishable from a missing one (404).
 import { ACTIVE_STATES } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
-import { dedupeKey, enqueue } from '../db/outbox.ts';
+import { enqueue } from '../db/outbox.ts';
+import { dedupeKey } from '../../ledger/outbox.ts';
 import { findById, listByTenant, markDeleting } from '../db/reservations.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';

@@ -6,7 +6,8 @@
 // A pending reconcile row is never duplicated: its dedupe_key is UNIQUE, and reservations
 // that already have one are not even selected. When the scan completes within budget, one more
 // statement deletes acknowledged outbox rows older than the retention (dead rows are kept).
-import { dedupeKey, enqueue, purgeDone } from '../db/outbox.ts';
+import { enqueue, purgeDone } from '../db/outbox.ts';
+import { dedupeKey } from '../../ledger/outbox.ts';
 import { claimRun, finishRun, staleReservations } from '../db/scheduled-runs.ts';
 import type { ServiceDeps } from './deps.ts';
 

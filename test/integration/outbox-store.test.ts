@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { acquireEpoch } from '../../controller/ledger/store.ts';
-import { ack, ackCreate, claimDue, ClaimLost, fail, retryDelayMs } from '../../controller/ledger/outbox-store.ts';
+import { ack, claimDue, ClaimLost, fail, retryDelayMs } from '../../controller/ledger/outbox-store.ts';
+import { ackCreate } from '../../controller/ledger/store.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 
 let ledger: LedgerDatabase;

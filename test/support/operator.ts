@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { modelServiceReconciler } from '../../controller/modelservice/reconcile.ts';
-import { liveReader, msPath } from '../../controller/modelservice/reader.ts';
+import { liveReader } from '../../controller/modelservice/reader.ts';
 import { setupModelServiceController } from '../../controller/modelservice/setup.ts';
 import type { Deployment, ModelService, Pod, Service } from '../../controller/modelservice/types.ts';
 import { Controller } from '../../controller/runtime/controller.ts';
@@ -112,9 +112,9 @@ export async function startInProcessOperator(kc: KubeConfig, namespace: string, 
   const metrics = new Metrics();
   const log = testLogger();
   const client = new KubeClient({ kc, metrics, fieldManager: 'modeldock-controller' });
-  const mgr = new Manager({ client, log, metrics });
+  const mgr = new Manager({ client, namespace, log, metrics });
   const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: 'test', log });
-  const { controller } = setupModelServiceController(mgr, { namespace, workers: opts.workers ?? 2, resyncMs: 0, events, pollMs: 250 });
+  const { controller } = setupModelServiceController(mgr, { workers: opts.workers ?? 2, resyncMs: 0, events, pollMs: 250 });
   await mgr.start();
   await mgr.waitForLeadership();
   return {
@@ -141,4 +141,7 @@ export function bareController(client: KubeClient, cache: Parameters<typeof mode
   });
 }
 
-export { msPath, paths };
+/** Collection path of ModelServices in `ns`, or the path of one of them. */
+export const msPath = (ns: string, name?: string): string => (name ? paths.modelService(ns, name) : paths.modelServices(ns));
+
+export { paths };

@@ -1,0 +1,42 @@
+// The ONE mapping between quota resources and ledger columns, and the arithmetic of charging and
+// releasing. `tenant_quota` holds one row per (tenant, resource); `reservation` and
+// `quota_movement` hold one column per resource. Every statement that reads or writes amounts
+// builds its column list and its CASE expressions from here, so adding a resource is one line.
+import { RESOURCE_NAMES, type Amounts, type ResourceName } from '../schema/model-service.ts';
+import { int } from './columns.ts';
+import type { Row } from './db.ts';
+
+export { RESOURCE_NAMES, type ResourceName };
+
+/** The `reservation` / `quota_movement` column holding each resource's amount (ledger units). */
+export const AMOUNT_COLUMNS: Readonly<Record<ResourceName, string>> = { cpu: 'cpu_millis', memory: 'memory_mib', 'nvidia.com/gpu': 'gpu' };
+
+/** `cpu_millis, memory_mib, gpu` (optionally `r.cpu_millis, …`), in RESOURCE_NAMES order. */
+export const amountColumns = (alias?: string): string => RESOURCE_NAMES.map((r) => (alias ? `${alias}.` : '') + AMOUNT_COLUMNS[r]).join(', ');
+
+/** Statement arguments for `amountColumns()`, in the same order. */
+export const amountArgs = (a: Amounts): number[] => RESOURCE_NAMES.map((r) => a[r]);
+
+/** Reads the amount columns of a row (selected with `amountColumns()`, optionally under a prefix). */
+export function amountsFromRow(row: Row, prefix = ''): Amounts {
+  const out = {} as Amounts;
+  for (const r of RESOURCE_NAMES) out[r] = int(row[prefix + AMOUNT_COLUMNS[r]]);
+  return out;
+}
+
+/**
+ * SQL: the amount of the resource named by `resourceExpr` (e.g. `q.resource`) held by the
+ * reservation row `alias` — `CASE q.resource WHEN 'cpu' THEN r.cpu_millis … ELSE 0 END`.
+ */
+export const amountOfResourceSql = (resourceExpr: string, alias: string): string =>
+  `CASE ${resourceExpr} ${RESOURCE_NAMES.map((r) => `WHEN '${r}' THEN ${alias}.${AMOUNT_COLUMNS[r]}`).join(' ')} ELSE 0 END`;
+
+/**
+ * The release arithmetic, as a SET clause on `tenant_quota q` joined to the reservation `r` being
+ * released: usage goes down by exactly what the reservation was charged.
+ */
+export const releaseUsageSql = (quotaAlias: string, reservationAlias: string): string =>
+  `${quotaAlias}.used = ${quotaAlias}.used - ${amountOfResourceSql(`${quotaAlias}.resource`, reservationAlias)}`;
+
+/** The resources an amount charges (non-zero ones); a charge of nothing touches no quota row. */
+export const chargedResources = (a: Amounts): ResourceName[] => RESOURCE_NAMES.filter((r) => a[r] > 0);
