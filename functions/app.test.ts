@@ -5,6 +5,7 @@ import { createApp } from './app.ts';
 import { parseKeyRing } from './auth/keys.ts';
 import { parseConfig, ConfigError } from './config.ts';
 import type { Db } from '../ledger/db.ts';
+import { PUBLIC_ROUTES } from './routes.ts';
 import { shortfallsOf } from './services/admit.ts';
 
 const KEY = 'unit-key-0123456789abcdef';
@@ -30,6 +31,23 @@ const req = (path: string, init: RequestInit & { headers?: Record<string, string
   app.request(path, { ...init, headers: { Authorization: `Bearer ${KEY}`, ...init.headers } });
 const postJson = (b: unknown, headers: Record<string, string> = {}) =>
   req('/requests', { method: 'POST', body: JSON.stringify(b), headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k', ...headers } });
+
+describe('routes carry their own authentication', () => {
+  const routes = app.routes.filter((r) => r.method !== 'ALL'); // ALL = app-wide middleware (request id, access log)
+  const keys = [...new Set(routes.map((r) => `${r.method} ${r.path}`))];
+
+  it('the app has the routes this test knows about, and every public one exists', () => {
+    expect(keys.length).toBeGreaterThanOrEqual(6);
+    for (const p of PUBLIC_ROUTES) expect(keys).toContain(p);
+  });
+
+  it.each(keys)('%s: 401 without a key unless it is on the public list', async (key) => {
+    const [method = 'GET', path = '/'] = key.split(' ');
+    const res = await app.request(path.replace(/:[A-Za-z]+/g, '01ARZ3NDEKTSV4RRFFQ69G5FAV'), { method });
+    if (PUBLIC_ROUTES.has(key)) expect(res.status, key).not.toBe(401);
+    else expect(res.status, `${key} answered without authentication`).toBe(401);
+  });
+});
 
 describe('app (no database)', () => {
   it.each([

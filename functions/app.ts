@@ -46,15 +46,14 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
       if (!result.success) throw validationFailed(fieldIssues(result.error, result.target));
     },
   });
-  const r = routes(opts.config.maxReplicas);
+  const r = routes({
+    maxReplicas: opts.config.maxReplicas,
+    auth: bearerTenant({ keyRing: opts.keyRing }),
+    jsonBody: jsonBody({ maxBytes: opts.config.maxBodyBytes }),
+  });
 
   app.use(requestId());
   app.use(accessLog({ log }));
-  const auth = bearerTenant({ keyRing: opts.keyRing });
-  app.use('/requests', auth);
-  app.use('/requests/*', auth);
-  app.use('/quota', auth);
-  app.on('POST', ['/requests'], ...jsonBody({ maxBytes: opts.config.maxBodyBytes }));
 
   app.openapi(r.submit, async (c) => {
     const parsed = toAdmission(c.req.valid('json'));

@@ -1,11 +1,25 @@
-// Route definitions (OpenAPI + validation) built from the schema/ zod schemas.
+// Route definitions (OpenAPI + validation) built from the schema/ zod schemas. Each route
+// carries its own authentication: a secured route lists the bearer middleware where it is
+// defined (and says so in OpenAPI); a route without it must be on PUBLIC_ROUTES (app.test.ts
+// enumerates every route of the app and fails otherwise).
 import { createRoute, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { admissionRequestSchema, idempotencyKey } from '../schema/admission.ts';
 import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, quotaSchema } from '../schema/api.ts';
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
 const err = (description: string) => json(errorEnvelopeSchema, description);
-const security = [{ bearer: [] }];
+
+/** Routes served without authentication: `METHOD path` as Hono registers them. */
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['GET /healthz', 'GET /openapi.json']);
+
+export interface RouteOptions {
+  maxReplicas: number;
+  /** Authenticates the tenant (sets c.var.tenant); every secured route runs it first. */
+  auth: MiddlewareHandler;
+  /** Body guards of JSON endpoints (size, Content-Type), after authentication. */
+  jsonBody: MiddlewareHandler[];
+}
 
 const idParam = z.object({
   id: z
@@ -20,7 +34,8 @@ const common = {
   503: err('The database is unavailable.'),
 };
 
-export function routes(maxReplicas: number) {
+export function routes({ maxReplicas, auth, jsonBody }: RouteOptions) {
+  const secured = { security: [{ bearer: [] }], middleware: [auth] };
   return {
     submit: createRoute({
       method: 'post',
@@ -29,7 +44,8 @@ export function routes(maxReplicas: number) {
       description:
         'Charges the tenant quota for every resource at once (all-or-nothing) and records the admission. ' +
         'A retry with the same Idempotency-Key and body returns the same admission (200); a different body is 422.',
-      security,
+      security: secured.security,
+      middleware: [auth, ...jsonBody],
       request: {
         headers: z.object({ 'idempotency-key': idempotencyKey.describe('Client-chosen key; a retry with the same key and body returns the same admission.') }),
         body: { required: true, content: { 'application/json': { schema: admissionRequestSchema(maxReplicas) } } },
@@ -49,7 +65,7 @@ export function routes(maxReplicas: number) {
       method: 'get',
       path: '/requests',
       summary: 'List admissions, newest first',
-      security,
+      ...secured,
       request: { query: listQuerySchema },
       responses: { 200: json(admissionListSchema, 'A page of admissions.'), 400: err('Invalid query.'), ...common },
     }),
@@ -57,7 +73,7 @@ export function routes(maxReplicas: number) {
       method: 'get',
       path: '/requests/{id}',
       summary: 'Get one admission',
-      security,
+      ...secured,
       request: { params: idParam },
       responses: { 200: json(admissionSchema, 'The admission.'), 400: err('Invalid id.'), 404: err('No such admission for this tenant.'), ...common },
     }),
@@ -66,7 +82,7 @@ export function routes(maxReplicas: number) {
       path: '/requests/{id}',
       summary: 'Delete an admission (idempotent)',
       description: 'Moves the admission to `deleting`; quota is released only once its pods are really gone.',
-      security,
+      ...secured,
       request: { params: idParam },
       responses: {
         202: json(admissionSchema, 'Deletion accepted (or already under way).'),
@@ -80,7 +96,7 @@ export function routes(maxReplicas: number) {
       method: 'get',
       path: '/quota',
       summary: 'Quota and usage of the calling tenant',
-      security,
+      ...secured,
       responses: { 200: json(quotaSchema, 'Per resource: hard, reserved, active, releasing, blocked.'), ...common },
     }),
     health: createRoute({
