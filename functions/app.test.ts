@@ -16,6 +16,7 @@ const untouchable: Db = {
     return Promise.reject(new Error(`unexpected statement: ${sql}`));
   },
   transaction: () => Promise.reject(new Error('unexpected transaction')),
+  withSignal: () => untouchable,
 };
 const logs: unknown[] = [];
 const config = parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', MAX_BODY_BYTES: '2048', MAX_REPLICAS: '4' });

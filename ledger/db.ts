@@ -1,7 +1,10 @@
 // The one database seam: a small interface over @planetscale/database (the production driver),
 // with its `fetch` injectable. Every execute() is one HTTP round trip; a transaction of N
-// statements costs N + 2 (BEGIN, COMMIT). Errors that mean "the database could not be reached"
-// become DatabaseUnavailable (→ 503); SQL errors stay DatabaseError.
+// statements costs N + 2 (BEGIN, COMMIT). Every round trip has a deadline (`timeoutMs`) and is
+// aborted by the Db's signal (`withSignal`: a reconcile's context, a shutdown), so no call waits
+// on a hung database for longer than the deadline. Errors that mean "the database could not be
+// reached" (including a deadline or an abort) become DatabaseUnavailable (→ 503); SQL errors stay
+// DatabaseError.
 import { Client, DatabaseError, UnknownError, type Config } from '@planetscale/database';
 
 export type Row = Record<string, unknown>;
@@ -19,6 +22,8 @@ export interface Queryable {
 export interface Db extends Queryable {
   /** BEGIN, fn, COMMIT on one session; ROLLBACK (best effort) and rethrow when fn or COMMIT throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** The same database; its calls are also aborted when `signal` aborts. */
+  withSignal(signal: AbortSignal): Db;
 }
 
 export type DbFetch = NonNullable<Config['fetch']>;
@@ -63,12 +68,28 @@ function queryable(conn: DriverConn): Queryable {
 export interface DbOptions {
   url: string;
   fetch?: DbFetch;
+  /** Deadline of one round trip (one statement, BEGIN or COMMIT). Default 10 s. */
+  timeoutMs?: number;
+  /** Aborts every call in flight and every later one. */
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_DB_TIMEOUT_MS = 10_000;
+
+/** `fetch` with the per-call deadline and the Db's signal attached to every request. */
+function deadlineFetch(base: DbFetch, timeoutMs: number, signal: AbortSignal | undefined): DbFetch {
+  return (input, init) => {
+    const signals = [AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])];
+    return base(input, { ...init, signal: AbortSignal.any(signals) } as Parameters<DbFetch>[1]);
+  };
 }
 
 export function createDb(opts: DbOptions): Db {
+  const base: DbFetch = opts.fetch ?? ((input, init) => fetch(input, init as RequestInit));
   // A Client opens a fresh Connection (session) per call: concurrent requests never share one.
-  const client = new Client({ url: opts.url, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const client = new Client({ url: opts.url, fetch: deadlineFetch(base, opts.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS, opts.signal) });
   return {
+    withSignal: (signal) => createDb({ ...opts, signal: opts.signal ? AbortSignal.any([opts.signal, signal]) : signal }),
     execute: (sql, args) => queryable(client.connection()).execute(sql, args),
     async transaction(fn) {
       const tx = queryable(client.connection());

@@ -2,6 +2,7 @@
 // lease, hands them to the ledger controller's queue keyed by reservation id (so everything
 // about one admission is serialized), and polls with a short interval that backs off when idle.
 import type { Db } from '../../ledger/db.ts';
+import { childAbort } from '../runtime/abort.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -25,6 +26,7 @@ export class OutboxPoller {
   /** Claimed rows waiting for their reservation's reconcile, by reservation id, then seq. */
   readonly #claims = new Map<string, Map<number, ClaimedRow>>();
   #stopped = true;
+  #abort = new AbortController();
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
 
@@ -43,14 +45,17 @@ export class OutboxPoller {
     return !this.#stopped;
   }
 
-  start(): void {
+  start(signal?: AbortSignal): void {
     if (!this.#stopped) return;
     this.#stopped = false;
+    this.#abort = childAbort(signal);
     this.#loop = this.#run();
   }
 
+  /** Stops polling; a claim round in flight is aborted (rows it claimed are re-claimed after their lease). */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort(new Error('outbox poller stopping'));
     this.#wake?.();
     await this.#loop;
   }
@@ -64,7 +69,7 @@ export class OutboxPoller {
         interval = got > 0 ? minIntervalMs : Math.min(maxIntervalMs, interval * 2);
       } catch (err) {
         interval = maxIntervalMs;
-        this.#o.log.warn('outbox poll failed', { err: errorMessage(err) });
+        if (!this.#stopped) this.#o.log.warn('outbox poll failed', { err: errorMessage(err) });
       }
       if (this.#stopped) break;
       await new Promise<void>((resolve) => {
@@ -79,7 +84,7 @@ export class OutboxPoller {
 
   /** One claim round; returns how many rows were claimed. */
   async #pollOnce(): Promise<number> {
-    const rows = await claimDue(this.#o.db, {
+    const rows = await claimDue(this.#o.db.withSignal(this.#abort.signal), {
       holder: this.#o.holder,
       epoch: await this.#o.epoch(),
       leaseMs: this.#o.leaseMs ?? 60_000,

@@ -26,7 +26,8 @@ import { ackCreate, loadLedgerRecord, markReady, release, setReleaseBlocked, tou
 
 export interface LedgerDeps {
   db: Db;
-  cluster: LedgerCluster;
+  /** The cluster as seen by one reconcile: its calls are aborted with `signal`. */
+  cluster: (signal: AbortSignal) => LedgerCluster;
   /** Namespace new ModelServices are created in. */
   namespace: string;
   /** The fencing epoch this leader acquired (acquired once, on first use). */
@@ -40,8 +41,12 @@ export interface LedgerDeps {
   log: Logger;
 }
 
-export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result> {
-  return async (id) => {
+/** The deps of one reconcile: every database and API call carries its signal. */
+type Scoped = Omit<LedgerDeps, 'cluster'> & { cluster: LedgerCluster };
+
+export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSignal) => Promise<Result> {
+  return async (id, signal) => {
+    const d: Scoped = { ...deps, db: deps.db.withSignal(signal), cluster: deps.cluster(signal) };
     const rows = d.takeClaims(id);
     let log = d.log.child({ admissionId: id, key: id });
     try {
@@ -65,7 +70,7 @@ export function ledgerReconciler(d: LedgerDeps): (id: string) => Promise<Result>
 }
 
 /** Delivers one claimed `create` row; true when it changed the ledger (the caller re-reads it). */
-async function deliver(d: LedgerDeps, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<boolean> {
+async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<boolean> {
   const log = parent.child({ reqId: row.requestId });
   if (!rec || rec.state !== 'admitted') {
     // Deleted before delivery, or delivered by an earlier attempt: the state machine takes it from here.
@@ -93,7 +98,7 @@ async function deliver(d: LedgerDeps, row: ClaimedRow, rec: LedgerRecord | undef
   return true;
 }
 
-async function step(d: LedgerDeps, rec: LedgerRecord, log: Logger): Promise<Result> {
+async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> {
   const ns = rec.binding?.namespace ?? d.namespace;
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   const cr = await d.cluster.readModelService(ns, name);
@@ -150,7 +155,7 @@ async function step(d: LedgerDeps, rec: LedgerRecord, log: Logger): Promise<Resu
   }
 }
 
-async function toConflict(d: LedgerDeps, rec: LedgerRecord, reason: string, log: Logger): Promise<void> {
+async function toConflict(d: Scoped, rec: LedgerRecord, reason: string, log: Logger): Promise<void> {
   if (!(await transition(d.db, rec.id, [rec.state], 'conflict', await d.epoch(), d.now(), reason))) return;
   d.metrics.conflicts.inc();
   log.warn('reservation in conflict: an operator must look', { reason });
@@ -171,7 +176,7 @@ function releaseBlocked(pods: string[], since: Date): Condition {
   };
 }
 
-async function giveBack(d: LedgerDeps, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {
+async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {
   const now = d.now();
   for (const row of rows) {
     // A row whose claim was lost matches nothing here (fail() requires the claim): harmless.

@@ -5,6 +5,7 @@
 import type { Db } from '../../ledger/db.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { Controller } from '../runtime/controller.ts';
+import { childAbort } from '../runtime/abort.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeObject } from '../runtime/informer.ts';
@@ -51,7 +52,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
 
   const reconcile = ledgerReconciler({
     db: o.db,
-    cluster: kubeLedgerCluster(o.client ?? mgr.client),
+    cluster: (signal) => kubeLedgerCluster((o.client ?? mgr.client).withSignal(signal)),
     namespace: o.namespace,
     epoch,
     now: () => new Date(),
@@ -66,7 +67,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     workers: o.workers,
     log: mgr.log,
     metrics: mgr.metrics,
-    reconcile: (req) => reconcile(req.name),
+    reconcile: (req, ctx) => reconcile(req.name, ctx.signal),
   });
   const poller = new OutboxPoller({ db: o.db, holder: o.holder, epoch, enqueue: (id) => controller.enqueue(id), log, ...o.poll });
 
@@ -77,8 +78,8 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     }
   }
   if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
-  const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async () => {
-    for (const id of await openReservationIds(o.db)) controller.enqueue(id);
+  const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async (signal) => {
+    for (const id of await openReservationIds(o.db.withSignal(signal))) controller.enqueue(id);
   }, log);
 
   mgr.addController(controller);
@@ -90,12 +91,14 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
 /** Runs `tick` at start and then every `everyMs` (jittered) while leading; 0 disables it. */
 class ResyncLoop {
   readonly #everyMs: number;
-  readonly #tick: () => Promise<void>;
+  readonly #tick: (signal: AbortSignal) => Promise<void>;
   readonly #log: Manager['log'];
   #timer: NodeJS.Timeout | undefined;
   #started = false;
+  #abort = new AbortController();
+  #running: Promise<void> | undefined;
 
-  constructor(everyMs: number, tick: () => Promise<void>, log: Manager['log']) {
+  constructor(everyMs: number, tick: (signal: AbortSignal) => Promise<void>, log: Manager['log']) {
     this.#everyMs = everyMs;
     this.#tick = tick;
     this.#log = log;
@@ -105,21 +108,26 @@ class ResyncLoop {
     return this.#started;
   }
 
-  start(): void {
+  start(signal?: AbortSignal): void {
     this.#started = true;
-    if (this.#everyMs > 0) void this.#run();
+    this.#abort = childAbort(signal);
+    if (this.#everyMs > 0) this.#running = this.#run();
   }
 
   async stop(): Promise<void> {
     this.#started = false;
     clearTimeout(this.#timer);
+    this.#abort.abort(new Error('ledger resync stopping'));
+    await this.#running;
   }
 
   async #run(): Promise<void> {
     if (!this.#started) return;
-    await this.#tick().catch((err: unknown) => this.#log.warn('ledger resync failed', { err: errorMessage(err) }));
+    await this.#tick(this.#abort.signal).catch((err: unknown) => {
+      if (this.#started) this.#log.warn('ledger resync failed', { err: errorMessage(err) });
+    });
     if (!this.#started) return;
-    this.#timer = setTimeout(() => void this.#run(), this.#everyMs * (0.9 + Math.random() * 0.2));
+    this.#timer = setTimeout(() => (this.#running = this.#run()), this.#everyMs * (0.9 + Math.random() * 0.2));
     this.#timer.unref();
   }
 }

@@ -19,14 +19,14 @@ import type { KubeObject } from '../runtime/informer.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { WriteTracker } from '../runtime/read-your-writes.ts';
 import { desiredDeployment, desiredService, invalidName, isControlledBy } from './desired.ts';
-import type { Reader } from './reader.ts';
+import { liveReader, type Reader } from './reader.ts';
 import { computeStatus, sameStatus } from './status.ts';
 import type { Deployment, ModelService, Service } from './types.ts';
 
 export interface ModelServiceReconcilerDeps {
   client: KubeClient;
+  /** Informer-backed reads; live reads (after a conflict, on the deletion path) go to the API server. */
   cache: Reader;
-  live: Reader;
   events: EventRecorder;
   /** Told about every object a write returned (read-your-writes over the cache). */
   tracker?: WriteTracker;
@@ -40,7 +40,10 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
   const pollMs = deps.pollMs ?? 1000;
 
   return async function reconcileModelService(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const read = ctx.fresh ? deps.live : deps.cache;
+    // Every API call of this reconcile is aborted with it (shutdown), on top of its own deadline.
+    const client = deps.client.withSignal(ctx.signal);
+    const live = liveReader(client);
+    const read = ctx.fresh ? live : deps.cache;
     const ms = await read.modelService(req.namespace, req.name);
     if (!ms) return {};
     const log = ctx.log.child({ admissionId: ms.metadata.labels?.[LABELS.admissionId], uid: ms.metadata.uid });
@@ -59,7 +62,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
 
     let current = obj;
     if (!(current.metadata.finalizers ?? []).includes(FINALIZER)) {
-      current = await deps.client.mergePatch<ModelService>(paths.modelService(req.namespace, req.name), {
+      current = await client.mergePatch<ModelService>(paths.modelService(req.namespace, req.name), {
         metadata: { finalizers: [...(current.metadata.finalizers ?? []), FINALIZER], resourceVersion: current.metadata.resourceVersion },
       });
       deps.tracker?.wrote('ModelService', current);
@@ -72,7 +75,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
         problems.push(`${kind} ${live.metadata.name} exists and is not controlled by this ModelService`);
         return { result: 'unchanged' as ApplyResult, object: undefined };
       }
-      const res = await createOrPatch({ client: deps.client, collection, desired, live });
+      const res = await createOrPatch({ client, collection, desired, live });
       if (res.result !== 'unchanged') deps.tracker?.wrote(kind, res.object);
       if (res.result !== 'unchanged') log.info(`${kind} ${res.result}`, { name: desired.metadata.name });
       if (res.result === 'created') deps.events.record(current, 'Normal', `${kind}Created`, `Created ${kind} ${desired.metadata.name}`, 'Create');
@@ -93,7 +96,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
     async function writeStatus(target: ModelService, o: Omit<Parameters<typeof computeStatus>[0], 'ms' | 'now'>): Promise<ModelService> {
       const status = computeStatus({ ...o, ms: target, now: now() });
       if (sameStatus(target.status, status)) return target;
-      const written = await deps.client.replace<ModelService>(`${paths.modelService(req.namespace, req.name)}/status`, {
+      const written = await client.replace<ModelService>(`${paths.modelService(req.namespace, req.name)}/status`, {
         apiVersion: API_VERSION,
         kind: KIND,
         metadata: { name: target.metadata.name, namespace: target.metadata.namespace, resourceVersion: target.metadata.resourceVersion },
@@ -113,8 +116,8 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
       if (!(target.metadata.finalizers ?? []).includes(FINALIZER)) return {};
       // The cache may lag behind a delete: decide on a live read.
       const children: Array<[string, KubeObject | undefined, string]> = [
-        ['Deployment', await deps.live.deployment(req.namespace, req.name), paths.deployment(req.namespace, req.name)],
-        ['Service', await deps.live.service(req.namespace, req.name), paths.service(req.namespace, req.name)],
+        ['Deployment', await live.deployment(req.namespace, req.name), paths.deployment(req.namespace, req.name)],
+        ['Service', await live.service(req.namespace, req.name), paths.service(req.namespace, req.name)],
       ];
       let waiting = false;
       for (const [kind, child, path] of children) {
@@ -122,7 +125,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
         waiting = true;
         if (child.metadata.deletionTimestamp) continue;
         try {
-          await deps.client.delete(path, { propagationPolicy: 'Foreground', preconditions: { uid: child.metadata.uid } });
+          await client.delete(path, { propagationPolicy: 'Foreground', preconditions: { uid: child.metadata.uid } });
           flog.info(`${kind} deleted (foreground)`, { name: child.metadata.name, childUid: child.metadata.uid });
         } catch (err) {
           if (!isNotFound(err) && !isConflict(err)) throw err; // 409: the name now holds another object — not ours
@@ -132,7 +135,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
         target = await writeStatus(target, { spec: undefined, deployment: undefined, service: undefined, pods: [] });
       }
       if (waiting) return { requeueAfterMs: pollMs };
-      const patched = await deps.client.mergePatch<ModelService>(paths.modelService(req.namespace, req.name), {
+      const patched = await client.mergePatch<ModelService>(paths.modelService(req.namespace, req.name), {
         metadata: { finalizers: (target.metadata.finalizers ?? []).filter((f) => f !== FINALIZER), resourceVersion: target.metadata.resourceVersion },
       });
       deps.tracker?.wrote('ModelService', patched);

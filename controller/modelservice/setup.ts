@@ -9,7 +9,7 @@ import type { KubeObject } from '../runtime/informer.ts';
 import type { KubeClient } from '../runtime/kube.ts';
 import { WriteTracker } from '../runtime/read-your-writes.ts';
 import type { Manager } from '../runtime/manager.ts';
-import { cacheReader, liveReader, type Caches } from './reader.ts';
+import { cacheReader, type Caches } from './reader.ts';
 import { modelServiceReconciler } from './reconcile.ts';
 import type { Deployment, ModelService, Pod, Service } from './types.ts';
 
@@ -57,7 +57,7 @@ export function setupModelServiceController(mgr: Manager, o: ModelServiceControl
     resyncMs: o.resyncMs,
     batchDelayMs: o.batchDelayMs ?? 100,
     keys: () => caches.modelServices.list().map((m) => keyOf(m.metadata.namespace, m.metadata.name)),
-    reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), live: liveReader(client), events: o.events, tracker, pollMs: o.pollMs }),
+    reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), events: o.events, tracker, pollMs: o.pollMs }),
   });
 
   const self = (m: ModelService) => controller.enqueue(keyOf(m.metadata.namespace, m.metadata.name));

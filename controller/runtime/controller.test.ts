@@ -6,6 +6,42 @@ import { silentLogger } from './log.ts';
 import { Metrics } from './metrics.ts';
 
 describe('Controller', () => {
+  it('stop() aborts the signal of an in-flight reconcile and resolves only after it returned', async () => {
+    let seen: AbortSignal | undefined;
+    let returned = false;
+    const c = new Controller({
+      name: 't',
+      workers: 1,
+      log: silentLogger,
+      reconcile: async (_req, ctx) => {
+        seen = ctx.signal;
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await sleep(20); // cleanup after the abort still finishes before stop() resolves
+        returned = true;
+        throw ctx.signal.reason;
+      },
+    });
+    c.start();
+    c.enqueue('ns/a');
+    while (!seen) await sleep(5);
+    expect(seen.aborted).toBe(false);
+    await c.stop();
+    expect(seen.aborted).toBe(true);
+    expect(returned).toBe(true);
+  });
+
+  it("a parent signal (the Manager's shutdown) aborts in-flight reconciles", async () => {
+    const parent = new AbortController();
+    let seen: AbortSignal | undefined;
+    const c = new Controller({ name: 't', workers: 1, log: silentLogger, reconcile: async (_r, ctx) => void (seen = ctx.signal) });
+    c.start(parent.signal);
+    c.enqueue('ns/a');
+    while (!seen) await sleep(5);
+    parent.abort();
+    expect(seen.aborted).toBe(true);
+    await c.stop();
+  });
+
   it('splits keys', () => {
     expect(splitKey('ns/a')).toEqual({ namespace: 'ns', name: 'a', key: 'ns/a' });
   });

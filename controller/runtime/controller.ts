@@ -7,6 +7,7 @@
 //   - throw anything else     retry with per-key exponential backoff and jitter
 // A 409 Conflict additionally marks the key `fresh`: its next reconcile must read from the API
 // server, never from the (possibly stale) cache that produced the conflicting write.
+import { childAbort } from './abort.ts';
 import { errorMessage, isConflict, KubeApiError, TerminalError } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -27,6 +28,8 @@ export interface ReconcileContext {
   log: Logger;
   /** True after a conflict: read the current state from the API server, not the cache. */
   fresh: boolean;
+  /** Aborted when the controller stops: pass it to every API and database call. */
+  signal: AbortSignal;
 }
 
 export type Reconcile = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
@@ -64,6 +67,7 @@ export class Controller {
   readonly #fresh = new Set<string>();
   #workers: Array<Promise<void>> = [];
   #resync: NodeJS.Timeout | undefined;
+  #abort = new AbortController();
 
   constructor(o: ControllerOptions) {
     this.name = o.name;
@@ -89,9 +93,10 @@ export class Controller {
     return this.#workers.length > 0;
   }
 
-  /** Starts the workers and the periodic resync. */
-  start(): void {
+  /** Starts the workers and the periodic resync; in-flight reconciles are aborted when `signal` aborts or on stop(). */
+  start(signal?: AbortSignal): void {
     if (this.started) return;
+    this.#abort = childAbort(signal);
     const n = Math.max(1, this.#o.workers ?? 2);
     this.#workers = Array.from({ length: n }, () => this.#worker());
     for (const key of this.#o.keys?.() ?? []) this.queue.add(key);
@@ -99,10 +104,11 @@ export class Controller {
     this.#o.log.info('controller started', { controller: this.name, workers: n });
   }
 
-  /** Stops taking keys and waits for in-flight reconciles to finish (graceful drain). */
+  /** Stops taking keys, aborts in-flight reconciles and waits until every one has returned. */
   async stop(): Promise<void> {
     clearTimeout(this.#resync);
     this.queue.shutDown();
+    this.#abort.abort(new Error(`controller ${this.name} stopping`));
     await Promise.all(this.#workers);
   }
 
@@ -146,7 +152,8 @@ export class Controller {
     const klog = log.child({ controller, key });
     let result: 'success' | 'requeue' | 'requeue_after' | 'error';
     try {
-      const res = (await this.#o.reconcile(splitKey(key), { log: klog, fresh })) ?? {};
+      const signal = this.#abort.signal;
+      const res = (await this.#o.reconcile(splitKey(key), { log: klog, fresh, signal })) ?? {};
       this.#fresh.delete(key);
       if (res.requeueAfterMs !== undefined && res.requeueAfterMs > 0) {
         this.queue.forget(key);
@@ -161,7 +168,9 @@ export class Controller {
     } catch (err) {
       result = 'error';
       metrics?.reconcileErrors.inc({ controller });
-      if (err instanceof TerminalError) {
+      if (this.#abort.signal.aborted) {
+        klog.info('reconcile abandoned: the controller is stopping', { err: errorMessage(err) });
+      } else if (err instanceof TerminalError) {
         metrics?.terminalErrors.inc({ controller });
         this.queue.forget(key);
         klog.error('reconcile failed terminally; not retrying until the object changes', { reason: err.reason, err: err.message });

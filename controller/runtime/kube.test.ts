@@ -17,6 +17,24 @@ function kubeConfig(): KubeConfig {
 }
 
 describe('KubeClient', () => {
+  it('withSignal: a request in flight is aborted with the signal; the parent client is not', async () => {
+    const fetch: FetchLike = (_url, init) =>
+      new Promise((_resolve, reject) => init.signal?.addEventListener('abort', () => reject(init.signal?.reason as Error), { once: true }));
+    const parent = new KubeClient({ kc: kubeConfig(), fetch, timeoutMs: 60_000 });
+    const ac = new AbortController();
+    const pending = parent.withSignal(ac.signal).get('/api/v1/namespaces/a/pods/p');
+    ac.abort(new Error('shutdown'));
+    await expect(pending).rejects.toThrow('shutdown');
+    await expect(parent.withSignal(ac.signal).get('/x')).rejects.toThrow('shutdown'); // already aborted: never sent
+  });
+
+  it('every request has a deadline', async () => {
+    const fetch: FetchLike = (_url, init) =>
+      new Promise((_resolve, reject) => init.signal?.addEventListener('abort', () => reject(init.signal?.reason as Error), { once: true }));
+    const c = new KubeClient({ kc: kubeConfig(), fetch, timeoutMs: 50 });
+    await expect(c.get('/api/v1/namespaces/a/pods/p')).rejects.toThrow(/timeout|aborted/i);
+  });
+
   it('sends JSON with auth, merge-patch content type and fieldManager; counts and rate-limits writes', async () => {
     const calls: Array<{ url: string; method: string; headers: Record<string, string>; body?: string }> = [];
     const fetch: FetchLike = async (url, init) => {

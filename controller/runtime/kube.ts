@@ -23,7 +23,10 @@ export interface KubeClientOptions {
   metrics?: Metrics;
   fieldManager?: string;
   fetch?: FetchLike;
+  /** Deadline of one request (default 30 s). */
   timeoutMs?: number;
+  /** Aborts every request in flight and every later one (see withSignal). */
+  signal?: AbortSignal;
 }
 
 export interface ListResult<T> {
@@ -45,12 +48,20 @@ export class KubeClient {
   readonly kc: KubeConfig;
   readonly #opts: KubeClientOptions;
   readonly #fetch: FetchLike;
-  #dispatcher: Dispatcher | undefined;
+  /** Shared with every withSignal() view: TLS settings are per kubeconfig, so are connections. */
+  readonly #conn: { dispatcher?: Dispatcher };
 
-  constructor(opts: KubeClientOptions) {
+  constructor(opts: KubeClientOptions, conn: { dispatcher?: Dispatcher } = {}) {
     this.kc = opts.kc;
     this.#opts = opts;
     this.#fetch = opts.fetch ?? (undiciFetch as unknown as FetchLike);
+    this.#conn = conn;
+  }
+
+  /** The same client (limiter, metrics, connections); its requests are also aborted when `signal` aborts. */
+  withSignal(signal: AbortSignal): KubeClient {
+    const combined = this.#opts.signal ? AbortSignal.any([this.#opts.signal, signal]) : signal;
+    return new KubeClient({ ...this.#opts, signal: combined }, this.#conn);
   }
 
   async request<T>(method: string, path: string, opts: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<T> {
@@ -62,12 +73,14 @@ export class KubeClient {
 
     const ctx = new RequestContext(url.toString(), HttpMethod.GET);
     await this.kc.applySecurityAuthentication(ctx);
-    this.#dispatcher ??= ctx.getDispatcher() as Dispatcher | undefined; // TLS settings are per kubeconfig: reuse its connections
+    this.#conn.dispatcher ??= ctx.getDispatcher() as Dispatcher | undefined;
     const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
     if (opts.body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
 
+    const signal = this.#opts.signal;
+    signal?.throwIfAborted();
     if (WRITE.has(method)) {
-      await this.#opts.limiter?.take();
+      if (this.#opts.limiter) await untilAborted(this.#opts.limiter.take(), signal);
       this.#opts.metrics?.kubeWrites.inc({ resource: resourceOf(path, method), verb: VERB[method] ?? method });
     }
     let res: Awaited<ReturnType<FetchLike>>;
@@ -76,8 +89,8 @@ export class KubeClient {
         method,
         headers,
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        dispatcher: this.#dispatcher,
-        signal: AbortSignal.timeout(this.#opts.timeoutMs ?? 30_000),
+        dispatcher: this.#conn.dispatcher,
+        signal: signal ? AbortSignal.any([AbortSignal.timeout(this.#opts.timeoutMs ?? 30_000), signal]) : AbortSignal.timeout(this.#opts.timeoutMs ?? 30_000),
       });
     } catch (err) {
       this.#opts.metrics?.restRequests.inc({ code: '<error>', method, host: url.host });
@@ -143,6 +156,16 @@ export class KubeClient {
     const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...opts };
     return this.request<T>('DELETE', path, { body });
   }
+}
+
+/** `p`, or a rejection as soon as `signal` aborts (what `p` does later is ignored). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** `deployments`, `services`, `modelservices/status`, … from an API path (for metrics). */

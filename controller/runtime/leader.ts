@@ -121,12 +121,12 @@ export class LeaderElector {
     }
   }
 
-  /** Stops campaigning/renewing; if leading, hands the lease back (empty holder). */
-  async stop(): Promise<void> {
+  /** Stops campaigning/renewing; if leading and `release` (default), hands the lease back (empty holder). */
+  async stop({ release = true }: { release?: boolean } = {}): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#abort.abort();
-    if (!this.#leading || !this.#lease) return;
+    if (!release || !this.#leading || !this.#lease) return;
     this.#setLeading(false);
     const now = microTime(this.#o.wallClock());
     try {

@@ -2,7 +2,7 @@
 // per kind, runtime/cache.ts), leader election, metrics and the health endpoints. Informers run on every replica
 // (so a standby is ready to take over and /readyz is meaningful); controllers' workers run only
 // on the leader, after every informer has synced. Losing the lease calls onLeadershipLost
-// (main exits the process). stop() drains the workers, releases the lease, stops informers.
+// (main exits the process). stop() aborts and drains the workers, releases the lease, stops informers.
 import type { Server } from 'node:http';
 import { Cache } from './cache.ts';
 import { Informer } from './informer.ts';
@@ -11,9 +11,13 @@ import { LeaderElector, type LeaderElectionOptions } from './leader.ts';
 import type { Logger } from './log.ts';
 import { startHealthServer, type Metrics } from './metrics.ts';
 
-/** What the Manager starts on the leader and drains on shutdown: a Controller, or a loop of the same shape. */
+/**
+ * What the Manager starts on the leader and stops on shutdown: a Controller, or a loop of the
+ * same shape. `signal` aborts when the Manager stops; stop() resolves once no work of the
+ * runnable is in flight any more (finished, or abandoned through the signal).
+ */
 export interface Runnable {
-  start(): void;
+  start(signal: AbortSignal): void;
   stop(): Promise<void>;
   readonly started: boolean;
 }
@@ -42,6 +46,7 @@ export class Manager {
   readonly #o: ManagerOptions;
   readonly #controllers: Runnable[] = [];
   #elector: LeaderElector | undefined;
+  readonly #abort = new AbortController();
   #server: Server | undefined;
   #stopping = false;
   #leading: Promise<void> | undefined;
@@ -75,7 +80,7 @@ export class Manager {
     const runControllers = async () => {
       await Promise.all(this.cache.informers.map((i) => i.waitForSync()));
       if (this.#stopping) return;
-      for (const c of this.#controllers) c.start();
+      for (const c of this.#controllers) c.start(this.#abort.signal);
     };
     const le = this.#o.leaderElection;
     if (!le) {
@@ -101,16 +106,24 @@ export class Manager {
     }
   }
 
-  /** Graceful shutdown: drain in-flight reconciles, release the lease, stop the informers. */
+  /**
+   * Shutdown: abort in-flight work (every API and database call carries the signal), wait until
+   * every runnable has returned, and only then release the lease — so no fenced write of ours is
+   * still on its way when a successor takes over. If something ignores the signal for longer than
+   * `drainTimeoutMs`, the lease is NOT released: the successor waits out the lease instead.
+   */
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
-    // Drain in-flight reconciles, but not for so long that main's forced exit (20 s) comes
-    // before the lease is released: a successor would then wait out the whole lease.
-    const drained = Promise.all(this.#controllers.map((c) => c.stop()));
-    const limit = new Promise<void>((resolve) => setTimeout(resolve, this.#o.drainTimeoutMs ?? 10_000).unref());
-    await Promise.race([drained, limit]);
-    await this.#elector?.stop();
+    this.#abort.abort(new Error('manager stopping'));
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      Promise.all(this.#controllers.map((c) => c.stop())).then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.#o.drainTimeoutMs ?? 10_000))),
+    ]);
+    clearTimeout(timer);
+    if (!drained) this.log.error('work still in flight after the drain timeout: keeping the lease (a successor waits for it to expire)');
+    await this.#elector?.stop({ release: drained });
     await this.#leading?.catch(() => undefined);
     await Promise.all(this.cache.informers.map((i) => i.stop()));
     await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));

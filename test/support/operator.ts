@@ -137,7 +137,7 @@ export function bareController(client: KubeClient, cache: Parameters<typeof mode
   return new Controller({
     name: 'modelservice',
     log,
-    reconcile: modelServiceReconciler({ client, cache, live: liveReader(client), events: { record: () => undefined } }),
+    reconcile: modelServiceReconciler({ client, cache, events: { record: () => undefined } }),
   });
 }
 
