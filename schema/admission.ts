@@ -14,7 +14,7 @@ import {
 
 export const DEFAULT_MAX_REPLICAS = 16;
 
-/** Reservation states (DESIGN.md "Reservation states"). */
+/** Reservation states (docs/design.md, "The reservation state machine"). */
 export const RESERVATION_STATES = ['admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict'] as const;
 export type ReservationState = (typeof RESERVATION_STATES)[number];
 /** States that hold quota and run (or are about to run) a workload. */

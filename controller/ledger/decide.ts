@@ -2,7 +2,7 @@
 // what the API server says right now (a live read of the CR under our name and of the pods
 // labelled with the admission id). The caller performs the returned action and requeues.
 //
-// Rules (DESIGN.md "MySQL ledger", "The three gaps"):
+// Rules (docs/design.md, "The reservation state machine" and "Crash gaps"):
 //  - a CR under our name that is not ours (other admission id, or UID ≠ the bound UID) → conflict;
 //    never deleted, never released automatically;
 //  - Ready seen once → ever_ready (persisted);

@@ -24,7 +24,7 @@ export function modelServiceFor(a: Admission, spec: ModelServiceSpec, namespace:
   };
 }
 
-/** Gap 2's identity check: the object under our name is ours iff it carries our admission id and tenant. */
+/** The identity check of crash gap 2 (docs/design.md, "Crash gaps"): the object under our name is ours iff it carries our admission id and tenant. */
 export function isOurs(obj: ModelService, a: Pick<Admission, 'id' | 'tenant'>): boolean {
   return obj.metadata.labels?.[LABELS.admissionId] === a.id && obj.metadata.labels?.[LABELS.tenant] === a.tenant;
 }

@@ -24,7 +24,7 @@ export interface LedgerRecord extends LedgerRow {
 }
 
 /**
- * Gap 2 closed: in ONE transaction guarded by the claim and the epoch, record the CR identity
+ * Crash gap 2 closed (docs/design.md, "Crash gaps"): in ONE transaction guarded by the claim and the epoch, record the CR identity
  * actually created (binding), move the reservation admitted → delivered (it may have moved to
  * deleting meanwhile: the binding is still recorded so the delete finds it), and mark the row
  * done. Throws ClaimLost (nothing written) when the claim no longer holds.
