@@ -5,6 +5,7 @@
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { amountColumns, releaseUsageSql } from '../../ledger/resources.ts';
+import { reservationState } from '../../ledger/rows.ts';
 import { RESERVATION_STATES, type ReservationState } from '../../schema/admission.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -62,12 +63,6 @@ export async function acquireEpoch(db: Db, holder: string, now: Date): Promise<n
   });
 }
 
-function parseState(v: unknown): ReservationState {
-  const s = str(v);
-  if (!(RESERVATION_STATES as readonly string[]).includes(s)) throw new Error(`unknown reservation state ${s}`);
-  return s as ReservationState;
-}
-
 const date = (v: unknown): Date => new Date(time(v));
 const dateOrNull = (v: unknown): Date | null => {
   const t = timeOrNull(v);
@@ -87,7 +82,7 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
   return {
     id: str(row.id),
     tenant: str(row.tenant),
-    state: parseState(row.state),
+    state: reservationState(row.state),
     stateChangedAt: date(row.state_changed_at),
     releaseBlockedSince: dateOrNull(row.release_blocked_since),
     createdAt: date(row.created_at),

@@ -6,6 +6,7 @@ import type { Admission } from '../../schema/api.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { reservationState, type MovementDirection } from '../../ledger/rows.ts';
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -32,7 +33,7 @@ export async function insertReservation(q: Queryable, r: NewReservation): Promis
 
 export async function insertMovement(
   q: Queryable,
-  m: { reservationId: string; tenant: string; direction: 'charge' | 'release'; amounts: Amounts; now: Date },
+  m: { reservationId: string; tenant: string; direction: MovementDirection; amounts: Amounts; now: Date },
 ): Promise<void> {
   await q.execute(
     `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at)
@@ -61,7 +62,7 @@ function toStored(row: Row): StoredAdmission {
       id,
       tenant: str(row.tenant),
       name: str(row.name),
-      state: str(row.state) as ReservationState,
+      state: reservationState(row.state),
       spec: json(row.spec) as ModelServiceSpec,
       amounts: amountsFromRow(row),
       crName: crNameFor(id),

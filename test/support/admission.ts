@@ -4,6 +4,7 @@ import { createDb, type Db, type DbFetch } from '../../ledger/db.ts';
 import type { ServiceDeps } from '../../functions/services/deps.ts';
 import { ulidGenerator } from '../../functions/services/deps.ts';
 import { migrate } from '../../ledger/migrate.ts';
+import { LEDGER_TABLES } from '../../ledger/rows.ts';
 import { parseLimits, setTenantQuota } from '../../scripts/tenant.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -16,7 +17,6 @@ export interface LedgerDatabase extends TestDatabase {
   fingerprint(): Promise<string>;
 }
 
-const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'controller_epoch', 'scheduled_run'];
 
 export async function createLedgerDatabase(): Promise<LedgerDatabase> {
   const t = await createTestDatabase();

@@ -1,0 +1,19 @@
+// The row contracts of the shared tables: which tables form the ledger, and the values their
+// enumerated columns may hold. Both sides read rows through these, so an unknown value is an
+// error at the edge rather than a silent cast. (The reservation states themselves are part of
+// the public API and live in schema/admission.ts.)
+import { RESERVATION_STATES, type ReservationState } from '../schema/admission.ts';
+import { str } from './columns.ts';
+
+/** Every table of the ledger (schema_migrations aside), in dependency order. */
+export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'controller_epoch', 'scheduled_run'] as const;
+
+/** `quota_movement.direction`: at most one row of each per reservation (primary key). */
+export type MovementDirection = 'charge' | 'release';
+
+/** `reservation.state`, checked. */
+export function reservationState(v: unknown): ReservationState {
+  const s = str(v);
+  if (!(RESERVATION_STATES as readonly string[]).includes(s)) throw new Error(`unknown reservation state ${s}`);
+  return s as ReservationState;
+}
