@@ -89,7 +89,7 @@ export async function provision(target: ReturnType<typeof mysqlFromEnv>, databas
         `GRANT ALL PRIVILEGES ON \`${ident(database)}\`.* TO '${u}'@'${host}'`,
         `GRANT ALL PRIVILEGES ON \`mdt\\_%\`.* TO '${u}'@'${host}'`,
       ]),
-      `SET GLOBAL max_connections = GREATEST(@@max_connections, 2000)`,
+      `SET GLOBAL max_connections = GREATEST(@@max_connections, 5000)`,
       `SET GLOBAL character_set_server = 'utf8mb4'`,
       `SET GLOBAL collation_server = 'utf8mb4_unicode_ci'`,
     ].join(';\n'),

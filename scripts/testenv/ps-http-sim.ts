@@ -31,8 +31,13 @@ export async function startPsHttpSim(opts: {
         `-mysql-addr=${opts.mysql.host}`,
         `-mysql-port=${opts.mysql.port}`,
         `-mysql-dbname=${opts.database}`,
-        // One MySQL connection per session-less statement: let idle ones go quickly.
-        '-mysql-idle-timeout=2s',
+        // ps-http-sim keeps one MySQL connection per session and closes it after this idle time.
+        // A transaction whose next statement comes later than that is silently rolled back and
+        // the rest of it runs on a NEW connection in autocommit mode — PlanetScale would refuse
+        // those statements instead. On a loaded 2-core machine the gap between two statements of
+        // one transaction can reach seconds, so keep this well above any such gap (it was 2 s,
+        // and 100 concurrent admissions under load committed reservations without their charge).
+        '-mysql-idle-timeout=30s',
         '-mysql-max-rows=100000',
         '-log-level=warn',
       ],
