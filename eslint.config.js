@@ -18,10 +18,11 @@ export const LAYERS = [
     files: ['functions/**/*.ts'],
     forbid: [['**/controller/**', 'functions/ never imports controller/: the two meet only in the ledger tables (ledger/).'], up('scripts'), up('mock'), up('test')],
   },
-  { files: ['controller/*.ts'], forbid: CONTROLLER },
-  { files: ['controller/runtime/**/*.ts'], forbid: [...CONTROLLER, ['../modelservice/**', MACHINERY], ['../ledger/**', MACHINERY]] },
-  { files: ['controller/modelservice/**/*.ts'], forbid: [...CONTROLLER, ['../ledger/**', PEER]] },
-  { files: ['controller/ledger/**/*.ts'], forbid: [...CONTROLLER, ['../modelservice/**', PEER]] },
+  { files: ['controller/*.ts'], ignores: TEST_FILES, forbid: CONTROLLER },
+  { files: ['controller/runtime/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', MACHINERY], ['../ledger/**', MACHINERY]] },
+  { files: ['controller/modelservice/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../ledger/**', PEER]] },
+  { files: ['controller/ledger/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', PEER]] },
+  { files: ['controller/**/*.test.ts'], forbid: [CONTROLLER[0]] },
   { files: ['mock/**/*.ts'], ignores: TEST_FILES, forbid: [up('schema'), up('ledger'), up('functions'), up('controller'), up('scripts'), up('test')] },
 ];
 

@@ -1,36 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { KubeApiError } from './errors.ts';
-import type { KubeClient } from './kube.ts';
 import { LeaderElector, microTime } from './leader.ts';
 import { silentLogger } from './log.ts';
-
-/** An in-memory Lease endpoint with resourceVersion semantics (409 on a stale PUT or a second create). */
-function fakeLeaseApi() {
-  let lease: { metadata: { name: string; resourceVersion: string }; spec: Record<string, unknown> } | undefined;
-  let rv = 0;
-  const writes: Array<{ holder: unknown; transitions: unknown }> = [];
-  const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-  const client = {
-    async get(path: string) {
-      if (!lease) throw new KubeApiError('GET', path, 404, { reason: 'NotFound' });
-      return clone(lease);
-    },
-    async create(path: string, body: { metadata: { name: string }; spec: Record<string, unknown> }) {
-      if (lease) throw new KubeApiError('POST', path, 409, { reason: 'AlreadyExists' });
-      lease = { metadata: { name: body.metadata.name, resourceVersion: String(++rv) }, spec: body.spec };
-      writes.push({ holder: body.spec.holderIdentity, transitions: body.spec.leaseTransitions });
-      return clone(lease);
-    },
-    async replace(path: string, body: { metadata: { resourceVersion?: string }; spec: Record<string, unknown> }) {
-      if (!lease || body.metadata.resourceVersion !== lease.metadata.resourceVersion) throw new KubeApiError('PUT', path, 409, { reason: 'Conflict' });
-      lease = { metadata: { ...lease.metadata, resourceVersion: String(++rv) }, spec: body.spec };
-      writes.push({ holder: body.spec.holderIdentity, transitions: body.spec.leaseTransitions });
-      return clone(lease);
-    },
-  };
-  return { client: client as unknown as KubeClient, writes, lease: () => lease };
-}
+import { fakeLeaseApi } from '../../test/support/fake-lease.ts';
 
 const timing = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
 const elector = (api: ReturnType<typeof fakeLeaseApi>, identity: string, t: Partial<typeof timing> = {}) =>
