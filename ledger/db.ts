@@ -68,13 +68,17 @@ function queryable(conn: DriverConn): Queryable {
 export interface DbOptions {
   url: string;
   fetch?: DbFetch;
-  /** Deadline of one round trip (one statement, BEGIN or COMMIT). Default 10 s. */
+  /**
+   * Deadline of one round trip (one statement, BEGIN or COMMIT). Default 30 s: longer than a lock
+   * wait normally lasts, because an aborted statement is NOT cancelled on the server — it keeps
+   * running and holding its locks inside a transaction we can no longer roll back.
+   */
   timeoutMs?: number;
   /** Aborts every call in flight and every later one. */
   signal?: AbortSignal;
 }
 
-export const DEFAULT_DB_TIMEOUT_MS = 10_000;
+export const DEFAULT_DB_TIMEOUT_MS = 30_000;
 
 /** `fetch` with the per-call deadline and the Db's signal attached to every request. */
 function deadlineFetch(base: DbFetch, timeoutMs: number, signal: AbortSignal | undefined): DbFetch {

@@ -32,12 +32,14 @@ export async function startPsHttpSim(opts: {
         `-mysql-port=${opts.mysql.port}`,
         `-mysql-dbname=${opts.database}`,
         // ps-http-sim keeps one MySQL connection per session and closes it after this idle time.
-        // A transaction whose next statement comes later than that is silently rolled back and
-        // the rest of it runs on a NEW connection in autocommit mode — PlanetScale would refuse
-        // those statements instead. On a loaded 2-core machine the gap between two statements of
-        // one transaction can reach seconds, so keep this well above any such gap (it was 2 s,
-        // and 100 concurrent admissions under load committed reservations without their charge).
-        '-mysql-idle-timeout=30s',
+        // Two opposite pulls: (1) a transaction whose next statement comes later than that is
+        // silently rolled back and the rest of it runs on a NEW connection in autocommit mode
+        // (PlanetScale would refuse those statements) — with 2 s, 100 concurrent admissions on a
+        // loaded 2-core machine committed reservations without their charge; (2) the session of a
+        // killed process keeps its locks until this timeout (PlanetScale's transaction killer
+        // plays that part), so crash tests converge slower the longer it is. 10 s is the
+        // simulator's own default and serves both.
+        '-mysql-idle-timeout=10s',
         '-mysql-max-rows=100000',
         '-log-level=warn',
       ],
