@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../../functions/services/deps.ts';
 import { ulidGenerator } from '../../functions/services/deps.ts';
 import { migrate } from '../../ledger/migrate.ts';
 import { parseLimits, setTenantQuota } from '../../scripts/tenant.ts';
-import { createTestDatabase, type TestDatabase } from './db.ts';
+import { createTestDatabase, type DatabaseStack, type TestDatabase } from './db.ts';
 
 export interface LedgerDatabase extends TestDatabase {
   db: Db;
@@ -18,8 +18,8 @@ export interface LedgerDatabase extends TestDatabase {
 
 const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'controller_epoch', 'scheduled_run'];
 
-export async function createLedgerDatabase(): Promise<LedgerDatabase> {
-  const t = await createTestDatabase();
+export async function createLedgerDatabase(stack?: DatabaseStack): Promise<LedgerDatabase> {
+  const t = await createTestDatabase(stack);
   const db = createDb({ url: t.url });
   await migrate(db);
   const newId = ulidGenerator();
