@@ -42,7 +42,8 @@ export class StatementLog {
   }
 
   async #run(q: Queryable, sql: string, args: readonly SqlArg[] | undefined, tx: number | null) {
-    const rec: RecordedStatement = { sql, args: args ?? [], tx, site: callSite(), entry: this.#entry.getStore() ?? '(unnamed)' };
+    const entry = this.#entry.getStore() ?? '(unnamed)';
+    const rec: RecordedStatement = { sql, args: args ?? [], tx, site: nameCallback(callSite(), entry), entry };
     this.statements.push(rec);
     try {
       return await q.execute(sql, args);
@@ -71,6 +72,13 @@ export function callSite(stack = captureStack()): string {
   const named = frames.find((f) => f.file === first.file && f.fn !== '' && !f.fn.startsWith('Object.'));
   const fn = (first.fn && !first.fn.startsWith('Object.') ? first.fn : named?.fn) ?? `<callback@${first.line}>`;
   return `${first.file}:${fn.replace(/^async /, '')}`;
+}
+
+/** A transaction body has no name on the async stack: when the entry point is in the same module, it is that function. */
+function nameCallback(site: string, entry: string): string {
+  const m = /^(.+):<callback@\d+>$/.exec(site);
+  const fn = m && entry.startsWith(`${m[1]}:`) ? entry.slice(m[1]!.length + 1).replace(/ \(.*\)$/, '') : undefined;
+  return m && fn ? `${m[1]}:${fn}` : site;
 }
 
 function captureStack(): string {

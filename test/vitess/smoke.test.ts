@@ -8,10 +8,12 @@ import { vitessLedger } from '../support/vitess.ts';
 
 const V = vitessLedger();
 
-/** The shard of the `ledger` keyspace a tenant's rows live on (vtgate reads the vindex itself). */
+/** The shard of the `ledger` keyspace a tenant's rows live on: where vtgate sends a read by tenant. */
 async function shardOf(tenant: string): Promise<string> {
-  const r = await V.db.execute('SELECT shard FROM ledger.tenant WHERE id = ?', [tenant]);
-  return str(r.rows[0]?.shard);
+  const r = await V.db.execute('VEXPLAIN QUERIES SELECT resource FROM tenant_quota WHERE tenant = ?', [tenant]);
+  const shards = r.rows.map((row) => str(row.shard));
+  expect(shards).toHaveLength(1);
+  return shards[0] ?? '';
 }
 
 /** Two fresh tenants whose rows live on different shards. */

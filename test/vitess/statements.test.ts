@@ -138,6 +138,29 @@ function group(statements: readonly RecordedStatement[]): Row[] {
 const verdict = (p: PlannedStatement | undefined): string =>
   !p ? 'not planned' : p.ok ? `${p.reach}${p.keyspaces.length ? ` [${p.keyspaces.join('+')}]` : ''} ${p.routes.join(' ')}` : `REFUSED: ${p.error.slice(0, 160)}`;
 
+const REACHES_ONE_SHARD = new Set(['single-shard', 'unsharded', 'none']);
+
+/** Per transaction of each entry point: does every statement stay on one shard of one keyspace? */
+function transactions(rows: readonly Row[]): string {
+  const byStatement = new Map(rows.map((r) => [`${r.site}\u0000${r.sql}`, r.planned]));
+  const txs = new Map<number, { entry: string; reaches: Set<string> }>();
+  for (const s of log.statements) {
+    if (s.tx === null) continue;
+    const t = txs.get(s.tx) ?? { entry: s.entry, reaches: new Set<string>() };
+    const p = byStatement.get(`${s.site}\u0000${oneLine(s.sql)}`);
+    t.reaches.add(p?.ok ? `${p.reach}${p.keyspaces.length ? `[${p.keyspaces.join('+')}]` : ''}` : 'refused');
+    txs.set(s.tx, t);
+  }
+  const lines = new Map<string, string>();
+  for (const t of txs.values()) {
+    const reaches = [...t.reaches].sort();
+    const keyspaces = new Set(reaches.flatMap((r) => /\[(.+)\]/.exec(r)?.[1]?.split('+') ?? []));
+    const ok = reaches.every((r) => REACHES_ONE_SHARD.has(r.replace(/\[.*$/, ''))) && keyspaces.size <= 1;
+    lines.set(`${t.entry}: ${reaches.join(', ')}`, ok ? 'one shard (if every statement names the same tenant)' : 'FAILS: reaches more than one shard or keyspace, or cannot place a row (transaction_mode=single refuses it)');
+  }
+  return ['| transaction of | statement reaches | verdict |', '|---|---|---|', ...[...lines].map(([k, v]) => `| ${k.replace(': ', ' | ')} | ${v} |`)].join('\n');
+}
+
 /** Statements single-shard (or unsharded) today: they must stay so through the redesign. */
 const SINGLE_SHARD_TODAY = [
   'functions/db/quota.ts:chargeQuota',
@@ -217,7 +240,7 @@ describe('every ledger statement, planned by vtgate', () => {
       const k = r.planned?.ok ? r.planned.reach : 'refused';
       summary.set(k, (summary.get(k) ?? 0) + 1);
     }
-    const out = `${table}\n\nDistinct statements: ${rows.length}. ${[...summary].map(([k, n]) => `${k}: ${n}`).join(', ')}\n`;
+    const out = `${table}\n\nDistinct statements: ${rows.length}. ${[...summary].map(([k, n]) => `${k}: ${n}`).join(', ')}\n\n${transactions(rows)}\n`;
     writeFileSync(join(V.stack.runDir, 'vitess-statements.md'), out);
     console.log(`[vitess statements]\n${out}`);
   });
