@@ -5,7 +5,9 @@
 // vtgate runs with --transaction-mode SINGLE: a transaction that touches a second shard fails.
 // Facts behind every flag: /work/shared/notes/vitess.md and docs/vitess.md.
 import { execFile } from 'node:child_process';
-import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -75,11 +77,7 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
     const t0 = Date.now();
     const socket = join(root, 'mysql.sock');
     const mysqlPort = await freePort();
-    await run('setpriv', [...asUser(), 'mariadb-install-db', '--no-defaults', `--datadir=${dirs.data}`, '--auth-root-authentication-method=normal', '--skip-test-db'], {
-      maxBuffer: 1 << 24,
-    }).catch((err: unknown) => {
-      throw new StackError('vitess-mariadb', `mariadb-install-db failed: ${(err as Error).message}`);
-    });
+    await initDatadir(dirs.data);
     processes.push(
       await startProcess(
         {
@@ -196,6 +194,41 @@ export async function startVitessLedger(opts: VitessOptions): Promise<VitessInst
     throw new StackError('vitess-migrate', err instanceof Error ? err.message : String(err));
   }
 }
+
+/**
+ * An empty MariaDB datadir (root@localhost, no password) owned by the run-as user. The first run
+ * per MariaDB version runs mariadb-install-db (5-15 s here) and keeps a copy in the cache
+ * (~/.cache/modeldock/vitess-mariadb/<version hash>); later runs copy that (well under a second).
+ */
+async function initDatadir(dir: string): Promise<void> {
+  const version = (await run('mariadbd', ['--version'])).stdout.trim();
+  const cache = join(process.env.MODELDOCK_CACHE ?? join(homedir(), '.cache/modeldock'), 'vitess-mariadb');
+  const template = join(cache, createHash('sha256').update(version).digest('hex').slice(0, 12));
+  if (!existsSync(join(template, READY))) {
+    await run('setpriv', [...asUser(), 'mariadb-install-db', '--no-defaults', `--datadir=${dir}`, '--auth-root-authentication-method=normal', '--skip-test-db'], {
+      maxBuffer: 1 << 24,
+    }).catch((err: unknown) => {
+      throw new StackError('vitess-mariadb', `mariadb-install-db failed: ${(err as Error).message}`);
+    });
+    // Publish atomically: a concurrent run either sees no template or a complete one.
+    const tmp = `${template}.tmp-${process.pid}`;
+    mkdirSync(cache, { recursive: true });
+    rmSync(tmp, { recursive: true, force: true });
+    await run('cp', ['-a', dir, tmp]);
+    writeFileSync(join(tmp, READY), version);
+    try {
+      renameSync(tmp, template);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // another run published it first
+    }
+    return;
+  }
+  rmSync(dir, { recursive: true, force: true });
+  await run('cp', ['-a', template, dir]); // keeps the run-as user's ownership
+  rmSync(join(dir, READY), { force: true });
+}
+
+const READY = '.modeldock-template';
 
 function asUser(): string[] {
   return [`--reuid=${RUN_AS.user}`, `--regid=${RUN_AS.group}`, '--clear-groups'];
