@@ -15,13 +15,13 @@ import { freePort } from './net.ts';
 import { startProcess, StackError, type ManagedProcess } from './proc.ts';
 import { startPsHttpSim } from './ps-http-sim.ts';
 import type { MysqlTarget } from './mariadb.ts';
-import { createDb } from '../../functions/db/client.ts';
-import { migrate, splitStatements } from '../migrate.ts';
+import { createDb } from '../../ledger/db.ts';
+import { migrate, splitStatements } from '../../ledger/migrate.ts';
 
 const run = promisify(execFile);
 
 /** VSchema files, one per keyspace (`<keyspace>.json`), committed next to the migrations. */
-export const VSCHEMA_DIR = fileURLToPath(new URL('../../schema/sql/vschema/', import.meta.url));
+export const VSCHEMA_DIR = fileURLToPath(new URL('../../ledger/vschema/', import.meta.url));
 
 export interface KeyspaceSpec {
   name: string;

@@ -1,10 +1,10 @@
-// A recording wrapper around the Db / Queryable seam (functions/db/client.ts): every statement
+// A recording wrapper around the Db / Queryable seam (ledger/db.ts): every statement
 // the code issues is kept with its arguments, the transaction it ran in, the repository
 // function that issued it (from the call stack) and the entry point the test named. Used by
 // the Vitess statement check (test/vitess/statements.test.ts) to plan each one on vtgate.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { relative } from 'node:path';
-import type { Db, Queryable, SqlArg } from '../../functions/db/client.ts';
+import type { Db, Queryable, SqlArg } from '../../ledger/db.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 
 export interface RecordedStatement {
@@ -55,7 +55,7 @@ export class StatementLog {
 }
 
 const THIS_FILE = 'test/support/recording-db.ts';
-const SEAM = 'functions/db/client.ts';
+const SEAM = 'ledger/db.ts';
 const FRAME = /^\s*at (?:async )?(?:(.+?) \()?(?:file:\/\/)?([^()\s]+?):(\d+):\d+\)?$/;
 
 /** `module.ts:function` of the innermost frame in the repository's own code (not this file, the seam, or tests). */

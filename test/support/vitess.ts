@@ -4,8 +4,8 @@
 // scheduled_run, the outbox sequence) is shared, so a suite must not assume it owns those rows.
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { createDb, type Db, type SqlArg } from '../../functions/db/client.ts';
-import { str } from '../../functions/db/columns.ts';
+import { createDb, type Db, type SqlArg } from '../../ledger/db.ts';
+import { str } from '../../ledger/columns.ts';
 import { classifyPlan, parsePlan, type Classification } from '../../scripts/testenv/vexplain.ts';
 import type { LedgerStackInfo } from '../../scripts/testenv/stack.ts';
 

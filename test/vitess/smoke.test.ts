@@ -3,7 +3,7 @@
 // commits, and a transaction that reaches a second shard is refused (transaction mode SINGLE)
 // and leaves nothing behind.
 import { describe, expect, it } from 'vitest';
-import { str } from '../../functions/db/columns.ts';
+import { str } from '../../ledger/columns.ts';
 import { vitessLedger } from '../support/vitess.ts';
 
 const V = vitessLedger();

@@ -33,9 +33,9 @@ import {
   touchReconciled,
   transition,
 } from '../../controller/ledger/store.ts';
-import { ack, ackCreate, claimDue, fail } from '../../controller/outbox/store.ts';
+import { ack, ackCreate, claimDue, fail } from '../../controller/ledger/outbox-store.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
-import type { Db } from '../../functions/db/client.ts';
+import type { Db } from '../../ledger/db.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 import { StatementLog, type RecordedStatement } from '../support/recording-db.ts';
 import { vitessLedger, type PlannedStatement } from '../support/vitess.ts';
@@ -76,9 +76,9 @@ async function exerciseEverything(): Promise<void> {
 
   // The controller delivers the create row, the reservation becomes ready.
   const epoch = await as('controller/ledger/store.ts:acquireEpoch', () => acquireEpoch(db, 'ctl-a', new Date()));
-  const [create] = await as('controller/outbox/store.ts:claimDue', () => claimDue(db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
+  const [create] = await as('controller/ledger/outbox-store.ts:claimDue', () => claimDue(db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
   if (!create) throw new Error('no create row to claim');
-  await as('controller/outbox/store.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
+  await as('controller/ledger/outbox-store.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
   await as('controller/ledger/store.ts:loadLedgerRecord', () => loadLedgerRecord(db, id));
   await as('controller/ledger/store.ts:openReservationIds', () => openReservationIds(db));
   await as('controller/ledger/store.ts:markReady', () => markReady(db, id, epoch, new Date()));
@@ -94,7 +94,7 @@ async function exerciseEverything(): Promise<void> {
   );
   const [reconcile] = await claimDue(L.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: clock });
   if (!reconcile) throw new Error('no reconcile row to claim');
-  await as('controller/outbox/store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock, maxAttempts: 5 }));
+  await as('controller/ledger/outbox-store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock, maxAttempts: 5 }));
 
   // The tenant deletes; the controller acknowledges the delete row and releases.
   clock = new Date();
@@ -102,7 +102,7 @@ async function exerciseEverything(): Promise<void> {
   const claimed = await claimDue(L.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 7_200_000) });
   const del = claimed.find((r) => r.kind === 'delete');
   if (!del) throw new Error('no delete row to claim');
-  await as('controller/outbox/store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
+  await as('controller/ledger/outbox-store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
   await as('controller/ledger/store.ts:transition', () => transition(db, id, ['deleting'], 'releasing', epoch, new Date(), null));
   await as('controller/ledger/store.ts:setReleaseBlocked', () => setReleaseBlocked(db, id, new Date(), ['pod-a'], epoch, new Date()));
   await as('controller/ledger/store.ts:release', () => release(db, id, epoch, new Date()));
@@ -201,10 +201,10 @@ describe('every ledger statement, planned by vtgate', () => {
       'controller/ledger/store.ts:touchReconciled',
       'controller/ledger/store.ts:setReleaseBlocked',
       'controller/ledger/store.ts:release',
-      'controller/outbox/store.ts:claimDue',
-      'controller/outbox/store.ts:ack',
-      'controller/outbox/store.ts:ackCreate',
-      'controller/outbox/store.ts:fail',
+      'controller/ledger/outbox-store.ts:claimDue',
+      'controller/ledger/outbox-store.ts:ack',
+      'controller/ledger/outbox-store.ts:ackCreate',
+      'controller/ledger/outbox-store.ts:fail',
       'controller/ledger/check.ts:checkLedger',
     ]) {
       expect(sites, site).toContain(site);
@@ -277,7 +277,7 @@ describe("today's flows executed on the Vitess ledger", () => {
     );
     await attempt('controller/ledger/store.ts:openReservationIds', () => openReservationIds(V.db));
     await attempt('controller/ledger/store.ts:transition', () => transition(V.db, '01ARZ3NDEKTSV4RRFFQ69G5FAV', ['deleting'], 'releasing', 1, new Date(), null));
-    await attempt('controller/outbox/store.ts:claimDue', () => claimDue(V.db, { holder: 'ctl-vitess', epoch: 1, leaseMs: 1000, limit: 10, now: new Date() }));
+    await attempt('controller/ledger/outbox-store.ts:claimDue', () => claimDue(V.db, { holder: 'ctl-vitess', epoch: 1, leaseMs: 1000, limit: 10, now: new Date() }));
   });
 
   afterAll(() => {
