@@ -63,7 +63,7 @@ export function callSite(stack = captureStack()): string {
   const frames = stack
     .split('\n')
     .map((line) => FRAME.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null)
+    .filter((m): m is RegExpExecArray => m !== null && (m[2] ?? '').startsWith('/')) // files, not node: internals
     .map((m) => ({ fn: m[1] ?? '', file: relative(repoRoot, m[2] ?? ''), line: Number(m[3]) }))
     .filter((f) => !f.file.startsWith('..') && !f.file.startsWith('node_modules') && f.file !== THIS_FILE && f.file !== SEAM && !f.file.startsWith('test/'));
   const first = frames[0];
