@@ -3,7 +3,7 @@
 // keyspace `ledger` in 2 shards on the `tenant` vindex and the unsharded keyspace `global`,
 // and ps-http-sim in front of vtgate so @planetscale/database talks to real vtgate routing.
 // vtgate runs with --transaction-mode SINGLE: a transaction that touches a second shard fails.
-// Facts behind every flag: /work/shared/notes/vitess.md and docs/vitess.md.
+// Why each flag, and what was verified on this backend: docs/local-stack.md, docs/vitess-statements.md.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -103,7 +103,7 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
             '--skip-name-resolve',
           ],
           logDir: opts.logDir,
-          ready: async () => (await socketSql(socket, 'SELECT 1').then(() => true)),
+          ready: () => socketSql(socket, 'SELECT 1').then(() => true),
           timeoutMs: 60_000,
         },
         opts.runDir,
@@ -170,7 +170,7 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
 }
 
 /**
- * startVitess, then the ledger migrations applied THROUGH vtgate (scripts/migrate.ts, unchanged)
+ * startVitess, then the ledger migrations applied THROUGH vtgate (ledger/migrate.ts, unchanged)
  * on a session without a default keyspace: vtgate sends each CREATE/ALTER to the keyspace its
  * table has in the VSchema (every shard of `ledger`, or `global`), so one run of the migrations
  * lays out both keyspaces. Then the Vitess-only `<keyspace>.sql` files (the outbox sequence).
