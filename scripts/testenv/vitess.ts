@@ -2,7 +2,7 @@
 // port and socket under the run dir), vtcombo (vtgate + every tablet in one process) with the
 // keyspace `ledger` in 2 shards on the `tenant` vindex and the unsharded keyspace `global`,
 // and ps-http-sim in front of vtgate so @planetscale/database talks to real vtgate routing.
-// vtgate runs with --transaction-mode SINGLE: a transaction that touches a second shard fails.
+// vtgate runs with --transaction-mode SINGLE: a transaction that writes to a second shard fails.
 // Why each flag, and what was verified on this backend: docs/local-stack.md, docs/vitess-statements.md.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
