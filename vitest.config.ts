@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure logic, beside the code, no I/O) and `integration`
-// (under test/, against the real local stack that test/global-setup.ts starts ONCE per run).
+// Three projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
+// against the real local stack that test/global-setup.ts starts ONCE per run) and `vitess`
+// (test/vitess/: the sharded ledger on real vtgate, started by test/global-setup-vitess.ts).
 export default defineConfig({
   test: {
     projects: [
@@ -24,6 +25,18 @@ export default defineConfig({
           // Suites share one control plane on 2 cores; keep parallelism modest.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'vitess',
+          include: ['test/vitess/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/global-setup-vitess.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the local stack's Go binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok, kwokctl, ps-http-sim) from their Go modules
+# kube-scheduler, kubectl, etcd, kwok, kwokctl, ps-http-sim, vtcombo) from their Go modules
 # through the Go module proxy, into a cache OUTSIDE the repository keyed by version:
 #   ${MODELDOCK_CACHE:-~/.cache/modeldock}/bin/<component>-<version>-<hash of wrapper go.sum>/
 # A component whose stamp file exists is not rebuilt, so a second run takes seconds.
@@ -48,16 +48,22 @@ kwok_build() {
   mkdir -p "$out/stages" && cp -r "$stages/." "$out/stages/" && chmod -R u+w "$out/stages"
 }
 sim_build() { (cd "$here/go/pssim" && go build -trimpath -o "$out/ps-http-sim" github.com/mattrobenolt/ps-http-sim); }
+# vtcombo = vtgate + every tablet in one process (the sharded-ledger backend, scripts/testenv/vitess.ts).
+vitess_build() {
+  log "a cold build of vtcombo takes 4-10 min on 2 busy cores"
+  (cd "$here/go/vitess" && go build -trimpath -ldflags "-s -w" -o "$out/vtcombo" vitess.io/vitess/go/cmd/vtcombo)
+}
 
 build_component kube "$K8S_VERSION-$(sum "$here/go/k8s/go.sum" <(echo "$gover"))" kube_build; kube_dir=$out
 build_component etcd "$ETCD_VERSION-$(sum "$here/go/etcd/go.sum" <(echo "$gover"))" etcd_build; etcd_dir=$out
 build_component kwok "$KWOK_VERSION-$(sum "$here/go/kwok/go.sum" <(echo "$gover"))" kwok_build; kwok_dir=$out
 build_component ps-http-sim "$PS_HTTP_SIM_VERSION-$(sum "$here/go/pssim/go.sum" <(echo "$gover"))" sim_build; sim_dir=$out
+build_component vitess "$VITESS_VERSION-$(sum "$here/go/vitess/go.sum" <(echo "$gover"))" vitess_build; vitess_dir=$out
 
 # One directory with every binary, named by the combined key, for PATH and the launcher.
-farm="$cache/bin/stack-$(sum <(printf '%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir"))"
+farm="$cache/bin/stack-$(sum <(printf '%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir"))"
 mkdir -p "$farm"
-for d in "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir"; do
+for d in "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir"; do
   for f in "$d"/*; do ln -sfn "$f" "$farm/$(basename "$f")"; done
 done
 echo "$farm"

@@ -1,6 +1,8 @@
 // The whole local stack: Go binaries (built once, cached by version), MariaDB with
 // ModelDock's database and user, ps-http-sim in front of it, and the Kubernetes control
 // plane with a KWOK node. Used by the vitest global setup and by `npm run stack`.
+// Opt-in (`vitess: true` or MODELDOCK_VITESS=1): the sharded ledger on Vitess too
+// (scripts/testenv/vitess.ts), migrated once, reachable at `info.vitess.databaseUrl`.
 import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -9,6 +11,7 @@ import { startControlPlane } from './kube.ts';
 import { ensureMariaDB, mysqlFromEnv, provision, type MysqlTarget } from './mariadb.ts';
 import { killLeftovers, pidFile, StackError, type ManagedProcess } from './proc.ts';
 import { startPsHttpSim } from './ps-http-sim.ts';
+import { startVitessLedger, type VitessInfo } from './vitess.ts';
 
 export const repoRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -23,6 +26,8 @@ export interface StackInfo {
   databaseUrl: string;
   database: string;
   mysql: MysqlTarget;
+  /** The sharded ledger (vtgate behind ps-http-sim), when started with `vitess`. */
+  vitess?: VitessInfo;
 }
 
 export interface Stack {
@@ -35,7 +40,11 @@ export interface StackOptions {
   runDir: string;
   database?: string;
   log?: (msg: string) => void;
+  /** Also start the Vitess backend (default: MODELDOCK_VITESS=1). */
+  vitess?: boolean;
 }
+
+export const vitessFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean => env.MODELDOCK_VITESS === '1';
 
 /** Builds (or finds cached) binaries; returns the directory holding them all. */
 export function buildBinaries(log: (msg: string) => void): Promise<string> {
@@ -52,6 +61,28 @@ export function buildBinaries(log: (msg: string) => void): Promise<string> {
 }
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
+  const parts = await startParts(opts, { kube: true, vitess: opts.vitess ?? vitessFromEnv() });
+  if (!parts.kube) throw new Error('unreachable: the control plane was requested');
+  const info: StackInfo = { ...parts.info, kubeconfig: parts.kube.kubeconfig, kubeServer: parts.kube.server, ...(parts.vitess ? { vitess: parts.vitess } : {}) };
+  return parts.done(info);
+}
+
+/** The database side only (no Kubernetes): MariaDB for per-test databases, and the Vitess ledger. */
+export type LedgerStackInfo = Omit<StackInfo, 'kubeconfig' | 'kubeServer' | 'vitess'> & { vitess: VitessInfo };
+
+export interface LedgerStack {
+  info: LedgerStackInfo;
+  stop(): Promise<void>;
+}
+
+/** For suites that need only the two ledger backends (the `vitess` vitest project). */
+export async function startLedgerStack(opts: Omit<StackOptions, 'vitess'>): Promise<LedgerStack> {
+  const parts = await startParts(opts, { kube: false, vitess: true });
+  if (!parts.vitess) throw new Error('unreachable: the Vitess ledger was requested');
+  return parts.done({ ...parts.info, vitess: parts.vitess });
+}
+
+async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boolean }) {
   const log = opts.log ?? ((m: string) => console.error(m));
   const runDir = resolve(opts.runDir);
   const logDir = join(runDir, 'logs');
@@ -69,7 +100,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await Promise.all(processes.splice(0).reverse().map((p) => p.stop()));
   };
   try {
-    const [sim, kube] = await Promise.all([
+    const [sim, kube, vitess] = await Promise.all([
       (async () => {
         await ensureMariaDB(mysql.port);
         await provision(mysql, database);
@@ -77,24 +108,33 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         processes.push(s.process);
         return s;
       })(),
-      startControlPlane({ binDir, runDir, logDir }).then((cp) => {
-        processes.push(...cp.processes);
-        return cp;
-      }),
+      want.kube
+        ? startControlPlane({ binDir, runDir, logDir }).then((cp) => {
+            processes.push(...cp.processes);
+            return cp;
+          })
+        : undefined,
+      want.vitess
+        ? startVitessLedger({ binDir, runDir, logDir, log }).then((v) => {
+            processes.push(...v.processes);
+            return v.info;
+          })
+        : undefined,
     ]);
-    const info: StackInfo = {
+    const info = {
       runDir,
       logDir,
       binDir,
-      kubeconfig: kube.kubeconfig,
-      kubeServer: kube.server,
       databaseUrl: sim.url,
       database,
       mysql: { host: mysql.host, port: mysql.port, user: mysql.user, password: mysql.password },
     };
-    writeFileSync(join(runDir, 'stack.json'), JSON.stringify(info, null, 2));
-    log(`[stack] up in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs: ${logDir})`);
-    return { info, stop };
+    const done = <T extends typeof info>(full: T): { info: T; stop: () => Promise<void> } => {
+      writeFileSync(join(runDir, 'stack.json'), JSON.stringify(full, null, 2));
+      log(`[stack] up in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs: ${logDir})`);
+      return { info: full, stop };
+    };
+    return { info, kube, vitess, done };
   } catch (err) {
     await stop();
     throw err;

@@ -6,7 +6,7 @@ import { ulidGenerator } from '../../functions/services/deps.ts';
 import { migrate } from '../../ledger/migrate.ts';
 import { LEDGER_TABLES } from '../../ledger/rows.ts';
 import { parseLimits, setTenantQuota } from '../../scripts/tenant.ts';
-import { createTestDatabase, type TestDatabase } from './db.ts';
+import { createTestDatabase, type DatabaseStack, type TestDatabase } from './db.ts';
 
 export interface LedgerDatabase extends TestDatabase {
   db: Db;
@@ -18,8 +18,8 @@ export interface LedgerDatabase extends TestDatabase {
 }
 
 
-export async function createLedgerDatabase(): Promise<LedgerDatabase> {
-  const t = await createTestDatabase();
+export async function createLedgerDatabase(stack?: DatabaseStack): Promise<LedgerDatabase> {
+  const t = await createTestDatabase(stack);
   const db = createDb({ url: t.url });
   await migrate(db);
   const newId = ulidGenerator();

@@ -6,6 +6,10 @@ import { join } from 'node:path';
 import { connect, type Connection } from '@planetscale/database';
 import { inject } from 'vitest';
 import { startPsHttpSim } from '../../scripts/testenv/ps-http-sim.ts';
+import type { StackInfo } from '../../scripts/testenv/stack.ts';
+
+/** What a test database needs of the stack (the `integration` and the `vitess` projects both have it). */
+export type DatabaseStack = Pick<StackInfo, 'databaseUrl' | 'binDir' | 'mysql' | 'logDir' | 'runDir'>;
 
 export interface TestDatabase {
   name: string;
@@ -15,8 +19,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const stack = inject('stack');
+export async function createTestDatabase(stack: DatabaseStack = inject('stack')): Promise<TestDatabase> {
   const name = `mdt_${randomBytes(6).toString('hex')}`;
   await connect({ url: stack.databaseUrl }).execute(
     `CREATE DATABASE ${name} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
