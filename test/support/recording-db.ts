@@ -38,6 +38,7 @@ export class StatementLog {
         const tx = ++this.#txSeq;
         return inner.transaction((q) => fn({ execute: (sql, args) => this.#run(q, sql, args, tx) }));
       },
+      withSignal: (signal) => this.wrap(inner.withSignal(signal)),
     };
   }
 

@@ -28,12 +28,13 @@ import {
   loadLedgerRecord,
   markReady,
   openReservationIds,
+  ackCreate,
   release,
   setReleaseBlocked,
   touchReconciled,
   transition,
 } from '../../controller/ledger/store.ts';
-import { ack, ackCreate, claimDue, fail } from '../../controller/ledger/outbox-store.ts';
+import { ack, claimDue, fail } from '../../controller/ledger/outbox-store.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
 import type { Db } from '../../ledger/db.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
