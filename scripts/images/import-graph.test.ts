@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { importGraph, packageName, specifiers, topFolders } from './import-graph.ts';
 
 describe('import graph', () => {
-  it('finds static, re-export, side-effect and dynamic imports', () => {
-    const src = `import { a } from './a.ts';\nimport type { T } from "../t.ts";\nexport { b } from './b.ts';\nimport 'side';\nconst m = await import('node:fs');\nimport {\n  x,\n} from '@scope/pkg/sub';\n`;
+  it('finds static, re-export, side-effect and dynamic imports; not type-only ones (erased)', () => {
+    const src = `import { a } from './a.ts';\nimport type { T } from "../t.ts";\nexport type { U } from './u.ts';\nimport { type V, w } from '../t.ts';\nexport { b } from './b.ts';\nimport 'side';\nconst m = await import('node:fs');\nimport {\n  x,\n} from '@scope/pkg/sub';\n`;
     expect(specifiers(src)).toEqual(['./a.ts', '../t.ts', './b.ts', 'side', 'node:fs', '@scope/pkg/sub']);
   });
 

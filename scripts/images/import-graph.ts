@@ -5,11 +5,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 
 // Static `import … from '…'`, `export … from '…'`, side-effect `import '…'` and `import('…')`.
-const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*\(?\s*['"]([^'"]+)['"]/gm;
+const SPECIFIER = /(?:^|[\s;])((?:import|export)\s[^'"]*?)from\s*['"]([^'"]+)['"]|(?:^|[\s;])import\s*\(?\s*['"]([^'"]+)['"]/gm;
 
-/** The module specifiers in one source text (comments are not stripped: keep imports out of comments). */
+/**
+ * The module specifiers one source text loads at run time (comments are not stripped: keep
+ * imports out of comments). `import type …` / `export type …` are erased by type stripping.
+ */
 export function specifiers(source: string): string[] {
-  return [...source.matchAll(SPECIFIER)].map((m) => (m[1] ?? m[2])!);
+  return [...source.matchAll(SPECIFIER)].filter((m) => !/^(import|export)\s+type\s/.test(m[1] ?? '')).map((m) => (m[2] ?? m[3])!);
 }
 
 /** The npm package a bare specifier names (`@scope/name/sub` → `@scope/name`); undefined for relative and `node:` ones. */
