@@ -62,7 +62,7 @@ describe('desiredDeployment', () => {
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' } });
   });
   it('runs restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp', () => {
-    expect(pod.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
     expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
   });
   it('omits what the API server would omit (empty args/env/resources)', () => {

@@ -7,6 +7,8 @@ import type { Deployment, ModelService, Service } from './types.ts';
 
 export const CONTAINER_NAME = 'model';
 export const PORT_NAME = 'http';
+/** uid and gid of every tenant pod (the images' `USER 10001:10001`). */
+export const POD_UID = 10001;
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** DNS-1035 label: a Service name must start with a letter. */
@@ -75,7 +77,8 @@ export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec): Dep
         spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          // Numeric user and group: the kubelet verifies runAsNonRoot only against a numeric user.
+          securityContext: { runAsNonRoot: true, runAsUser: POD_UID, runAsGroup: POD_UID, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
               name: CONTAINER_NAME,

@@ -1,0 +1,50 @@
+// The Dockerfiles ship exactly what the programs load: the controller image copies the folders
+// controller/main.ts reaches through its imports (no more, no fewer), the mock image needs
+// mock/ only, and the versions the mock's docker-build stage installs are the lockfile's.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../testenv/stack.ts';
+import { importGraph, topFolders } from './import-graph.ts';
+import { pinnedVersions, type Lockfile } from './lock-closure.ts';
+
+const read = (f: string) => readFileSync(join(repoRoot, f), 'utf8');
+
+/** Sources of the final stage's plain `COPY src… dest` lines (not --from). */
+function finalStageCopies(dockerfile: string): string[] {
+  const stages = dockerfile.split(/^FROM\s/m);
+  return stages
+    .at(-1)!
+    .split('\n')
+    .filter((l) => /^COPY\s/.test(l) && !l.includes('--from'))
+    .flatMap((l) => l.trim().split(/\s+/).slice(1, -1));
+}
+
+describe('controller/Dockerfile', () => {
+  it('copies exactly the folders controller/main.ts imports', () => {
+    const { files } = importGraph(repoRoot, ['controller/main.ts']);
+    const sources = finalStageCopies(read('controller/Dockerfile')).filter((s) => s !== 'package.json');
+    const under = (f: string, s: string) => f === s || f.startsWith(`${s}/`);
+    expect(files.filter((f) => !sources.some((s) => under(f, s))), 'imported but not copied').toEqual([]);
+    expect(sources.filter((s) => !files.some((f) => under(f, s))), 'copied but never imported').toEqual([]);
+  });
+
+  it('ships production dependencies that cover its imports', () => {
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    expect(importGraph(repoRoot, ['controller/main.ts']).packages.filter((p) => !(p in pkg.dependencies))).toEqual([]);
+  });
+});
+
+describe('mock/Dockerfile', () => {
+  const { files, packages } = importGraph(repoRoot, ['mock/main.ts']);
+
+  it('needs mock/ only', () => {
+    expect(topFolders(files)).toEqual(['mock']);
+  });
+
+  it('installs the lockfile versions of exactly the packages the mock imports', () => {
+    const lock = JSON.parse(read('package-lock.json')) as Lockfile;
+    const installed = [...read('mock/Dockerfile').matchAll(/\s((?:@[\w.-]+\/)?[\w.-]+)@(\d[\w.-]*)/g)].map((m) => [m[1]!, m[2]!]);
+    expect(Object.fromEntries(installed)).toEqual(pinnedVersions(lock, packages));
+  });
+});
