@@ -79,7 +79,7 @@ async function exerciseEverything(): Promise<void> {
   const epoch = await as('controller/ledger/store.ts:acquireEpoch', () => acquireEpoch(db, 'ctl-a', new Date()));
   const [create] = await as('controller/ledger/outbox-store.ts:claimDue', () => claimDue(db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
   if (!create) throw new Error('no create row to claim');
-  await as('controller/ledger/outbox-store.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
+  await as('controller/ledger/store.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
   await as('controller/ledger/store.ts:loadLedgerRecord', () => loadLedgerRecord(db, id));
   await as('controller/ledger/store.ts:openReservationIds', () => openReservationIds(db));
   await as('controller/ledger/store.ts:markReady', () => markReady(db, id, epoch, new Date()));
@@ -204,7 +204,7 @@ describe('every ledger statement, planned by vtgate', () => {
       'controller/ledger/store.ts:release',
       'controller/ledger/outbox-store.ts:claimDue',
       'controller/ledger/outbox-store.ts:ack',
-      'controller/ledger/outbox-store.ts:ackCreate',
+      'controller/ledger/store.ts:ackCreate',
       'controller/ledger/outbox-store.ts:fail',
       'controller/ledger/check.ts:checkLedger',
     ]) {
