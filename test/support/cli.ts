@@ -23,15 +23,26 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const CLI = join(repoRoot, 'cli/main.ts');
 
 export function runCli(args: string[], opts: CliRun = {}): Promise<CliResult> {
+  return startCli(args, opts).result;
+}
+
+export interface RunningCli {
+  result: Promise<CliResult>;
+  /** What it printed so far. */
+  output(): { stdout: string; stderr: string };
+}
+
+/** Starts the CLI and returns at once: the caller can act on its output while it runs. */
+export function startCli(args: string[], opts: CliRun = {}): RunningCli {
   const env: Record<string, string | undefined> = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', TERM: 'xterm-256color', ...opts.env };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
   const [cmd, argv] = opts.tty
     ? ['script', ['-qefc', [process.execPath, CLI, ...args].map(shellQuote).join(' '), '/dev/null']]
     : [process.execPath, [CLI, ...args]];
-  return new Promise((resolve, reject) => {
+  let stdout = '';
+  let stderr = '';
+  const result = new Promise<CliResult>((resolve, reject) => {
     const child = spawn(cmd, argv as string[], { cwd: repoRoot, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => {
@@ -49,4 +60,5 @@ export function runCli(args: string[], opts: CliRun = {}): Promise<CliResult> {
     if (opts.stdin !== undefined) child.stdin.end(opts.stdin);
     else child.stdin.end();
   });
+  return { result, output: () => ({ stdout, stderr }) };
 }
