@@ -30,7 +30,8 @@ describe('parseCommand', () => {
     expect(parseCommand(['get', '01ABC'], env)).toMatchObject({ kind: 'get', id: '01ABC' });
     expect(parseCommand(['delete', '01ABC', '--wait'], env)).toMatchObject({ kind: 'delete', id: '01ABC', wait: { wait: true } });
     expect(parseCommand(['list', '--all', '-o', 'yaml'], env)).toMatchObject({ kind: 'list', all: true, output: 'yaml' });
-    expect(parseCommand([], {})).toEqual({ kind: 'help', topic: undefined });
+    expect(parseCommand([], {})).toEqual({ kind: 'help', missing: true });
+    expect(parseCommand(['help', 'quota'], {})).toEqual({ kind: 'help', topic: 'quota' });
     expect(parseCommand(['submit', '--help'], env)).toEqual({ kind: 'help', topic: 'submit' });
     expect(parseCommand(['--version'], {})).toEqual({ kind: 'version' });
   });

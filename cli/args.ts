@@ -35,7 +35,7 @@ export interface WaitFlags {
 }
 
 export type Command =
-  | { kind: 'help'; topic?: string }
+  | { kind: 'help'; topic?: string; /** No command given: the help goes to stderr, exit 2. */ missing?: boolean }
   | { kind: 'version' }
   | { kind: 'submit'; conn: Connection; output: Output; spec: SpecFlags; idempotencyKey?: string; wait: WaitFlags }
   | { kind: 'get'; conn: Connection; output: Output; id: string }
@@ -143,7 +143,8 @@ function parse<O extends Options>(args: string[], options: O) {
 /** argv (without node and the script) + environment → a command. Throws UsageError. */
 export function parseCommand(argv: string[], env: Record<string, string | undefined>): Command {
   const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { kind: 'help', topic: rest[0] };
+  if (command === undefined) return { kind: 'help', missing: true };
+  if (command === 'help' || command === '--help' || command === '-h') return { kind: 'help', topic: rest[0] };
   if (command === '--version' || command === 'version') return { kind: 'version' };
   switch (command) {
     case 'submit': {

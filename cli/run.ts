@@ -65,6 +65,10 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
   if (cmd.kind === 'help') {
     const text = HELP[cmd.topic ?? 'main'];
     if (!text) throw new UsageError(`no help for "${cmd.topic}"; commands: ${Object.keys(HELP).filter((k) => k !== 'main').join(', ')}`);
+    if (cmd.missing) {
+      io.stderr.write(`${text}\n`);
+      return EXIT.usage;
+    }
     io.stdout.write(`${text}\n`);
     return EXIT.ok;
   }
