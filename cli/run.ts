@@ -191,7 +191,7 @@ async function watch(
   let tick = 0;
   const draw = () => screen.status(spinnerLine(tick++, awaiting(a), io.now().getTime() - started, note, stream.style));
   const stop = stream.isTTY ? io.every(100, draw) : () => {};
-  let lastNote = note;
+  let lastNote: string | undefined;
   try {
     for (;;) {
       for (const l of lines(a)) screen.line(l);
