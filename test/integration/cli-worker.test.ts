@@ -73,7 +73,7 @@ describe('modeldock CLI against the Worker', () => {
     expect(get.stdout).toContain('- scheduled  not reported by this API');
 
     const table = expectRun(await cli(['list']), 0);
-    expect(table.stdout.split('\n')[0]).toBe('ID                          NAME  STATE     REPLICAS  AGE    ENDPOINT');
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID {26}NAME  STATE     REPLICAS  AGE +ENDPOINT$/);
     expect(table.stdout).toMatch(new RegExp(`${id}  chat  admitted  2 `));
     const json = JSON.parse(expectRun(await cli(['list', '-o', 'json']), 0).stdout) as { items: Array<{ id: string; spec: { env: unknown } }> };
     expect(json.items.map((i) => i.id)).toContain(id);
