@@ -9,7 +9,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{functions,controller,schema,ledger,mock,scripts}/**/*.test.ts', 'test/support/**/*.test.ts'],
+          include: ['{functions,controller,schema,ledger,mock,scripts,cli,dashboard}/**/*.test.ts', 'test/support/**/*.test.ts'],
           environment: 'node',
           sequence: { groupOrder: 0 }, // fast unit tests first
         },

@@ -6,6 +6,7 @@ import { toAdmission } from '../schema/admission.ts';
 import type { FieldIssue } from '../schema/api.ts';
 import type { KeyRing } from './auth/keys.ts';
 import type { Config, Env } from './config.ts';
+import { mountDashboard } from './dashboard.ts';
 import { envelope, notFound, toApiError, validationFailed } from './errors.ts';
 import { bearerTenant } from './middleware/auth.ts';
 import { jsonBody } from './middleware/json-body.ts';
@@ -78,6 +79,8 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     await opts.deps(c.env).db.execute('SELECT 1');
     return c.json({ ok: true, database: 'up' as const }, 200);
   });
+
+  mountDashboard(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Tenant API key.' });
   app.doc('/openapi.json', {

@@ -81,6 +81,14 @@ try {
   console.log(`
 ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2), key in .dev.vars.
 
+  Dashboard: ${api}/  (paste the key ${KEY})
+
+  export MODELDOCK_URL=${api} MODELDOCK_KEY=${KEY}
+  npx modeldock submit --name chat --image modeldock/mock-model:0.1.0 --replicas 2 --cpu 1 --memory 2Gi --wait
+  npx modeldock list; npx modeldock quota; npx modeldock delete <id> --wait
+
+  Or with curl:
+
   K="Authorization: Bearer ${KEY}"
   curl -s -XPOST ${api}/requests -H "$K" -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-1' \\
        -d '{"name":"chat","image":"modeldock/mock-model:0.1.0","replicas":2,"resources":{"cpu":"1","memory":"2Gi"}}'

@@ -1,0 +1,47 @@
+// The CLI's exit codes, one per outcome a script may want to tell apart (documented in
+// cli/README.md and printed by `modeldock help`).
+export const EXIT = {
+  ok: 0,
+  /** Something unexpected: a response that is not the API's, a bug. */
+  error: 1,
+  /** Bad command line, unreadable spec file, or a request the API refused as invalid (400/413/415/422). */
+  usage: 2,
+  /** 409 quota_exceeded: nothing was charged. */
+  quotaExceeded: 3,
+  /** 404: no such admission for this tenant (or no such route). */
+  notFound: 4,
+  /** --wait: the admission failed to start (pod failure, deleted or in conflict before ready, delivery failed). */
+  failedStart: 5,
+  /** --wait: the deadline passed before the awaited state. */
+  timedOut: 6,
+  /** 401: missing or invalid API key. */
+  unauthorized: 7,
+  /** The API could not be reached in time, or answered 5xx. */
+  unavailable: 8,
+  /** 409 conflict: e.g. deleting an admission in conflict (an operator must resolve it). */
+  conflict: 9,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_HELP = `Exit codes:
+  0  ok
+  1  unexpected error (a response that is not the API's)
+  2  usage: bad arguments or spec file, or the API refused the request as invalid
+  3  quota exceeded (nothing was charged)
+  4  not found
+  5  failed to start (--wait): a pod failure, deleted or in conflict before ready
+  6  timed out (--wait)
+  7  unauthorized: missing or invalid API key
+  8  API unavailable: unreachable, no answer within --request-timeout, or 5xx
+  9  conflict: the admission is in conflict; an operator must resolve it`;
+
+/** The exit code for an API error (HTTP status + error code). */
+export function exitForApiError(status: number, code: string): ExitCode {
+  if (code === 'quota_exceeded') return EXIT.quotaExceeded;
+  if (status === 409) return EXIT.conflict;
+  if (status === 404) return EXIT.notFound;
+  if (status === 401) return EXIT.unauthorized;
+  if (status >= 500) return EXIT.unavailable;
+  if (status >= 400) return EXIT.usage;
+  return EXIT.error;
+}

@@ -1,0 +1,77 @@
+// `modeldock help [command]`.
+import { EXIT_HELP } from './exit-codes.ts';
+
+const CONNECTION = `Connection (every command):
+  --url URL               the API, default $MODELDOCK_URL (e.g. http://127.0.0.1:8787)
+  --key KEY               the tenant API key, default $MODELDOCK_KEY (prefer the variable:
+                          a flag is visible to other users in the process list)
+  --request-timeout DUR   deadline of each HTTP request (default 15s)`;
+
+const WAIT = `  -w, --wait              wait, showing progress (a live line on a terminal, one line per stage otherwise)
+  --timeout DUR           give up waiting after DUR (default 10m; exit code 6)
+  --interval DUR          poll interval (default 1s)`;
+
+const OUTPUT = `  -o, --output FORMAT     table (default), json or yaml`;
+
+export const HELP: Record<string, string> = {
+  main: `modeldock — run a model image on ModelDock and watch it come up
+
+Usage: modeldock <command> [options]
+
+Commands:
+  submit    admit a model service (from flags or a YAML/JSON file), optionally --wait until ready
+  get       one admission: state, startup timeline, endpoint, failures
+  list      the tenant's admissions, newest first
+  quota     the tenant's quota per resource, with a bar of used / hard
+  delete    delete an admission, optionally --wait until its quota is released
+  help      this text, or 'modeldock help <command>'
+
+${CONNECTION}
+
+Colours are off when the output is not a terminal or NO_COLOR is set.
+
+${EXIT_HELP}`,
+  submit: `Usage: modeldock submit [-f FILE] [--name NAME] [--image IMAGE] [options]
+
+Admits a model service: charges the tenant quota for every resource at once, or refuses (exit 3).
+  -f, --file FILE         spec as YAML or JSON (name, image, replicas, port, resources, env, args,
+                          readinessPath); '-' reads standard input; flags below override it
+  --name NAME             DNS-1123 name of the service
+  --image IMAGE           container image
+  --replicas N            pods (default 1)
+  --cpu Q --memory Q --gpu N   per-replica resources (Kubernetes quantities: 500m, 2, 4Gi)
+  --port P                port the model server listens on (default 8000)
+  --env NAME=VALUE        environment variable (repeatable)
+  --arg ARG               container argument (repeatable)
+  --readiness-path PATH   readiness probe path (default /healthz)
+  --idempotency-key KEY   retry a submit safely: the same key and spec return the same admission
+${WAIT}
+${OUTPUT}
+
+With --wait the startup timeline is shown: admitted → delivered → scheduled → started → ready.
+A stage the API does not report is shown as such. On a failure the last pod failure is printed
+and the exit code is 5.
+
+${CONNECTION}`,
+  get: `Usage: modeldock get <id> [-o table|json|yaml]\n\n${CONNECTION}`,
+  list: `Usage: modeldock list [--limit N | --all] [-o table|json|yaml]
+
+  --limit N               at most N admissions (1..100, default 20)
+  --all                   every admission (follows the pages)
+${OUTPUT}
+
+${CONNECTION}`,
+  quota: `Usage: modeldock quota [-o table|json|yaml]
+
+USED is what is charged and not yet released (active + releasing + conflict).
+
+${CONNECTION}`,
+  delete: `Usage: modeldock delete <id> [--wait] [-o table|json|yaml]
+
+Deletes an admission; its quota is kept until every pod is gone. With --wait, shows
+deleting → releasing → released, and ReleaseBlocked with the pods it waits for.
+${WAIT}
+${OUTPUT}
+
+${CONNECTION}`,
+};

@@ -1,0 +1,68 @@
+// What the CLI reads from the admission API, parsed leniently: the fields it shows are checked,
+// fields a newer server adds (timeline, lastFailure, …) are optional, and unknown ones are kept
+// (loose objects), so `-o json|yaml` prints the API's document whole.
+// A response that does not fit is an `unexpected response`, never a crash deep in rendering.
+import { z } from 'zod';
+
+const ts = z.string();
+const nts = ts.nullable();
+
+export const timelineSchema = z.looseObject({
+  admittedAt: nts.optional(),
+  deliveredAt: nts.optional(),
+  scheduledAt: nts.optional(),
+  startedAt: nts.optional(),
+  readyAt: nts.optional(),
+});
+
+export const lastFailureSchema = z.looseObject({
+  pod: z.string().nullish(),
+  reason: z.string(),
+  exitCode: z.number().int().nullish(),
+  message: z.string().nullish(),
+  at: nts.optional(),
+});
+export type LastFailure = z.output<typeof lastFailureSchema>;
+
+export const admissionView = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  state: z.string(),
+  spec: z.looseObject({
+    image: z.string(),
+    replicas: z.number(),
+    port: z.number().optional(),
+    resources: z.record(z.string(), z.string()).optional(),
+  }),
+  amounts: z.record(z.string(), z.number()).optional(),
+  createdAt: ts,
+  stateChangedAt: ts.optional(),
+  binding: z.looseObject({ namespace: z.string(), crName: z.string(), everReady: z.boolean().optional(), firstReadyAt: nts }).nullable(),
+  endpoint: nts,
+  releaseBlockedSince: nts.optional(),
+  releaseBlockedPods: z.array(z.string()).nullable().optional(),
+  lastError: nts.optional(),
+  deadOutboxRows: z.number().optional(),
+  timeline: timelineSchema.nullish(),
+  lastFailure: lastFailureSchema.nullish(),
+});
+export type AdmissionView = z.output<typeof admissionView>;
+
+export const admissionPage = z.looseObject({ items: z.array(admissionView), nextCursor: z.string().nullable() });
+export type AdmissionPage = z.output<typeof admissionPage>;
+
+export const resourceUsage = z.looseObject({
+  unit: z.string(),
+  hard: z.number(),
+  reserved: z.number(),
+  active: z.number(),
+  releasing: z.number(),
+  blocked: z.number(),
+  conflict: z.number().optional(),
+  available: z.number(),
+});
+export type ResourceUsage = z.output<typeof resourceUsage>;
+export const quotaView = z.looseObject({ tenant: z.string(), resources: z.record(z.string(), resourceUsage) });
+export type QuotaView = z.output<typeof quotaView>;
+
+export const errorEnvelope = z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) });

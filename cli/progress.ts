@@ -1,0 +1,115 @@
+// What `--wait` decides and prints, apart from any I/O: the verdict on an admission (still
+// waiting, done, failed) and the progress lines to print as it moves. Pure.
+import { formatDuration, elapsedMs, nextStage, startupStages, STAGES } from '../dashboard/public/assets/startup.js';
+import type { AdmissionView } from './model.ts';
+import { failureLines, stageLine, styleState, type Look } from './render.ts';
+
+export type Verdict = { kind: 'waiting'; note?: string } | { kind: 'done' } | { kind: 'failed'; reason: string };
+
+/**
+ * Pod failures after which waiting is pointless: the pod will not start without a change
+ * (a new image, a fixed command). Other failures are shown and the wait goes on.
+ */
+export const CONCLUSIVE_FAILURES = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CrashLoopBackOff',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+
+const GONE = new Set(['deleting', 'releasing', 'released']);
+
+/** Waiting for an admission to become ready. */
+export function startupVerdict(a: AdmissionView): Verdict {
+  if (a.state === 'ready') return { kind: 'done' };
+  if (a.state === 'conflict') return { kind: 'failed', reason: 'the admission is in conflict; an operator must resolve it' };
+  if (GONE.has(a.state)) return { kind: 'failed', reason: `the admission is ${a.state} and was never ready` };
+  if (a.deadOutboxRows) return { kind: 'failed', reason: 'its delivery to the cluster failed permanently; an operator must look at the outbox' };
+  if (a.lastFailure && CONCLUSIVE_FAILURES.has(a.lastFailure.reason)) return { kind: 'failed', reason: `a pod failed to start (${a.lastFailure.reason})` };
+  if (a.lastFailure) return { kind: 'waiting', note: `last failure: ${a.lastFailure.reason}` };
+  return { kind: 'waiting' };
+}
+
+/** Waiting for a deleted admission to be released. */
+export function releaseVerdict(a: AdmissionView): Verdict {
+  if (a.state === 'released') return { kind: 'done' };
+  if (a.state === 'conflict') return { kind: 'failed', reason: 'the admission is in conflict; an operator must resolve it' };
+  if (a.releaseBlockedSince) return { kind: 'waiting', note: `ReleaseBlocked: ${(a.releaseBlockedPods ?? []).length} pod(s) still terminating` };
+  return { kind: 'waiting' };
+}
+
+/**
+ * The startup stages printed so far → the lines to print for a newer view of the admission.
+ * Stages are printed once each, in order; a stage this API does not report is printed as such
+ * when a later stage is reached (or at the end), never given a made-up time.
+ */
+export class StartupProgress {
+  private printed = 0;
+  private readonly look: Look;
+  constructor(look: Look) {
+    this.look = look;
+  }
+
+  update(a: AdmissionView): string[] {
+    const views = startupStages(a);
+    const lastDone = views.map((v) => v.status).lastIndexOf('done');
+    const out: string[] = [];
+    for (; this.printed <= lastDone; this.printed++) out.push(stageLine(views[this.printed]!, a.createdAt, this.look));
+    return out;
+  }
+
+  /** The stage awaited next, for the spinner line. */
+  waitingFor(a: AdmissionView): string {
+    return nextStage(startupStages(a)) ?? 'ready';
+  }
+
+  /** After the wait: the stages never reached (or not reported), so the picture is complete. */
+  finish(a: AdmissionView): string[] {
+    const views = startupStages(a);
+    const out = views.slice(this.printed).map((v) => stageLine(v, a.createdAt, this.look));
+    this.printed = STAGES.length;
+    return out;
+  }
+}
+
+/** Lines for a deletion as it goes: state changes and ReleaseBlocked with its pods (printed when they change). */
+export class ReleaseProgress {
+  private lastState: string | undefined;
+  private lastBlocked = '';
+  private startedAt: string | undefined;
+  private readonly look: Look;
+  constructor(look: Look) {
+    this.look = look;
+  }
+
+  update(a: AdmissionView): string[] {
+    const s = this.look.style;
+    const out: string[] = [];
+    const changedAt = a.stateChangedAt ?? null;
+    this.startedAt ??= changedAt ?? undefined;
+    if (a.state !== this.lastState) {
+      const ms = elapsedMs(this.startedAt ?? null, changedAt);
+      const when = this.lastState === undefined ? (changedAt ?? '') : ms === null ? '' : `+${formatDuration(ms)}`;
+      out.push(`${styleState(s, a.state).padEnd(10)} ${when}`.trimEnd());
+      this.lastState = a.state;
+    }
+    const blocked = a.releaseBlockedSince ? `${a.releaseBlockedSince} ${(a.releaseBlockedPods ?? []).join(',')}` : '';
+    if (blocked !== this.lastBlocked) {
+      if (a.releaseBlockedSince) {
+        const pods = a.releaseBlockedPods?.length ? a.releaseBlockedPods.join(', ') : 'pods not reported';
+        out.push(`${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: quota kept until these pods are gone: ${pods}`);
+      } else if (this.lastBlocked) out.push('ReleaseBlocked cleared');
+      this.lastBlocked = blocked;
+    }
+    return out;
+  }
+}
+
+/** The lines printed when a wait ends in failure. */
+export function failureReport(a: AdmissionView, reason: string, look: Look): string[] {
+  return [`${look.style('red', look.fancy ? '✖' : 'FAILED')} ${a.name} (${a.id}): ${reason}`, ...failureLines(a.lastFailure, a.lastError, look.style)];
+}

@@ -1,0 +1,233 @@
+// The CLI: argv → command → API calls → output and an exit code. All I/O comes in through Io,
+// so the same code runs for real (main.ts) and under test.
+import { stringify as toYaml } from 'yaml';
+import { createApi, CliError, type Api } from './api.ts';
+import { parseCommand, UsageError, type Command, type Output, type WaitFlags } from './args.ts';
+import { EXIT, type ExitCode } from './exit-codes.ts';
+import { HELP } from './help.ts';
+import type { AdmissionView } from './model.ts';
+import { failureReport, ReleaseProgress, releaseVerdict, StartupProgress, startupVerdict, type Verdict } from './progress.ts';
+import { renderAdmission, renderList, renderQuota, spinnerLine, styleState, type Look, type Style } from './render.ts';
+import { plainScreen, ttyScreen, type Screen } from './screen.ts';
+import { parseSpecFile, specBody, type SpecBody } from './spec.ts';
+
+export interface OutStream {
+  write(s: string): void;
+  isTTY: boolean;
+  /** Styles text for this stream (colours off when it is not a terminal or NO_COLOR is set). */
+  style: Style;
+}
+
+export interface Io {
+  stdout: OutStream;
+  stderr: OutStream;
+  env: Record<string, string | undefined>;
+  fetch: typeof fetch;
+  now(): Date;
+  sleep(ms: number): Promise<void>;
+  /** Reads a spec file; '-' is standard input. */
+  readFile(path: string): Promise<string>;
+  newIdempotencyKey(): string;
+  /** Calls `tick` every `ms` until the returned function is called (the spinner). */
+  every(ms: number, tick: () => void): () => void;
+  version: string;
+}
+
+const look = (s: OutStream): Look => ({ style: s.style, fancy: s.isTTY });
+
+export async function run(argv: string[], io: Io): Promise<ExitCode> {
+  const err = (line: string) => io.stderr.write(`${io.stderr.style('red', 'error:')} ${line}\n`);
+  let cmd: Command;
+  try {
+    cmd = parseCommand(argv, io.env);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err(e.message);
+    return EXIT.usage;
+  }
+  try {
+    return await execute(cmd, io);
+  } catch (e) {
+    if (e instanceof CliError) {
+      err(e.message);
+      return e.exitCode;
+    }
+    if (e instanceof UsageError) {
+      err(e.message);
+      return EXIT.usage;
+    }
+    err(`unexpected: ${(e as Error).message.split('\n')[0]}`);
+    return EXIT.error;
+  }
+}
+
+async function execute(cmd: Command, io: Io): Promise<ExitCode> {
+  if (cmd.kind === 'help') {
+    const text = HELP[cmd.topic ?? 'main'];
+    if (!text) throw new UsageError(`no help for "${cmd.topic}"; commands: ${Object.keys(HELP).filter((k) => k !== 'main').join(', ')}`);
+    if (cmd.missing) {
+      io.stderr.write(`${text}\n`);
+      return EXIT.usage;
+    }
+    io.stdout.write(`${text}\n`);
+    return EXIT.ok;
+  }
+  if (cmd.kind === 'version') {
+    io.stdout.write(`modeldock ${io.version}\n`);
+    return EXIT.ok;
+  }
+  const api = createApi({ ...cmd.conn, fetch: io.fetch });
+  const out = io.stdout;
+  const print = (s: string) => out.write(`${s}\n`);
+  const structured = (data: unknown, output: Output) => print(output === 'json' ? JSON.stringify(data, null, 2) : toYaml(data).trimEnd());
+
+  switch (cmd.kind) {
+    case 'get': {
+      const a = await api.get(cmd.id);
+      if (cmd.output === 'table') print(renderAdmission(a, look(out)));
+      else structured(a, cmd.output);
+      return EXIT.ok;
+    }
+    case 'list': {
+      const items: AdmissionView[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await api.list({ limit: cmd.all ? 100 : cmd.limit, cursor });
+        items.push(...page.items);
+        cursor = cmd.all ? (page.nextCursor ?? undefined) : undefined;
+      } while (cursor);
+      if (cmd.output === 'table') print(renderList(items, io.now(), look(out)));
+      else structured({ items }, cmd.output);
+      return EXIT.ok;
+    }
+    case 'quota': {
+      const q = await api.quota();
+      if (cmd.output === 'table') print(renderQuota(q, look(out)));
+      else structured(q, cmd.output);
+      return EXIT.ok;
+    }
+    case 'submit': {
+      const file: SpecBody = cmd.spec.file ? parseSpecFile(await readSpec(io, cmd.spec.file), cmd.spec.file) : {};
+      const body = specBody(file, cmd.spec);
+      const key = cmd.idempotencyKey ?? io.newIdempotencyKey();
+      let result;
+      try {
+        result = await api.submit(body, key);
+      } catch (e) {
+        if (e instanceof CliError && e.exitCode === EXIT.unavailable) {
+          throw new CliError(e.exitCode, `${e.message} (the admission may have been made: retry with --idempotency-key ${key})`);
+        }
+        throw e;
+      }
+      // Progress and messages go to stderr when stdout carries a document (-o json|yaml).
+      const human = cmd.output === 'table' ? out : io.stderr;
+      const a0 = result.admission;
+      human.write(`${result.created ? 'admitted' : 'already admitted (same Idempotency-Key)'} ${human.style('bold', a0.name)} ${a0.id}\n`);
+      let final = a0;
+      let code: ExitCode = EXIT.ok;
+      if (cmd.wait.wait) {
+        const progress = new StartupProgress(look(human));
+        const r = await watch(api, a0, cmd.wait, io, human, startupVerdict, (a) => progress.update(a), (a) => progress.waitingFor(a));
+        final = r.admission;
+        const screen = lineWriter(human);
+        for (const l of progress.finish(final)) screen(l);
+        code = conclude(r, human, 'ready', EXIT.failedStart, () => `${human.style('green', 'ready')}: ${final.endpoint ?? '(no endpoint reported)'}`);
+      }
+      if (cmd.output !== 'table') structured(final, cmd.output);
+      return code;
+    }
+    case 'delete': {
+      const a0 = await api.remove(cmd.id);
+      const human = cmd.output === 'table' ? out : io.stderr;
+      let final = a0;
+      let code: ExitCode = EXIT.ok;
+      if (!cmd.wait.wait) human.write(`${a0.name} ${a0.id}: ${styleState(human.style, a0.state)}${a0.state === 'released' ? '' : ' (quota is released once every pod is gone; --wait to follow)'}\n`);
+      else {
+        const progress = new ReleaseProgress(look(human));
+        const r = await watch(api, a0, cmd.wait, io, human, releaseVerdict, (a) => progress.update(a), () => 'released');
+        final = r.admission;
+        code = conclude(r, human, 'released', EXIT.conflict, () => `${human.style('green', 'released')}: the quota of ${final.name} is free again`);
+      }
+      if (cmd.output !== 'table') structured(final, cmd.output);
+      return code;
+    }
+  }
+}
+
+const lineWriter = (s: OutStream) => (l: string) => s.write(`${l}\n`);
+
+async function readSpec(io: Io, path: string): Promise<string> {
+  try {
+    return await io.readFile(path);
+  } catch (e) {
+    throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+type WatchResult = { admission: AdmissionView; verdict: Verdict; timedOut: boolean; waitedMs: number };
+
+/**
+ * Polls the admission until the verdict is no longer `waiting` or the deadline passes. Each
+ * new view is passed to `lines` (permanent lines to print); on a TTY a spinner line shows what
+ * is awaited. An unreachable API is retried until the deadline (the wait is about the
+ * admission, not one request); any other error ends the wait.
+ */
+async function watch(
+  api: Api,
+  first: AdmissionView,
+  flags: WaitFlags,
+  io: Io,
+  stream: OutStream,
+  verdictOf: (a: AdmissionView) => Verdict,
+  lines: (a: AdmissionView) => string[],
+  awaiting: (a: AdmissionView) => string,
+): Promise<WatchResult> {
+  const started = io.now().getTime();
+  const deadline = started + flags.timeoutMs;
+  const screen: Screen = stream.isTTY ? ttyScreen((s) => stream.write(s)) : plainScreen((s) => stream.write(s));
+  let a = first;
+  let verdict = verdictOf(a);
+  let note = verdict.kind === 'waiting' ? verdict.note : undefined;
+  let tick = 0;
+  const draw = () => screen.status(spinnerLine(tick++, awaiting(a), io.now().getTime() - started, note, stream.style));
+  const stop = stream.isTTY ? io.every(100, draw) : () => {};
+  let lastNote: string | undefined;
+  try {
+    for (;;) {
+      for (const l of lines(a)) screen.line(l);
+      if (!stream.isTTY && note && note !== lastNote) screen.line(`  … ${note}`);
+      lastNote = note;
+      if (verdict.kind !== 'waiting') return { admission: a, verdict, timedOut: false, waitedMs: io.now().getTime() - started };
+      const left = deadline - io.now().getTime();
+      if (left <= 0) return { admission: a, verdict, timedOut: true, waitedMs: io.now().getTime() - started };
+      if (stream.isTTY) draw();
+      await io.sleep(Math.min(flags.intervalMs, left));
+      try {
+        a = await api.get(a.id);
+        verdict = verdictOf(a);
+        note = verdict.kind === 'waiting' ? verdict.note : undefined;
+      } catch (e) {
+        if (!(e instanceof CliError) || e.exitCode !== EXIT.unavailable) throw e;
+        note = `${e.message}; retrying`;
+      }
+    }
+  } finally {
+    stop();
+    screen.close();
+  }
+}
+
+function conclude(r: WatchResult, stream: OutStream, goal: string, failedCode: ExitCode, success: () => string): ExitCode {
+  const lk = look(stream);
+  if (r.verdict.kind === 'done') {
+    stream.write(`${success()}\n`);
+    return EXIT.ok;
+  }
+  if (r.verdict.kind === 'failed') {
+    for (const l of failureReport(r.admission, r.verdict.reason, lk)) stream.write(`${l}\n`);
+    return failedCode;
+  }
+  const reason = `still ${r.admission.state}, not ${goal}, after ${Math.round(r.waitedMs / 1000)}s (--timeout)`;
+  for (const l of failureReport(r.admission, reason, lk)) stream.write(`${l}\n`);
+  return EXIT.timedOut;
+}

@@ -1,0 +1,257 @@
+// @ts-check
+// The tenant dashboard: paste the API key (kept in sessionStorage only, sent as the Bearer
+// header; no cookies), see admissions with their state, startup timeline and endpoint, the quota
+// as bars, and delete with a confirmation. Same-origin calls to the admission API; DOM built
+// with textContent only (no HTML strings), so the page runs under a strict CSP with Trusted Types.
+import { describeFailure, elapsedMs, formatDuration, startupStages } from './startup.js';
+
+const KEY_ITEM = 'modeldock.key';
+const REFRESH_MS = 2000;
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * @typedef {import('./startup.js').StartupFacts & {
+ *   id: string, name: string, spec: { replicas: number },
+ *   endpoint: string | null, releaseBlockedSince?: string | null, releaseBlockedPods?: string[] | null,
+ *   lastError?: string | null, lastFailure?: import('./startup.js').LastFailure | null
+ * }} Admission
+ */
+/** @typedef {{ unit: string, hard: number, reserved: number, active: number, releasing: number, blocked: number }} Usage */
+/** @typedef {{ tenant: string, resources: Record<string, Usage> }} Quota */
+
+/**
+ * @template {HTMLElement} T
+ * @param {string} id
+ * @param {new () => T} type
+ * @returns {T}
+ */
+function $(id, type) {
+  const el = document.getElementById(id);
+  if (!(el instanceof type)) throw new Error(`#${id} missing`);
+  return el;
+}
+
+/**
+ * @param {string} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ */
+function el(tag, className, text) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+class ApiError extends Error {
+  /** @param {number} status @param {string} message */
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/**
+ * @param {string} key
+ * @param {string} method
+ * @param {string} path
+ * @returns {Promise<unknown>}
+ */
+async function api(key, method, path) {
+  const res = await fetch(path, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, Accept: 'application/json' },
+    credentials: 'omit',
+    cache: 'no-store',
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const body = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, body?.error?.message ?? `HTTP ${res.status}`);
+  return body;
+}
+
+const UNITS = /** @type {Record<string, (n: number) => string>} */ ({
+  millicores: (n) => (n % 1000 === 0 ? `${n / 1000}` : `${n}m`),
+  MiB: (n) => (n >= 1024 && n % 1024 === 0 ? `${n / 1024}Gi` : `${n}Mi`),
+});
+/** @param {string} unit @param {number} n */
+const amount = (unit, n) => (UNITS[unit] ?? String)(n);
+
+/** @param {Quota} q */
+function renderQuota(q) {
+  const box = $('quota', HTMLDivElement);
+  const cells = Object.entries(q.resources).flatMap(([name, r]) => {
+    const meter = document.createElement('meter');
+    meter.min = 0;
+    meter.max = Math.max(r.hard, 1);
+    meter.value = r.reserved;
+    meter.high = meter.max * 0.8;
+    meter.optimum = 0;
+    meter.title = `active ${amount(r.unit, r.active)}, releasing ${amount(r.unit, r.releasing)}, blocked ${amount(r.unit, r.blocked)}`;
+    meter.setAttribute('aria-label', `${name} used`);
+    meter.dataset.resource = name;
+    return [el('span', 'resource', name), meter, el('span', 'amount', `${amount(r.unit, r.reserved)} / ${amount(r.unit, r.hard)}`)];
+  });
+  box.replaceChildren(...cells);
+}
+
+/** @param {Admission} a */
+function timelineCell(a) {
+  const list = el('ol', 'timeline');
+  for (const s of startupStages(a)) {
+    const li = el('li', s.status, s.stage);
+    li.dataset.stage = s.stage;
+    li.dataset.status = s.status;
+    let when = '';
+    if (s.status === 'unreported') when = 'n/a';
+    else if (s.status === 'done' && s.stage !== 'admitted') {
+      const ms = elapsedMs(a.createdAt, s.at);
+      when = ms === null ? '' : `+${formatDuration(ms)}`;
+    } else if (s.status === 'done' && s.at) when = new Date(s.at).toLocaleTimeString();
+    if (when) li.append(el('span', 'when', when));
+    if (s.status === 'unreported') li.title = 'not reported by this API';
+    list.append(li);
+  }
+  return list;
+}
+
+/** @param {Admission} a @param {(a: Admission) => void} onDelete */
+function admissionRow(a, onDelete) {
+  const tr = el('tr');
+  tr.dataset.id = a.id;
+  tr.dataset.state = a.state;
+  const name = el('td', undefined, a.name);
+  name.append(el('span', 'id', a.id));
+  const state = el('td');
+  state.append(el('span', `state state-${a.state}`, a.state));
+  const tl = el('td');
+  tl.append(timelineCell(a));
+  if (a.releaseBlockedSince) {
+    tl.append(el('div', 'blocked', `ReleaseBlocked since ${new Date(a.releaseBlockedSince).toLocaleTimeString()}: waiting for ${(a.releaseBlockedPods ?? []).join(', ') || 'pods'}`));
+  }
+  if (a.lastFailure) tl.append(el('div', 'failure', describeFailure(a.lastFailure)));
+  else if (a.lastError) tl.append(el('div', 'failure', a.lastError));
+  const endpoint = el('td', 'endpoint', a.endpoint ?? '—');
+  const actions = el('td');
+  if (['admitted', 'delivered', 'ready'].includes(a.state)) {
+    const del = /** @type {HTMLButtonElement} */ (el('button', 'danger', 'Delete'));
+    del.type = 'button';
+    del.dataset.action = 'delete';
+    del.addEventListener('click', () => onDelete(a));
+    actions.append(del);
+  }
+  tr.append(name, state, tl, endpoint, actions);
+  return tr;
+}
+
+/** @param {Admission[]} items @param {(a: Admission) => void} onDelete */
+function renderAdmissions(items, onDelete) {
+  const table = $('admissions', HTMLTableElement);
+  const body = table.tBodies[0];
+  if (!body) throw new Error('admissions table has no body');
+  body.replaceChildren(...items.map((a) => admissionRow(a, onDelete)));
+  table.hidden = items.length === 0;
+  $('empty', HTMLParagraphElement).hidden = items.length !== 0;
+  $('updated', HTMLSpanElement).textContent = `updated ${new Date().toLocaleTimeString()}`;
+}
+
+/** @param {string | undefined} message */
+function showError(message) {
+  const p = $('error', HTMLParagraphElement);
+  p.textContent = message ?? '';
+  p.hidden = !message;
+}
+
+/** @param {boolean} signedIn */
+function showSignedIn(signedIn) {
+  $('login', HTMLElement).hidden = signedIn;
+  $('forget', HTMLButtonElement).hidden = !signedIn;
+  $('quota-section', HTMLElement).hidden = !signedIn;
+  $('admissions-section', HTMLElement).hidden = !signedIn;
+  if (!signedIn) $('tenant', HTMLSpanElement).textContent = '';
+}
+
+/** Asks for confirmation in the page's dialog; resolves true when the tenant confirms. */
+/** @param {Admission} a @returns {Promise<boolean>} */
+function confirmDelete(a) {
+  const dialog = $('confirm', HTMLDialogElement);
+  $('confirm-name', HTMLElement).textContent = a.name;
+  $('confirm-id', HTMLElement).textContent = a.id;
+  return new Promise((resolve) => {
+    const ok = $('confirm-delete', HTMLButtonElement);
+    const cancel = $('confirm-cancel', HTMLButtonElement);
+    /** @param {boolean} v */
+    const done = (v) => {
+      ok.removeEventListener('click', yes);
+      cancel.removeEventListener('click', no);
+      dialog.removeEventListener('cancel', no);
+      dialog.close();
+      resolve(v);
+    };
+    const yes = () => done(true);
+    const no = () => done(false);
+    ok.addEventListener('click', yes);
+    cancel.addEventListener('click', no);
+    dialog.addEventListener('cancel', no);
+    dialog.showModal();
+  });
+}
+
+function start() {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  const key = () => sessionStorage.getItem(KEY_ITEM);
+
+  /** @param {Admission} a */
+  async function onDelete(a) {
+    const k = key();
+    if (!k || !(await confirmDelete(a))) return;
+    try {
+      await api(k, 'DELETE', `/requests/${encodeURIComponent(a.id)}`);
+      showError(undefined);
+    } catch (err) {
+      showError(`Delete failed: ${/** @type {Error} */ (err).message}`);
+    }
+    await refresh();
+  }
+
+  async function refresh() {
+    clearTimeout(timer);
+    const k = key();
+    if (!k) return showSignedIn(false);
+    try {
+      const [quota, list] = await Promise.all([api(k, 'GET', '/quota'), api(k, 'GET', '/requests?limit=100')]);
+      const q = /** @type {Quota} */ (quota);
+      $('tenant', HTMLSpanElement).textContent = `tenant ${q.tenant}`;
+      renderQuota(q);
+      renderAdmissions(/** @type {{ items: Admission[] }} */ (list).items, (a) => void onDelete(a));
+      showSignedIn(true);
+      showError(undefined);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        sessionStorage.removeItem(KEY_ITEM);
+        showSignedIn(false);
+        showError(`The key was refused: ${err.message}`);
+        return;
+      }
+      showError(`Cannot load: ${/** @type {Error} */ (err).message}; retrying`);
+    }
+    timer = setTimeout(() => void refresh(), REFRESH_MS);
+  }
+
+  $('key-form', HTMLFormElement).addEventListener('submit', (e) => {
+    e.preventDefault();
+    const input = $('key', HTMLInputElement);
+    sessionStorage.setItem(KEY_ITEM, input.value.trim());
+    input.value = '';
+    void refresh();
+  });
+  $('forget', HTMLButtonElement).addEventListener('click', () => {
+    sessionStorage.removeItem(KEY_ITEM);
+    clearTimeout(timer);
+    showSignedIn(false);
+  });
+  void refresh();
+}
+
+start();

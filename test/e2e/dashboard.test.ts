@@ -1,0 +1,96 @@
+// The dashboard in a real headless browser (Debian's chromium through playwright-core) against
+// the whole system: paste the key, see the quota as bars and an admission become ready with its
+// timeline and endpoint, cancel and then confirm a delete, and see it released. The page must
+// keep the key in sessionStorage only (no cookie, never in the URL) and run without a single
+// Content-Security-Policy violation. A screenshot of the page is saved for the README.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { repoRoot } from '../../scripts/testenv/stack.ts';
+import { launchBrowser, type Browser } from '../support/browser.ts';
+import { startSystem, TENANT_KEY, type System } from '../support/system.ts';
+
+let sys: System;
+let browser: Browser;
+let page: Page;
+const problems: string[] = [];
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  sys = await startSystem();
+  await sys.startController('ctl-dashboard');
+  page = await browser.context.newPage();
+  page.setDefaultTimeout(30_000);
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+});
+afterAll(async () => {
+  await browser?.close();
+  await sys?.stop();
+});
+
+const row = (id: string) => page.locator(`tr[data-id="${id}"]`);
+
+describe('dashboard', () => {
+  it('key → quota bars and admissions; ready with timeline and endpoint; delete with confirmation; released', async () => {
+    await page.goto(sys.worker.url);
+    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    await page.fill('#key', TENANT_KEY);
+    await page.click('#key-form button[type=submit]');
+    await page.locator('#tenant', { hasText: 'tenant acme' }).waitFor();
+    expect(await page.locator('#quota meter').count()).toBe(3);
+    expect(page.url()).not.toContain(TENANT_KEY);
+
+    const [id] = await sys.admit(1, { name: 'chat', image: 'ghcr.io/acme/mock-model:0.1.0', replicas: 2, resources: { cpu: '2', memory: '4Gi' } });
+    await row(id!).and(page.locator('[data-state="ready"]')).waitFor({ timeout: 90_000 });
+    const ready = row(id!);
+    expect(await ready.locator('.state').textContent()).toBe('ready');
+    expect(await ready.locator('li[data-stage="ready"]').getAttribute('data-status')).toBe('done');
+    expect(await ready.locator('li[data-stage="admitted"]').getAttribute('data-status')).toBe('done');
+    expect(await ready.locator('.endpoint').textContent()).toBe(`http://md-${id!.toLowerCase()}.${sys.namespace}.svc:8000`);
+    await expect.poll(() => page.locator('#quota meter[data-resource="cpu"]').evaluate((m) => (m as HTMLMeterElement).value)).toBe(4000);
+
+    const shot = join(inject('stack').runDir, 'dashboard.png');
+    await page.screenshot({ path: shot });
+    if (process.env.MODELDOCK_UPDATE_SCREENSHOT === '1') {
+      mkdirSync(join(repoRoot, 'docs'), { recursive: true });
+      copyFileSync(shot, join(repoRoot, 'docs/dashboard.png'));
+    }
+
+    // Cancel first: nothing happens.
+    await ready.locator('button[data-action="delete"]').click();
+    await page.locator('#confirm[open]').waitFor();
+    expect(await page.locator('#confirm-id').textContent()).toBe(id);
+    await page.click('#confirm-cancel');
+    await page.locator('#confirm[open]').waitFor({ state: 'detached' });
+    expect((await sys.api(`/requests/${id}`)).body.state).toBe('ready');
+
+    await ready.locator('button[data-action="delete"]').click();
+    await page.click('#confirm-delete');
+    await row(id!).and(page.locator('[data-state="released"]')).waitFor({ timeout: 90_000 });
+    expect((await sys.api(`/requests/${id}`)).body.state).toBe('released');
+    await expect.poll(() => page.locator('#quota meter[data-resource="cpu"]').evaluate((m) => (m as HTMLMeterElement).value)).toBe(0);
+
+    // The key: in this tab's sessionStorage only.
+    expect(await browser.context.cookies()).toEqual([]);
+    expect(await page.evaluate(() => [sessionStorage.getItem('modeldock.key'), localStorage.length])).toEqual([TENANT_KEY, 0]);
+    await page.click('#forget');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+
+    expect(problems).toEqual([]);
+  });
+
+  it('a wrong key is refused and forgotten', async () => {
+    await page.fill('#key', 'not-the-key-0123456789abcdef');
+    await page.click('#key-form button[type=submit]');
+    await page.locator('#error', { hasText: 'The key was refused: invalid API key' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    // The refused key's 401 is the only console error (the browser logs failed loads).
+    expect(problems.every((p) => /401/.test(p))).toBe(true);
+  });
+});
