@@ -4,6 +4,7 @@
 // enumerates every route of the app and fails otherwise).
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
+import { DASHBOARD_PATHS } from './dashboard.ts';
 import { admissionRequestSchema, idempotencyKey } from '../schema/admission.ts';
 import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, quotaSchema } from '../schema/api.ts';
 
@@ -11,7 +12,12 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({ content
 const err = (description: string) => json(errorEnvelopeSchema, description);
 
 /** Routes served without authentication: `METHOD path` as Hono registers them. */
-export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['GET /healthz', 'GET /openapi.json']);
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
+  'GET /healthz',
+  'GET /openapi.json',
+  // The dashboard page and its assets hold no data; the page calls the API with the tenant's key.
+  ...DASHBOARD_PATHS.map((p) => `GET ${p}`),
+]);
 
 export interface RouteOptions {
   maxReplicas: number;
