@@ -19,7 +19,7 @@ export const CONTROLLER_SA = 'modeldock-controller';
 export const BASE_NAMESPACE = 'modeldock-lab';
 export const MONITORING_NAMESPACE = 'modeldock-monitoring';
 export const METRICS_SA = 'metrics-scraper';
-/** ClusterRoleBindings of k8s/rbac.yaml: the ones a per-namespace install suffixes. */
+/** ClusterRoleBindings of k8s/base/rbac.yaml: the ones a per-namespace install suffixes. */
 export const CLUSTER_ROLE_BINDINGS = ['modeldock-metrics-auth'];
 
 export interface KubeTarget {

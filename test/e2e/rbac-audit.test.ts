@@ -1,7 +1,7 @@
 // The RBAC matrix covers what the controller REALLY does: a full admission lifecycle (deliver,
 // reconcile, ready, delete, release) plus a /metrics scrape, then every request the API server
 // logged for system:serviceaccount:<ns>:modeldock-controller (audit log, metadata level) must be
-// a cell of k8s/rbac-matrix.json, in its own namespace for namespaced ones, and none refused.
+// a cell of k8s/base/rbac-matrix.json, in its own namespace for namespaced ones, and none refused.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -40,7 +40,7 @@ function auditOf(username: string): AuditEvent[] {
 
 describe('RBAC matrix vs. what the controller did', () => {
   // Long-running requests (watches) log ResponseStarted and ResponseComplete: only the latter is counted.
-  it('every API call of a full lifecycle is a cell of k8s/rbac-matrix.json, in its namespace, and none was refused', async () => {
+  it('every API call of a full lifecycle is a cell of k8s/base/rbac-matrix.json, in its namespace, and none was refused', async () => {
     const [id] = await sys.admit(1);
     await sys.untilState([id!], 'ready');
     await ctl.metrics(); // TokenReview + SubjectAccessReview

@@ -1,4 +1,4 @@
-// Pod Security `restricted` on a namespace ModelDock is installed into (k8s/namespace.yaml's
+// Pod Security `restricted` on a namespace ModelDock is installed into (k8s/base/namespace.yaml's
 // labels): the API server admits every pod the controller generates — through the real chain
 // Deployment → ReplicaSet (kube-controller-manager) → Pod — and the controller's own pods, and
 // refuses a privileged pod in the same namespace.
@@ -33,7 +33,7 @@ interface ReplicaSet {
 }
 
 describe('Pod Security restricted', () => {
-  it('the namespace enforces restricted (labels of k8s/namespace.yaml, applied by the install)', async () => {
+  it('the namespace enforces restricted (labels of k8s/base/namespace.yaml, applied by the install)', async () => {
     const got = await admin.get<{ metadata: { labels: Record<string, string> } }>(`/api/v1/namespaces/${ns.name}`);
     expect(got.metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' });
   });
@@ -54,7 +54,7 @@ describe('Pod Security restricted', () => {
     // No ReplicaSet of ours was refused a pod (FailedCreate is how a PodSecurity refusal shows).
     const rss = await admin.list<ReplicaSet>(`/apis/apps/v1/namespaces/${ns.name}/replicasets`);
     for (const rs of rss.items) expect(rs.status?.conditions?.find((c) => c.type === 'ReplicaFailure')).toBeUndefined();
-    // The installed controller Deployment (k8s/controller.yaml) got its pod admitted too.
+    // The installed controller Deployment (k8s/base/controller.yaml) got its pod admitted too.
     const ctlPods = await waitFor('the controller Deployment pod', async () => {
       const l = await admin.list<Pod>(paths.pods(ns.name), { labelSelector: 'app.kubernetes.io/name=modeldock-controller' });
       return l.items.length > 0 ? l.items : undefined;

@@ -1,5 +1,5 @@
-// The controller's RBAC against the real API server: k8s/rbac.yaml grants exactly the cells of
-// k8s/rbac-matrix.json (every verb × resource the controller's code uses), every cell is allowed
+// The controller's RBAC against the real API server: k8s/base/rbac.yaml grants exactly the cells of
+// k8s/base/rbac-matrix.json (every verb × resource the controller's code uses), every cell is allowed
 // for system:serviceaccount:<ns>:modeldock-controller (SubjectAccessReview), and the things it
 // must never do are denied: read Secrets, write outside its namespace, change CRDs, create Pods
 // directly, create Roles/RoleBindings.
@@ -47,7 +47,7 @@ async function allowed(attrs: Attrs): Promise<boolean> {
 }
 
 describe('the controller ServiceAccount RBAC', () => {
-  it('k8s/rbac.yaml grants exactly the matrix: the Role its namespaced cells, the ClusterRole its cluster cells', async () => {
+  it('k8s/base/rbac.yaml grants exactly the matrix: the Role its namespaced cells, the ClusterRole its cluster cells', async () => {
     const role = await admin.get<{ rules: Parameters<typeof cellsOfRules>[0] }>(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns.name}/roles/modeldock-controller`);
     expect(cellsOfRules(role.rules)).toEqual(allowedCells('namespaced'));
     const auth = await admin.get<{ rules: Parameters<typeof cellsOfRules>[0] }>('/apis/rbac.authorization.k8s.io/v1/clusterroles/modeldock-metrics-auth');

@@ -21,7 +21,7 @@ import type { ModelServiceInput } from './builders.ts';
 import { controllerClient } from './install.ts';
 import { waitFor } from './wait.ts';
 
-export const CRD_FILE = join(repoRoot, 'k8s/crd.yaml');
+export const CRD_FILE = join(repoRoot, 'k8s/base/crd.yaml');
 
 export async function kubectl(...args: string[]): Promise<string> {
   const stack = inject('stack');
@@ -30,7 +30,7 @@ export async function kubectl(...args: string[]): Promise<string> {
 }
 
 /**
- * Applies k8s/crd.yaml (idempotent), waits until it is served, and until the garbage collector
+ * Applies k8s/base/crd.yaml (idempotent), waits until it is served, and until the garbage collector
  * handles ModelService owners (its discovery resyncs every 30 s): a probe ModelService with a
  * dependent ConfigMap is deleted with Foreground propagation, which completes only then.
  */

@@ -1,4 +1,4 @@
-// k8s/rbac-matrix.json, typed: the verb × resource table of the controller (see k8s/rbac.md).
+// k8s/base/rbac-matrix.json, typed: the verb × resource table of the controller (see k8s/base/rbac.md).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
@@ -26,7 +26,7 @@ export interface RbacMatrix {
   denied: DeniedRow[];
 }
 
-export const rbacMatrix: RbacMatrix = JSON.parse(readFileSync(join(repoRoot, 'k8s/rbac-matrix.json'), 'utf8')) as RbacMatrix;
+export const rbacMatrix: RbacMatrix = JSON.parse(readFileSync(join(repoRoot, 'k8s/base/rbac-matrix.json'), 'utf8')) as RbacMatrix;
 
 /** `group|resource|verb` for every allowed cell; `scope` picks the namespaced or cluster rows. */
 export function allowedCells(scope: 'namespaced' | 'cluster'): string[] {
