@@ -5,13 +5,16 @@
 //   QPS, BURST          client-side rate limit of API writes (default 20/s, burst 40)
 //   LEADER_ELECT        "false" runs without leader election (one replica only!)
 //   LEASE_NAME, LEASE_DURATION_MS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS (15 s/10 s/2 s)
-//   METRICS_PORT        /metrics, /healthz, /readyz (default 8080)
+//   METRICS_PORT        /metrics (bearer token: TokenReview + SubjectAccessReview), /healthz, /readyz (default 8080)
+//   METRICS_AUTH_ALLOW_TTL_MS, METRICS_AUTH_DENY_TTL_MS  how long a /metrics decision is cached (60 s / 10 s)
 //   RESYNC_MS           re-enqueue every ModelService this often (default 10 min)
 //   BATCH_DELAY_MS      events for one key within this window cost one reconcile (default 100)
 //   INFORMER_STALE_MS   rebuild an informer that saw nothing for this long (default 5 min)
 //   LOG_LEVEL           debug | info | warn | error
 //   POD_NAME            identity in the lease (default: hostname + random suffix)
-//   DATABASE_URL        the MySQL ledger (PlanetScale HTTP API); unset → outbox and ledger off
+//   DATABASE_URL        the MySQL ledger (PlanetScale HTTP API); REQUIRED unless LEDGER=off
+//   LEDGER              "off" runs without outbox and ledger (ModelService reconciling only)
+//   READY_DB_TTL_MS, READY_DB_TIMEOUT_MS  /readyz's `SELECT 1`: answer cached 5 s, deadline 2 s
 //   LEDGER_WORKERS      concurrent reservation reconciles (default 4)
 //   READY_DEADLINE_MS   a ModelService never Ready this long after creation is deleted (default 10 min)
 //   RELEASE_BLOCKED_AFTER_MS  pods still present this long into a release → ReleaseBlocked (default 2 min)
@@ -29,13 +32,15 @@ import { KubeClient } from './runtime/kube.ts';
 import { createLogger } from './runtime/log.ts';
 import { Manager } from './runtime/manager.ts';
 import { Metrics } from './runtime/metrics.ts';
+import { MetricsAuthorizer, kubeReviewApi } from './runtime/metrics-auth.ts';
+import { cachedCheck } from './runtime/ready-check.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
 import { setupLedger } from './ledger/setup.ts';
 import { createDb } from '../ledger/db.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
-const env = z
+const parsed = z
   .object({
     KUBECONFIG: z.string().optional(),
     NAMESPACE: z.string().min(1).default('modeldock-lab'),
@@ -54,6 +59,11 @@ const env = z
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
     POD_NAME: z.string().optional(),
     DATABASE_URL: z.string().url().optional(),
+    LEDGER: z.enum(['on', 'off']).default('on'),
+    READY_DB_TTL_MS: int(5_000),
+    READY_DB_TIMEOUT_MS: int(2_000, 100),
+    METRICS_AUTH_ALLOW_TTL_MS: int(60_000),
+    METRICS_AUTH_DENY_TTL_MS: int(10_000),
     LEDGER_WORKERS: int(4, 1),
     READY_DEADLINE_MS: int(600_000, 1000),
     RELEASE_BLOCKED_AFTER_MS: int(120_000),
@@ -62,7 +72,18 @@ const env = z
     LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
     LEDGER_RESYNC_MS: int(60_000),
   })
-  .parse(process.env);
+  .safeParse(process.env);
+if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+const env = parsed.data;
+if (env.LEDGER === 'on' && !env.DATABASE_URL) {
+  fatal('DATABASE_URL is not set: the controller needs the ledger database (set LEDGER=off to run without outbox and ledger)');
+}
+
+/** One line on stderr, exit 2: a misconfiguration a restart will not fix. */
+function fatal(reason: string): never {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: `exiting: ${reason}` })}\n`);
+  process.exit(2);
+}
 
 const log = createLogger({ level: env.LOG_LEVEL });
 const identity = `${env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
@@ -76,12 +97,19 @@ const client = new KubeClient({ kc, metrics, fieldManager, limiter: new TokenBuc
 // Lease renewals never wait behind reconcile writes, and give up before the renew deadline.
 const leaseClient = new KubeClient({ kc, metrics, fieldManager, timeoutMs: Math.floor(env.LEASE_RENEW_DEADLINE_MS / 2) });
 
+// /metrics reviews use a client of their own: not rate-limited behind reconcile writes, not counted as writes.
+const reviewClient = new KubeClient({ kc, timeoutMs: 5_000 });
+const metricsAuth = new MetricsAuthorizer({ api: kubeReviewApi(reviewClient), allowTtlMs: env.METRICS_AUTH_ALLOW_TTL_MS, denyTtlMs: env.METRICS_AUTH_DENY_TTL_MS });
+const db = env.LEDGER === 'on' && env.DATABASE_URL ? createDb({ url: env.DATABASE_URL }) : undefined;
+
 const mgr = new Manager({
   client,
   namespace: env.NAMESPACE,
   log,
   metrics,
   healthPort: env.METRICS_PORT,
+  metricsAuth,
+  readyChecks: db ? [cachedCheck('database', () => db.execute('SELECT 1'), { ttlMs: env.READY_DB_TTL_MS, timeoutMs: env.READY_DB_TIMEOUT_MS })] : [],
   informerDefaults: { staleAfterMs: env.INFORMER_STALE_MS },
   leaderElection:
     env.LEADER_ELECT === 'true'
@@ -107,9 +135,9 @@ setupModelServiceController(mgr, {
   batchDelayMs: env.BATCH_DELAY_MS,
   events,
 });
-if (env.DATABASE_URL) {
+if (db) {
   setupLedger(mgr, {
-    db: createDb({ url: env.DATABASE_URL }),
+    db,
     namespace: env.NAMESPACE,
     holder: identity,
     config: {
@@ -124,7 +152,7 @@ if (env.DATABASE_URL) {
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
   });
 } else {
-  log.warn('DATABASE_URL is not set: outbox delivery and the quota ledger are OFF (ModelService reconciling only)');
+  log.warn('LEDGER=off: outbox delivery and the quota ledger are OFF (ModelService reconciling only)');
 }
 
 let stopping = false;
@@ -142,5 +170,5 @@ const shutdown = async (signal: string) => {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-log.info('starting', { namespace: env.NAMESPACE, identity, workers: env.WORKERS, qps: env.QPS, burst: env.BURST, leaderElection: env.LEADER_ELECT });
+log.info('starting', { namespace: env.NAMESPACE, identity, workers: env.WORKERS, qps: env.QPS, burst: env.BURST, leaderElection: env.LEADER_ELECT, ledger: env.LEDGER });
 await mgr.start();

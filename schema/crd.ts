@@ -1,5 +1,5 @@
 // The ModelService CustomResourceDefinition, built from the zod schemas in model-service.ts so
-// the CRD and the TypeScript types never disagree. Pure: `scripts/gen-crd.ts` writes k8s/crd.yaml.
+// the CRD and the TypeScript types never disagree. Pure: `scripts/gen-crd.ts` writes k8s/base/crd.yaml.
 // z.toJSONSchema's output is made a valid *structural* CRD schema: no $schema; no
 // additionalProperties next to properties (forbidden in CRDs; the API server prunes unknown
 // fields anyway); safe-integer bounds replaced by format int32/int64.

@@ -1,21 +1,23 @@
 // `npm run dev`: the whole of ModelDock on this machine, for a person. Starts the local stack
 // (MariaDB + ps-http-sim + Kubernetes control plane with a KWOK node), applies the migrations
 // and a demo tenant, writes .dev.vars, serves the tenant API with `wrangler dev` on
-// 127.0.0.1:8787, installs the CRD and runs the controller. Prints a curl session; Ctrl-C
+// 127.0.0.1:8787, installs k8s/ as shipped (`kubectl apply --server-side -k k8s`, plus the
+// k8s/monitoring example), creates the database Secret, and runs the controller as its
+// ServiceAccount (a TokenRequest token in its own kubeconfig). Prints a curl session; Ctrl-C
 // tears everything down.
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createDb } from '../ledger/db.ts';
 import { migrate } from '../ledger/migrate.ts';
 import { setTenantQuota, parseLimits } from './tenant.ts';
+import { BASE_NAMESPACE, controllerCredentials, createDatabaseSecret, installBase } from './testenv/install.ts';
 import { startProcess, type ManagedProcess } from './testenv/proc.ts';
 import { repoRoot, startStack } from './testenv/stack.ts';
 
 const TENANT = 'demo';
 const KEY = process.env.MODELDOCK_DEMO_KEY ?? 'demo-key-change-me-0123456789';
-const NAMESPACE = process.env.NAMESPACE ?? 'modeldock-lab';
+/** The controller's token lives a week (a kubelet would refresh it; restart `npm run dev` after that). */
+const TOKEN_SECONDS = 7 * 24 * 3600;
 const API_PORT = Number(process.env.API_PORT ?? 8787);
 
 const runDir = process.env.MODELDOCK_STACK_DIR ?? join(repoRoot, '.stack/dev');
@@ -43,10 +45,13 @@ try {
   await setTenantQuota(db, TENANT, parseLimits(['cpu=8', 'memory=32Gi', 'nvidia.com/gpu=2']));
   writeFileSync(join(repoRoot, '.dev.vars'), `DATABASE_URL=${info.databaseUrl}\nADMISSION_KEYS_JSON=${JSON.stringify({ [TENANT]: KEY })}\n`);
 
-  const kubectl = (...args: string[]) => promisify(execFile)(join(info.binDir, 'kubectl'), ['--kubeconfig', info.kubeconfig, ...args]);
-  await kubectl('apply', '--server-side', '-f', join(repoRoot, 'k8s/crd.yaml'));
-  await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/modelservices.modeldock.io');
-  await kubectl('create', 'namespace', NAMESPACE).catch(() => undefined);
+  // The install a user makes (docs/local-stack.md): k8s/, then the database Secret.
+  const target = { binDir: info.binDir, kubeconfig: info.kubeconfig };
+  const { metricsToken } = await installBase(target, repoRoot, TOKEN_SECONDS);
+  await createDatabaseSecret(target, BASE_NAMESPACE, info.databaseUrl);
+  const metricsTokenFile = join(info.runDir, 'metrics-token');
+  writeFileSync(metricsTokenFile, metricsToken, { mode: 0o600 });
+  const controller = await controllerCredentials(target, BASE_NAMESPACE, join(info.runDir, 'controller.kubeconfig'), TOKEN_SECONDS);
 
   const api = `http://127.0.0.1:${API_PORT}`;
   extra.push(
@@ -69,7 +74,7 @@ try {
         command: process.execPath,
         args: [join(repoRoot, 'controller/main.ts')],
         cwd: repoRoot,
-        env: { KUBECONFIG: info.kubeconfig, NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080' },
+        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080' },
         logDir: info.logDir,
         ready: async () => (await fetch('http://127.0.0.1:8080/readyz')).ok,
         timeoutMs: 60_000,
@@ -98,9 +103,11 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
   curl -s -XDELETE ${api}/requests/<id> -H "$K"
 
   export KUBECONFIG=${info.kubeconfig} PATH=${info.binDir}:$PATH
-  kubectl -n ${NAMESPACE} get msvc -w        # Pending → Progressing → Running
-  curl -s http://127.0.0.1:8080/metrics      # controller metrics
-  DATABASE_URL=${info.databaseUrl} NAMESPACE=${NAMESPACE} npm run ledger:check
+  kubectl -n ${BASE_NAMESPACE} get msvc -w        # Pending → Progressing → Running
+  curl -s http://127.0.0.1:8080/metrics -H "Authorization: Bearer $(cat ${metricsTokenFile})"   # controller metrics
+  DATABASE_URL=${info.databaseUrl} NAMESPACE=${BASE_NAMESPACE} npm run ledger:check
+
+The controller runs as system:serviceaccount:${BASE_NAMESPACE}:modeldock-controller (${controller.kubeconfig}).
 
 Logs: ${info.logDir}   Press Ctrl-C to stop.`);
 } catch (err) {

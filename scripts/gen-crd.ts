@@ -1,11 +1,11 @@
-// Writes k8s/crd.yaml from schema/crd.ts (the zod schemas of the ModelService).
-//   node scripts/gen-crd.ts           write k8s/crd.yaml
+// Writes k8s/base/crd.yaml from schema/crd.ts (the zod schemas of the ModelService).
+//   node scripts/gen-crd.ts           write k8s/base/crd.yaml
 //   node scripts/gen-crd.ts --check   exit 1 when the checked-in file differs from the output
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { crdYaml } from '../schema/crd.ts';
 
-export const CRD_FILE = fileURLToPath(new URL('../k8s/crd.yaml', import.meta.url));
+export const CRD_FILE = fileURLToPath(new URL('../k8s/base/crd.yaml', import.meta.url));
 
 /** The checked-in CRD, or '' when there is none. */
 export function checkedInCrd(): string {

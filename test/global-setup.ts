@@ -4,11 +4,18 @@
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { killLeftovers } from '../scripts/testenv/proc.ts';
+import { installBase } from '../scripts/testenv/install.ts';
 import { repoRoot, startStack, type StackInfo } from '../scripts/testenv/stack.ts';
+
+/** The stack, with ModelDock's k8s/ installed as shipped, and a token that may read controllers' /metrics. */
+export interface TestStack extends StackInfo {
+  /** Token of system:serviceaccount:modeldock-monitoring:metrics-scraper (bound to modeldock-metrics-reader). */
+  metricsToken: string;
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    stack: StackInfo;
+    stack: TestStack;
   }
 }
 
@@ -18,7 +25,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Whatever ends this process, take the stack (and anything tests spawned into it) along.
   const killAll = () => killLeftovers(runDir);
   process.once('exit', killAll);
-  project.provide('stack', stack.info);
+  try {
+    const { metricsToken } = await installBase(stack.info, repoRoot, 24 * 3600);
+    project.provide('stack', { ...stack.info, metricsToken });
+  } catch (err) {
+    await stack.stop();
+    killAll();
+    throw err;
+  }
   return async () => {
     await stack.stop();
     killAll();

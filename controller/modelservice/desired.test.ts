@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { modelServiceSpecSchema, type ModelService } from '../../schema/model-service.ts';
-import { childLabels, desiredDeployment, desiredService, endpointOf, invalidName, isControlledBy, selectorString } from './desired.ts';
+import { childLabels, desiredDeployment, desiredService, endpointOf, invalidName, isControlledBy, pullPolicyFor, selectorString } from './desired.ts';
 
 const ms = (labels: Record<string, string> = {}, spec: object = {}): ModelService => ({
   apiVersion: 'modeldock.io/v1alpha1',
@@ -61,9 +61,36 @@ describe('desiredDeployment', () => {
     expect(c.resources).toEqual({ requests: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' }, limits: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' } });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' } });
   });
-  it('runs restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp', () => {
-    expect(pod.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  it('runs restricted: numeric non-root user, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp, read-only root', () => {
+    expect(pod.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(c.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+  it('mounts a size-limited emptyDir at /tmp (the only writable path)', () => {
+    expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }]);
+    expect(c.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+  });
+  it('no ServiceAccount token and no service links in tenant pods', () => {
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.enableServiceLinks).toBe(false);
+  });
+  it.each([
+    ['example.invalid/m:1', 'Always'],
+    ['example.invalid/m', 'Always'],
+    ['registry:5000/team/m:latest', 'Always'],
+    [`example.invalid/m@sha256:${'a'.repeat(64)}`, 'IfNotPresent'],
+    [`example.invalid/m:1@sha256:${'0'.repeat(64)}`, 'IfNotPresent'],
+  ])('image %s → imagePullPolicy %s', (image, policy) => {
+    expect(pullPolicyFor(image)).toBe(policy);
+    const x = ms({}, { image });
+    expect(desiredDeployment(x, x.spec).spec!.template!.spec!.containers[0]!.imagePullPolicy).toBe(policy);
   });
   it('omits what the API server would omit (empty args/env/resources)', () => {
     const bare = ms();

@@ -7,8 +7,16 @@ import type { Deployment, ModelService, Service } from './types.ts';
 
 export const CONTAINER_NAME = 'model';
 export const PORT_NAME = 'http';
-/** uid and gid of every tenant pod (the images' `USER 10001:10001`). */
-export const POD_UID = 10001;
+/** The numeric user and group tenant containers run as (Pod Security `restricted` needs non-root, and only a number can be verified). */
+export const TENANT_UID = 10001;
+const TMP_VOLUME = 'tmp';
+/** Size limit of the writable /tmp (an emptyDir; counts against the pod's ephemeral storage). */
+export const TMP_SIZE_LIMIT = '256Mi';
+
+/** Always for a tag (a moved tag is picked up), IfNotPresent for a digest (immutable). */
+export function pullPolicyFor(image: string): 'Always' | 'IfNotPresent' {
+  return /@sha256:[a-f0-9]{64}$/.test(image) ? 'IfNotPresent' : 'Always';
+}
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** DNS-1035 label: a Service name must start with a letter. */
@@ -77,13 +85,20 @@ export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec): Dep
         spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          // Numeric user and group: the kubelet verifies runAsNonRoot only against a numeric user.
-          securityContext: { runAsNonRoot: true, runAsUser: POD_UID, runAsGroup: POD_UID, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: TENANT_UID,
+            runAsGroup: TENANT_UID,
+            fsGroup: TENANT_UID,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          // The root filesystem is read-only: /tmp is the one writable place.
+          volumes: [{ name: TMP_VOLUME, emptyDir: { sizeLimit: TMP_SIZE_LIMIT } }],
           containers: [
             {
               name: CONTAINER_NAME,
               image: spec.image,
-              imagePullPolicy: 'IfNotPresent',
+              imagePullPolicy: pullPolicyFor(spec.image),
               args: spec.args,
               env: spec.env.map((e) => (e.value === '' ? { name: e.name } : { name: e.name, value: e.value })),
               ports: [{ name: PORT_NAME, containerPort: spec.port, protocol: 'TCP' }],
@@ -95,10 +110,14 @@ export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec): Dep
                 successThreshold: 1,
                 failureThreshold: 3,
               },
+              volumeMounts: [{ name: TMP_VOLUME, mountPath: '/tmp' }],
               securityContext: {
                 allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
                 capabilities: { drop: ['ALL'] },
                 runAsNonRoot: true,
+                runAsUser: TENANT_UID,
+                runAsGroup: TENANT_UID,
                 seccompProfile: { type: 'RuntimeDefault' },
               },
             },

@@ -16,6 +16,7 @@ export interface Container {
   readinessProbe?: Record<string, unknown>;
   securityContext?: Record<string, unknown>;
   imagePullPolicy?: string;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
 }
 
 export interface Deployment extends KubeObject {

@@ -10,6 +10,8 @@ import type { KubeClient } from './kube.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader.ts';
 import type { Logger } from './log.ts';
 import { startHealthServer, type Metrics } from './metrics.ts';
+import type { MetricsAuthorizer } from './metrics-auth.ts';
+import type { ReadyCheck, ReadyResult } from './ready-check.ts';
 
 /**
  * What the Manager starts on the leader and stops on shutdown: a Controller, or a loop of the
@@ -33,6 +35,10 @@ export interface ManagerOptions {
   onLeadershipLost?: (reason: string) => void;
   healthPort?: number;
   informerDefaults?: { staleAfterMs?: number; backoffBaseMs?: number; backoffMaxMs?: number };
+  /** Guards /metrics (main.ts always sets it). */
+  metricsAuth?: MetricsAuthorizer;
+  /** More conditions of /readyz besides synced informers (e.g. the database answers). */
+  readyChecks?: ReadyCheck[];
   /** How long stop() waits for in-flight reconciles before releasing the lease (default 10 s). */
   drainTimeoutMs?: number;
 }
@@ -72,9 +78,25 @@ export class Manager {
     return this.cache.informers.every((i) => i.synced);
   }
 
+  /** /readyz: informers synced AND every readiness check passes. */
+  async readiness(): Promise<ReadyResult> {
+    if (!this.ready()) return { ok: false, reason: 'caches not synced' };
+    for (const check of this.#o.readyChecks ?? []) {
+      const r = await check();
+      if (!r.ok) return r;
+    }
+    return { ok: true };
+  }
+
   async start(): Promise<void> {
     if (this.#o.healthPort !== undefined) {
-      this.#server = await startHealthServer({ port: this.#o.healthPort, metrics: this.metrics, ready: () => this.ready() });
+      this.#server = await startHealthServer({
+        port: this.#o.healthPort,
+        metrics: this.metrics,
+        ready: () => this.readiness(),
+        auth: this.#o.metricsAuth,
+        onProblem: (level, msg, fields) => this.log[level](msg, fields),
+      });
     }
     await Promise.all(this.cache.informers.map((i) => i.start()));
     const runControllers = async () => {

@@ -1,8 +1,11 @@
 // Prometheus metrics with the names operators already know from controller-runtime and
 // client-go, in a registry per Manager (so tests can run several in one process), plus the
-// small HTTP server for /metrics, /healthz and /readyz.
-import { createServer, type Server } from 'node:http';
+// small HTTP server for /metrics (authenticated and authorized by the API server, see
+// metrics-auth.ts), /healthz and /readyz (open).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MetricsAuthorizer } from './metrics-auth.ts';
+import type { ReadyResult } from './ready-check.ts';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -111,27 +114,44 @@ export interface HealthServerOptions {
   port: number;
   host?: string;
   metrics: Metrics;
-  /** /readyz answers 200 only when this is true (caches synced). */
-  ready: () => boolean;
+  /** /readyz answers 200 only when this says ok (caches synced, dependencies answering). */
+  ready: () => ReadyResult | Promise<ReadyResult>;
+  /** Guards /metrics (TokenReview + SubjectAccessReview); omitted → /metrics is open (tests of the runtime only). */
+  auth?: MetricsAuthorizer;
+  /** Told about denied or failed /metrics requests and failed readiness (no secrets). */
+  onProblem?: (level: 'debug' | 'warn', msg: string, fields: Record<string, unknown>) => void;
 }
 
 /** Serves /metrics, /healthz and /readyz. Resolves once listening; `close()` stops it. */
-export async function startHealthServer({ port, host = '0.0.0.0', metrics, ready }: HealthServerOptions): Promise<Server> {
+export async function startHealthServer({ port, host = '0.0.0.0', metrics, ready, auth, onProblem }: HealthServerOptions): Promise<Server> {
+  const text = (res: ServerResponse, status: number, body: string) => res.writeHead(status, { 'content-type': 'text/plain' }).end(`${body}\n`);
+  const serveMetrics = async (req: IncomingMessage, res: ServerResponse) => {
+    if (auth) {
+      const d = await auth.check(req.headers.authorization, '/metrics');
+      if (d.status !== 200) {
+        onProblem?.('warn', 'metrics request refused', { status: d.status, reason: d.reason });
+        if (d.status === 401) res.setHeader('www-authenticate', 'Bearer');
+        return text(res, d.status, d.status === 500 ? 'Internal Server Error' : d.status === 401 ? 'Unauthorized' : 'Forbidden');
+      }
+    }
+    const body = await metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body);
+  };
+  const serveReady = async (res: ServerResponse) => {
+    const r = await ready();
+    if (!r.ok) onProblem?.('debug', 'not ready', { reason: r.reason, detail: r.detail });
+    text(res, r.ok ? 200 : 503, r.ok ? 'ok' : (r.reason ?? 'not ready'));
+  };
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/metrics') {
-      metrics.registry.metrics().then(
-        (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
-        (err: unknown) => res.writeHead(500).end(String(err)),
-      );
-    } else if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-    } else if (path === '/readyz') {
-      const ok = ready();
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'caches not synced\n');
-    } else {
-      res.writeHead(404).end();
-    }
+    const fail = (err: unknown) => {
+      onProblem?.('warn', 'health server error', { path, err: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent) text(res, 500, 'Internal Server Error');
+    };
+    if (path === '/metrics') serveMetrics(req, res).catch(fail);
+    else if (path === '/healthz') text(res, 200, 'ok');
+    else if (path === '/readyz') serveReady(res).catch(fail);
+    else res.writeHead(404).end();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,8 +1,11 @@
 // A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager
 // (deployment, replicaset, garbage collector, namespace, serviceaccount controllers),
 // kube-scheduler, and KWOK playing the kubelet for one fake node.
-// Authentication is a static admin token (group system:masters); the apiserver serves a
-// self-signed certificate it generates itself, whose CA the kubeconfig trusts.
+// Authentication: a static admin token (group system:masters) for the test harness and the
+// control-plane components, and ServiceAccount tokens (signing key pair generated here at
+// every start) for ModelDock itself — see install.ts. The apiserver serves a self-signed
+// certificate it generates itself, whose CA the kubeconfig trusts. ServiceAccounts' requests
+// are written to logs/audit.log (metadata only), so tests can see what the controller did.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { request } from 'node:https';
@@ -18,6 +21,18 @@ export interface ControlPlane {
 }
 
 export const FAKE_NODE = 'kwok-node-0';
+export const SA_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+/** In the log dir: JSON lines (metadata only) of the requests ServiceAccounts made. */
+export const AUDIT_LOG = 'audit.log';
+
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  userGroups: ["system:serviceaccounts"]
+- level: None
+`;
 
 const stagesFile = fileURLToPath(new URL('./kwok-pod-stages.yaml', import.meta.url));
 
@@ -33,6 +48,8 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
   writeFileSync(join(pki, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(pki, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
   writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`);
+  const auditPolicy = join(runDir, 'audit-policy.yaml');
+  writeFileSync(auditPolicy, AUDIT_POLICY);
 
   const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
   const [etcdPort, peerPort, apiPort, kcmPort, schedPort, kwokPort] = ports as [number, number, number, number, number, number];
@@ -80,12 +97,19 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
             '--endpoint-reconciler-type=none',
             `--cert-dir=${certDir}`,
             `--token-auth-file=${join(pki, 'tokens.csv')}`,
-            '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+            `--service-account-issuer=${SA_ISSUER}`,
+            `--api-audiences=${SA_ISSUER}`,
             `--service-account-key-file=${join(pki, 'sa.pub')}`,
             `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
             '--service-cluster-ip-range=10.0.0.0/24',
             '--authorization-mode=RBAC',
             '--allow-privileged=true',
+            // blockOwnerDeletion needs update on the owner's finalizers (as on hardened clusters).
+            '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+            `--audit-policy-file=${auditPolicy}`,
+            `--audit-log-path=${join(logDir, AUDIT_LOG)}`,
+            '--audit-log-format=json',
+            '--audit-log-mode=blocking',
             // No node-lifecycle controller runs, so nothing would lift the not-ready taint
             // this plugin puts on every new node; KWOK reports the node's readiness itself.
             '--disable-admission-plugins=TaintNodesByCondition',

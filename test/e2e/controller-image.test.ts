@@ -1,14 +1,14 @@
 // The controller IMAGE serves: built here without a Docker daemon (npm run images: Debian base
 // from mmdebstrap, Node from the npm platform package, buildah; reused when unchanged), run with
 // podman as its image user 10001:10001 on a read-only root filesystem, authenticated as the
-// modeldock-controller ServiceAccount (k8s/rbac.yaml), with DATABASE_URL set. One admission goes
+// modeldock-controller ServiceAccount of the namespace's install (k8s/ applied with kustomize), with DATABASE_URL set. One admission goes
 // POST → ready → DELETE → released, and the ledger agrees with the cluster.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImages, type BuiltImage } from '../../scripts/images/build.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { startControllerContainer, type ControllerContainer } from '../support/controller-image.ts';
 import { TEST_LEASE_ENV } from '../support/controller.ts';
-import { serviceAccountKubeconfig } from '../support/service-account.ts';
+import { installModelDock } from '../support/install.ts';
 import { startSystem, type System } from '../support/system.ts';
 
 let image: BuiltImage;
@@ -25,7 +25,7 @@ beforeAll(async () => {
     name: 'ctl-image',
     image: image.keyRef,
     namespace: sys.namespace,
-    kubeconfig: await serviceAccountKubeconfig(sys.namespace),
+    kubeconfig: (await installModelDock(sys.namespace)).kubeconfig,
     env: { DATABASE_URL: sys.ledger.url, LOG_LEVEL: 'debug', ...TEST_LEASE_ENV },
   });
 }, 1_200_000);

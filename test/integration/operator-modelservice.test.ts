@@ -8,6 +8,7 @@ import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { FINALIZER, LABELS, type ModelService } from '../../schema/model-service.ts';
 import { IMAGES, makeModelService } from '../support/builders.ts';
+import { controllerClient } from '../support/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { bareController, counterSum, ensureCrd, kubectl, ops, paths, startInProcessOperator, type InProcessOperator, type Ops } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -30,7 +31,7 @@ beforeAll(async () => {
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));
   await ensureCrd(client, ns.name);
   k = ops(client, ns.name);
-  op = await startInProcessOperator(kc, ns.name, { workers: 2 });
+  op = await startInProcessOperator(ns.name, { workers: 2 }); // as the namespace's modeldock-controller ServiceAccount
 });
 afterAll(async () => {
   await op?.stop();
@@ -213,8 +214,9 @@ describe('stale write → 409 → the next reconcile reads fresh state', () => {
     const ns2 = await createNamespace(core, 'op-stale');
     try {
       const metrics = new Metrics();
-      const client = new KubeClient({ kc, metrics });
-      const k2 = ops(client, ns2.name);
+      // The controller instances act as the ServiceAccount; set-up and asserts use the admin.
+      const client = await controllerClient(ns2.name, { metrics });
+      const k2 = ops(new KubeClient({ kc }), ns2.name);
       const key = `${ns2.name}/seed`;
       await k2.create(makeModelService('seed').replicas(1).obj());
       expect(await bareController(client, liveReader(client)).reconcileOnce(key)).toBe('success');

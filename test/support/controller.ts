@@ -1,5 +1,7 @@
 // `node controller/main.ts` as a real child process against the local stack, registered with
-// the stack's run dir (cleaned up with everything else), with its health/metrics port.
+// the stack's run dir (cleaned up with everything else), with its health/metrics port. It
+// authenticates as its namespace's modeldock-controller ServiceAccount (installed on first use,
+// test/support/install.ts); its /metrics is read with the monitoring ServiceAccount's token.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -7,11 +9,13 @@ import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { parsePrometheus } from './prom-text.ts';
+import { installModelDock } from './install.ts';
 
 export interface ControllerProcess {
   name: string;
   proc: ManagedProcess;
   port: number;
+  /** /metrics, read with a token bound to modeldock-metrics-reader. */
   metrics(): Promise<string>;
   /** False once the process exited (crash point, lost lease, SIGKILL). */
   alive(): boolean;
@@ -31,6 +35,7 @@ export async function startController(
   waitReady = true,
 ): Promise<ControllerProcess> {
   const stack = inject('stack');
+  const install = await installModelDock(namespace);
   const port = await freePort();
   const proc = await startProcess(
     {
@@ -40,7 +45,9 @@ export async function startController(
       cwd: repoRoot,
       logDir: stack.logDir,
       env: {
-        KUBECONFIG: stack.kubeconfig,
+        KUBECONFIG: install.kubeconfig,
+        // Suites without a ledger database say so, as an installer would (else: exit with a reason).
+        ...(env.DATABASE_URL ? {} : { LEDGER: 'off' }),
         NAMESPACE: namespace,
         METRICS_PORT: String(port),
         POD_NAME: name,
@@ -57,9 +64,17 @@ export async function startController(
     name,
     proc,
     port,
-    metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
+    metrics: () => readMetrics(port),
     alive: () => isAlive(proc.pid),
   };
+}
+
+/** GET /metrics with the monitoring ServiceAccount's token; throws unless 200. */
+export async function readMetrics(port: number, token: string | undefined = inject('stack').metricsToken): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${body.slice(0, 200)}`);
+  return body;
 }
 
 /** Sum of the samples of `name` in Prometheus text whose labels pass `where`. */

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
+import { uninstallModelDock } from './install.ts';
 
 export function kubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -20,13 +21,17 @@ export function kubeClients(kc = kubeConfig()) {
   };
 }
 
-/** Creates `<prefix>-<random>`; the returned cleanup deletes it (the namespace controller empties it). */
+/**
+ * Creates `<prefix>-<random>`; the returned cleanup deletes it (the namespace controller empties
+ * it) and the cluster-scoped part of a ModelDock install into it (test/support/install.ts).
+ */
 export async function createNamespace(core: CoreV1Api, prefix: string): Promise<{ name: string; remove(): Promise<void> }> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await core.createNamespace({ body: { metadata: { name } } });
   return {
     name,
     remove: async () => {
+      await uninstallModelDock(name);
       await core.deleteNamespace({ name }).catch(() => undefined);
     },
   };

@@ -4,7 +4,6 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { modelServiceReconciler } from '../../controller/modelservice/reconcile.ts';
 import { liveReader } from '../../controller/modelservice/reader.ts';
@@ -12,15 +11,17 @@ import { setupModelServiceController } from '../../controller/modelservice/setup
 import type { Deployment, ModelService, Pod, Service } from '../../controller/modelservice/types.ts';
 import { Controller } from '../../controller/runtime/controller.ts';
 import { KubeEventRecorder } from '../../controller/runtime/events.ts';
-import { KubeClient, paths } from '../../controller/runtime/kube.ts';
+import type { KubeClient} from '../../controller/runtime/kube.ts';
+import { paths } from '../../controller/runtime/kube.ts';
 import { createLogger, type Logger } from '../../controller/runtime/log.ts';
 import { Manager } from '../../controller/runtime/manager.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import type { ModelServiceInput } from './builders.ts';
+import { controllerClient } from './install.ts';
 import { waitFor } from './wait.ts';
 
-export const CRD_FILE = join(repoRoot, 'k8s/crd.yaml');
+export const CRD_FILE = join(repoRoot, 'k8s/base/crd.yaml');
 
 export async function kubectl(...args: string[]): Promise<string> {
   const stack = inject('stack');
@@ -29,7 +30,7 @@ export async function kubectl(...args: string[]): Promise<string> {
 }
 
 /**
- * Applies k8s/crd.yaml (idempotent), waits until it is served, and until the garbage collector
+ * Applies k8s/base/crd.yaml (idempotent), waits until it is served, and until the garbage collector
  * handles ModelService owners (its discovery resyncs every 30 s): a probe ModelService with a
  * dependent ConfigMap is deleted with Foreground propagation, which completes only then.
  */
@@ -107,11 +108,14 @@ export function testLogger(): Logger {
   return createLogger({ level: process.env.MODELDOCK_TEST_LOG === '1' ? 'debug' : 'warn', write: (l) => process.stderr.write(l) });
 }
 
-/** The same wiring as controller/main.ts, in this process, without leader election. */
-export async function startInProcessOperator(kc: KubeConfig, namespace: string, opts: { workers?: number } = {}): Promise<InProcessOperator> {
+/**
+ * The same wiring as controller/main.ts, in this process, without leader election, authenticated
+ * as `namespace`'s modeldock-controller ServiceAccount (ModelDock installed there on first use).
+ */
+export async function startInProcessOperator(namespace: string, opts: { workers?: number } = {}): Promise<InProcessOperator> {
   const metrics = new Metrics();
   const log = testLogger();
-  const client = new KubeClient({ kc, metrics, fieldManager: 'modeldock-controller' });
+  const client = await controllerClient(namespace, { metrics, fieldManager: 'modeldock-controller' });
   const mgr = new Manager({ client, namespace, log, metrics });
   const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: 'test', log });
   const { controller } = setupModelServiceController(mgr, { workers: opts.workers ?? 2, resyncMs: 0, events, pollMs: 250 });

@@ -2,12 +2,14 @@
 // workerd (wrangler dev) serving the tenant API, and the controller as real child processes
 // (`node controller/main.ts`) against the real control plane — each restartable and killable,
 // so crash points can be injected and recovery observed.
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
+import { createDatabaseSecret } from '../../scripts/testenv/install.ts';
 import { checkLedger, type Drift } from '../../controller/ledger/check.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { createLedgerDatabase, type LedgerDatabase } from './admission.ts';
 import { startController, type ControllerProcess } from './controller.ts';
 export type { ControllerProcess };
+import { installModelDock } from './install.ts';
 import { createNamespace, kubeClients } from './kube.ts';
 import { ensureCrd } from './operator.ts';
 import { waitFor } from './wait.ts';
@@ -42,6 +44,9 @@ export async function startSystem(opts: { quota?: string[]; workerVars?: Record<
   await ledger.setQuota(TENANT, ...(opts.quota ?? ['cpu=16', 'memory=64Gi', 'nvidia.com/gpu=4']));
   const ns = await createNamespace(core, 'e2e');
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));
+  // ModelDock as a user installs it, with the ledger database in the Secret the Deployment reads.
+  await installModelDock(ns.name);
+  await createDatabaseSecret(inject('stack'), ns.name, ledger.url);
   await ensureCrd(kube, ns.name);
   const worker = await startWorker({ databaseUrl: ledger.url, keys: { [TENANT]: TENANT_KEY }, vars: opts.workerVars });
   const controllers: ControllerProcess[] = [];

@@ -1,0 +1,100 @@
+// How the controller process treats its ledger database: without DATABASE_URL it refuses to
+// start (one line, non-zero exit) unless LEDGER=off; /readyz is true only while the informers
+// are synced AND the database answers (`SELECT 1`, deadline 2 s, cached briefly); /healthz does
+// not depend on the database.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../scripts/testenv/stack.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { startController, type ControllerProcess } from '../support/controller.ts';
+import { installModelDock } from '../support/install.ts';
+import { createNamespace, kubeClients } from '../support/kube.ts';
+import { startTcpSwitch, type TcpSwitch } from '../support/tcp-switch.ts';
+import { waitFor } from '../support/wait.ts';
+
+const { core } = kubeClients();
+let ns: { name: string; remove(): Promise<void> };
+let ledger: LedgerDatabase;
+let db: TcpSwitch;
+const started: ControllerProcess[] = [];
+
+beforeAll(async () => {
+  ns = await createNamespace(core, 'ctl-ready');
+  ledger = await createLedgerDatabase();
+  const target = new URL(ledger.url);
+  db = await startTcpSwitch(target.hostname, Number(target.port));
+});
+afterAll(async () => {
+  await Promise.all(started.map((c) => c.proc.stop()));
+  await db?.close();
+  await ledger?.drop();
+  await ns?.remove();
+});
+
+const probe = async (c: ControllerProcess, path: string) => {
+  const res = await fetch(`http://127.0.0.1:${c.port}${path}`);
+  return { status: res.status, body: (await res.text()).trim() };
+};
+
+describe('the ledger database', () => {
+  it('without DATABASE_URL (and without LEDGER=off) the controller exits non-zero with a one-line reason', async () => {
+    const install = await installModelDock(ns.name);
+    const run = promisify(execFile)(process.execPath, [join(repoRoot, 'controller/main.ts')], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH, KUBECONFIG: install.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: '0' },
+      timeout: 30_000,
+    });
+    const err = (await run.then(() => undefined, (e: unknown) => e)) as { code?: number; stderr?: string; stdout?: string } | undefined;
+    expect(err?.code).toBe(2);
+    const lines = (err?.stderr ?? '').trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: expect.stringMatching(/^exiting: DATABASE_URL is not set.*LEDGER=off/) });
+    expect(err?.stdout).toBe('');
+  });
+
+  it('/readyz follows the database: 200 while it answers, 503 while it does not; /healthz stays 200', async () => {
+    const url = new URL(ledger.url);
+    url.host = `127.0.0.1:${db.port}`;
+    const ctl = await startController('ctl-ready', ns.name, { DATABASE_URL: url.toString(), READY_DB_TTL_MS: '200', LEADER_ELECT: 'false' }, false);
+    started.push(ctl);
+    await waitFor('/readyz 200 (informers synced, database answering)', async () => (await probe(ctl, '/readyz')).status === 200);
+
+    db.down();
+    const down = await waitFor('/readyz 503 with the database gone', async () => {
+      const r = await probe(ctl, '/readyz');
+      return r.status === 503 ? r : undefined;
+    });
+    expect(down.body).toBe('database did not answer'); // short, no URL or credentials
+    expect((await probe(ctl, '/healthz')).status).toBe(200);
+    expect(ctl.alive()).toBe(true);
+
+    db.up();
+    await waitFor('/readyz 200 again', async () => (await probe(ctl, '/readyz')).status === 200);
+  });
+
+  it('/readyz is 503 while the informers cannot sync, even with the database answering', async () => {
+    // This namespace's ServiceAccount pointed at another namespace: RBAC refuses its lists.
+    const elsewhere = await createNamespace(core, 'ctl-elsewhere');
+    try {
+      const ctl = await startController('ctl-unsynced', ns.name, { NAMESPACE: elsewhere.name, DATABASE_URL: ledger.url, LEADER_ELECT: 'false' }, false);
+      started.push(ctl);
+      // Its lists were tried and refused (403), so it will not become synced by waiting.
+      await waitFor('a refused informer list', async () => /informer error; restarting.*403/.test(readFileSync(ctl.proc.logFile, 'utf8')));
+      expect(await probe(ctl, '/readyz')).toEqual({ status: 503, body: 'caches not synced' });
+      expect((await probe(ctl, '/healthz')).status).toBe(200);
+      await ctl.proc.stop();
+    } finally {
+      await elsewhere.remove();
+    }
+  });
+
+  it('LEDGER=off: starts without a database and is ready once the informers synced', async () => {
+    const ctl = await startController('ctl-ledger-off', ns.name, { LEADER_ELECT: 'false' }, false);
+    started.push(ctl);
+    await waitFor('/readyz 200', async () => (await probe(ctl, '/readyz')).status === 200);
+    expect(ctl.alive()).toBe(true);
+  });
+});

@@ -1,0 +1,87 @@
+// The shipped manifests against the real API server: a server-side dry run of every
+// kustomization (k8s/, k8s/monitoring, each k8s/overlays/*), what the production overlay
+// changes, and the NetworkPolicies as the API server stores them (this cluster has no network
+// data plane: the policies are validated here, not enforced).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { kubectl } from '../../scripts/testenv/install.ts';
+import { repoRoot } from '../../scripts/testenv/stack.ts';
+
+const overlays = readdirSync(join(repoRoot, 'k8s/overlays')).map((d) => `k8s/overlays/${d}`);
+const kustomizations = ['k8s', 'k8s/monitoring', ...overlays];
+
+interface Obj {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  spec?: Record<string, unknown>;
+}
+
+/** What the API server would store for `dir`, without storing it. */
+async function dryRun(dir: string): Promise<Obj[]> {
+  const out = await kubectl(inject('stack'), 'apply', '--dry-run=server', '--server-side', '--force-conflicts', '-k', join(repoRoot, dir), '-o', 'json');
+  const parsed = JSON.parse(out) as { kind: string; items?: Obj[] } & Obj;
+  return parsed.kind === 'List' ? (parsed.items ?? []) : [parsed];
+}
+
+const find = (objs: Obj[], kind: string, name: string): Obj => {
+  const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) throw new Error(`${kind}/${name} not rendered`);
+  return o;
+};
+
+describe('kubectl apply --dry-run=server -k', () => {
+  it('finds the overlays', () => expect(overlays).toContain('k8s/overlays/production'));
+
+  it.each(kustomizations)('%s is accepted by the API server', async (dir) => {
+    const objs = await dryRun(dir);
+    expect(objs.length).toBeGreaterThan(0);
+  });
+
+  it('production: images by digest, 2 replicas, topology spread, requests and limits, a PodDisruptionBudget of minAvailable 1', async () => {
+    const objs = await dryRun('k8s/overlays/production');
+    const dep = find(objs, 'Deployment', 'modeldock-controller') as Obj & {
+      spec: { replicas: number; template: { spec: { topologySpreadConstraints?: Array<{ topologyKey: string }>; containers: Array<{ image: string; resources: { requests: object; limits: object } }> } } };
+    };
+    expect(dep.spec.replicas).toBe(2);
+    const pod = dep.spec.template.spec;
+    for (const c of pod.containers) {
+      expect(c.image).toMatch(/@sha256:[a-f0-9]{64}$/);
+      expect(c.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+      expect(c.resources.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    }
+    expect(pod.topologySpreadConstraints?.map((t) => t.topologyKey)).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+    const pdb = find(objs, 'PodDisruptionBudget', 'modeldock-controller') as Obj & { spec: { minAvailable: number; selector: unknown } };
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(pdb.spec.selector).toEqual({ matchLabels: { 'app.kubernetes.io/name': 'modeldock-controller' } });
+  });
+
+  it('NetworkPolicies: the controller takes only the metrics port from the monitoring namespace; tenant pods only the gateway namespace', async () => {
+    const objs = await dryRun('k8s');
+    const ctl = find(objs, 'NetworkPolicy', 'modeldock-controller');
+    expect(ctl.spec).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-controller' } },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'modeldock.io/monitoring': 'true' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }],
+    });
+    const tenant = find(objs, 'NetworkPolicy', 'modeldock-tenant-ingress');
+    expect(tenant.spec).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'modeldock' } },
+      policyTypes: ['Ingress'],
+      // Only the gateway's namespaces; no podSelector peer, so no pod of this namespace (another ModelService) gets in.
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } } }] }],
+    });
+    const monitoring = find(await dryRun('k8s/monitoring'), 'Namespace', 'modeldock-monitoring');
+    expect((monitoring.metadata as { labels?: Record<string, string> }).labels).toMatchObject({ 'modeldock.io/monitoring': 'true' });
+  });
+
+  it('the controller Deployment reads DATABASE_URL from the Secret modeldock-database and runs as a numeric non-root user', async () => {
+    const dep = find(await dryRun('k8s'), 'Deployment', 'modeldock-controller') as Obj & {
+      spec: { template: { spec: { securityContext: Record<string, unknown>; containers: Array<{ env: Array<{ name: string; valueFrom?: unknown }> }> } } };
+    };
+    const env = dep.spec.template.spec.containers[0]!.env;
+    expect(env.find((e) => e.name === 'DATABASE_URL')?.valueFrom).toEqual({ secretKeyRef: { name: 'modeldock-database', key: 'url' } });
+    expect(dep.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001 });
+  });
+});

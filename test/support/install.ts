@@ -1,0 +1,65 @@
+// ModelDock installed into a test namespace exactly as a user installs it (a generated overlay
+// of k8s/ that sets only the namespace and suffixes ClusterRoleBinding names with it, see
+// scripts/testenv/install.ts), and the controller's credentials there: a kubeconfig with a
+// token of system:serviceaccount:<ns>:modeldock-controller. Every controller a test runs —
+// child process or in this process — uses it; the admin kubeconfig is for set-up and asserts.
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { KubeClient } from '../../controller/runtime/kube.ts';
+import {
+  adminClient,
+  applyKustomization,
+  CLUSTER_ROLE_BINDINGS,
+  CONTROLLER_SA,
+  controllerCredentials,
+  writeNamespaceOverlay,
+  type ControllerCredentials,
+} from '../../scripts/testenv/install.ts';
+import { repoRoot } from '../../scripts/testenv/stack.ts';
+
+export interface Install extends ControllerCredentials {
+  /** The controller's identity, as the API server sees it. */
+  user: string;
+  /** A KubeConfig authenticating as the controller's ServiceAccount. */
+  kc: KubeConfig;
+}
+
+const TOKEN_SECONDS = 24 * 3600;
+const installs = new Map<string, Promise<Install>>();
+
+/** Installs k8s/ into `namespace` (once per namespace and test file) and mints the controller's token. */
+export function installModelDock(namespace: string): Promise<Install> {
+  let p = installs.get(namespace);
+  if (!p) {
+    p = (async () => {
+      const stack = inject('stack');
+      const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', namespace), namespace);
+      await applyKustomization(stack, dir);
+      const creds = await controllerCredentials(stack, namespace, join(dir, 'controller.kubeconfig'), TOKEN_SECONDS);
+      const kc = new KubeConfig();
+      kc.loadFromFile(creds.kubeconfig);
+      return { ...creds, kc, user: `system:serviceaccount:${namespace}:${CONTROLLER_SA}` };
+    })();
+    installs.set(namespace, p);
+    p.catch(() => installs.delete(namespace));
+  }
+  return p;
+}
+
+/** A KubeClient acting as the controller of `namespace` (for in-process controllers). */
+export async function controllerClient(namespace: string, opts: Omit<ConstructorParameters<typeof KubeClient>[0], 'kc'> = {}): Promise<KubeClient> {
+  return new KubeClient({ ...opts, kc: (await installModelDock(namespace)).kc });
+}
+
+/** Deletes what a namespace deletion does not: the install's ClusterRoleBindings. */
+export async function uninstallModelDock(namespace: string): Promise<void> {
+  if (!installs.has(namespace)) return;
+  installs.delete(namespace);
+  const admin = adminClient(inject('stack').kubeconfig);
+  await Promise.all(
+    CLUSTER_ROLE_BINDINGS.map((name) =>
+      admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}-${namespace}`).catch(() => undefined),
+    ),
+  );
+}
