@@ -3,7 +3,6 @@
 // per isolate; an invalid configuration fails every request with a clear 500 `misconfigured`.
 import { z } from 'zod';
 import { DEFAULT_MAX_REPLICAS } from '../schema/admission.ts';
-import type { AssetFetcher } from './dashboard.ts';
 
 export interface Env {
   DATABASE_URL?: string;
@@ -14,8 +13,6 @@ export interface Env {
   RECONCILE_PAGE_SIZE?: string | number;
   RECONCILE_MAX_STATEMENTS?: string | number;
   OUTBOX_RETENTION_DAYS?: string | number;
-  /** The dashboard's static files (wrangler.toml [assets]). */
-  ASSETS?: AssetFetcher;
 }
 
 const intVar = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);

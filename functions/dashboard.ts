@@ -1,16 +1,12 @@
-// The tenant dashboard: `/` and `/assets/*`, static files from the Worker's assets
-// (wrangler.toml [assets], directory dashboard/public, binding ASSETS). Public routes: the page
+// The tenant dashboard: `/` and `/assets/*`, static files bundled into the Worker
+// (functions/dashboard-files.ts, generated from dashboard/public/). Public routes: the page
 // holds no data; it calls the API with the key the tenant pastes. Every response carries a strict
 // Content-Security-Policy (no inline script or style, same-origin only, Trusted Types), denies
 // framing, and sets no cookie.
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { Env } from './config.ts';
-import { envelope, misconfigured, notFound } from './errors.ts';
-
-/** The Workers static-assets binding (only the call we use). */
-export interface AssetFetcher {
-  fetch(request: Request): Promise<Response>;
-}
+import { DASHBOARD_FILES } from './dashboard-files.ts';
+import { envelope, notFound } from './errors.ts';
 
 export const DASHBOARD_PATHS = ['/', '/assets/*'] as const;
 
@@ -39,17 +35,12 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-cache',
 };
 
-/** Serves a dashboard file from the assets binding, with the security headers. */
+/** Serves a bundled dashboard file with the security headers (and never a cookie). */
 export function serveDashboard<E extends { Bindings: Env }>(): MiddlewareHandler<E> {
   return async (c) => {
-    const assets = c.env.ASSETS;
-    if (!assets) return c.json(envelope(misconfigured('the dashboard assets are missing: wrangler.toml needs [assets] with binding ASSETS')), 500);
-    const upstream = await assets.fetch(new Request(c.req.url, { method: c.req.method, headers: { Accept: c.req.header('Accept') ?? '*/*' } }));
-    if (upstream.status === 404) return c.json(envelope(notFound('file')), 404);
-    const res = new Response(upstream.body, upstream);
-    res.headers.delete('Set-Cookie');
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
-    return res;
+    const file = DASHBOARD_FILES[c.req.path];
+    if (!file) return c.json(envelope(notFound('file')), 404);
+    return new Response(c.req.method === 'HEAD' ? null : file.body, { headers: { ...SECURITY_HEADERS, 'Content-Type': file.type } });
   };
 }
 
