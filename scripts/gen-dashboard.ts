@@ -3,9 +3,10 @@
 // module runs in workerd, in wrangler dev and in-process in the unit tests.
 //   node scripts/gen-dashboard.ts           write functions/dashboard-files.ts
 //   node scripts/gen-dashboard.ts --check   exit 1 when the checked-in file differs from the output
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkedIn, generatorMain } from './generated-file.ts';
 
 export const PUBLIC_DIR = fileURLToPath(new URL('../dashboard/public/', import.meta.url));
 export const BUNDLE_FILE = fileURLToPath(new URL('../functions/dashboard-files.ts', import.meta.url));
@@ -38,24 +39,6 @@ ${entries.join('\n')}
 `;
 }
 
-export function checkedInBundle(): string {
-  try {
-    return readFileSync(BUNDLE_FILE, 'utf8');
-  } catch {
-    return '';
-  }
-}
+export const checkedInBundle = (): string => checkedIn(BUNDLE_FILE);
 
-if (import.meta.main) {
-  const want = dashboardBundle();
-  if (process.argv.includes('--check')) {
-    if (checkedInBundle() !== want) {
-      console.error(`${BUNDLE_FILE} is out of date with dashboard/public/: run \`npm run gen:dashboard\` and commit it.`);
-      process.exit(1);
-    }
-    console.log(`${BUNDLE_FILE} is current.`);
-  } else {
-    writeFileSync(BUNDLE_FILE, want);
-    console.log(`wrote ${BUNDLE_FILE}`);
-  }
-}
+if (import.meta.main) generatorMain(BUNDLE_FILE, dashboardBundle(), 'dashboard/public/', 'gen:dashboard');
