@@ -78,7 +78,7 @@ export interface DbOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_DB_TIMEOUT_MS = 30_000;
+const DEFAULT_DB_TIMEOUT_MS = 30_000;
 
 /** `fetch` with the per-call deadline and the Db's signal attached to every request. */
 function deadlineFetch(base: DbFetch, timeoutMs: number, signal: AbortSignal | undefined): DbFetch {

@@ -28,7 +28,7 @@ export function amountsFromRow(row: Row, prefix = ''): Amounts {
  * SQL: the amount of the resource named by `resourceExpr` (e.g. `q.resource`) held by the
  * reservation row `alias` — `CASE q.resource WHEN 'cpu' THEN r.cpu_millis … ELSE 0 END`.
  */
-export const amountOfResourceSql = (resourceExpr: string, alias: string): string =>
+const amountOfResourceSql = (resourceExpr: string, alias: string): string =>
   `CASE ${resourceExpr} ${RESOURCE_NAMES.map((r) => `WHEN '${r}' THEN ${alias}.${AMOUNT_COLUMNS[r]}`).join(' ')} ELSE 0 END`;
 
 /**

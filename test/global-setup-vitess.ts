@@ -4,7 +4,7 @@
 // fails the run with the component and the tail of its log.
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { killLeftovers } from '../scripts/testenv/proc.ts';
+import { runStack } from './support/run-stack.ts';
 import { repoRoot, startLedgerStack, type LedgerStackInfo } from '../scripts/testenv/stack.ts';
 
 declare module 'vitest' {
@@ -15,13 +15,5 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const runDir = process.env.MODELDOCK_VITESS_STACK_DIR ?? join(repoRoot, '.stack/vitess');
-  const stack = await startLedgerStack({ runDir, log: (m) => console.error(m) });
-  const killAll = () => killLeftovers(runDir);
-  process.once('exit', killAll);
-  project.provide('ledgerStack', stack.info);
-  return async () => {
-    await stack.stop();
-    killAll();
-    process.removeListener('exit', killAll);
-  };
+  return runStack(runDir, () => startLedgerStack({ runDir, log: (m) => console.error(m) }), async (stack) => project.provide('ledgerStack', stack.info));
 }

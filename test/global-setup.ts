@@ -3,7 +3,7 @@
 // component and the tail of its log — integration tests are never skipped.
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { killLeftovers } from '../scripts/testenv/proc.ts';
+import { runStack } from './support/run-stack.ts';
 import { installBase } from '../scripts/testenv/install.ts';
 import { repoRoot, startStack, type StackInfo } from '../scripts/testenv/stack.ts';
 
@@ -21,21 +21,8 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const runDir = process.env.MODELDOCK_TEST_STACK_DIR ?? join(repoRoot, '.stack/test');
-  const stack = await startStack({ runDir, log: (m) => console.error(m) });
-  // Whatever ends this process, take the stack (and anything tests spawned into it) along.
-  const killAll = () => killLeftovers(runDir);
-  process.once('exit', killAll);
-  try {
+  return runStack(runDir, () => startStack({ runDir, log: (m) => console.error(m) }), async (stack) => {
     const { metricsToken } = await installBase(stack.info, repoRoot, 24 * 3600);
     project.provide('stack', { ...stack.info, metricsToken });
-  } catch (err) {
-    await stack.stop();
-    killAll();
-    throw err;
-  }
-  return async () => {
-    await stack.stop();
-    killAll();
-    process.removeListener('exit', killAll);
-  };
+  });
 }

@@ -6,7 +6,7 @@ import type { Db, Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { amountColumns, releaseUsageSql } from '../../ledger/resources.ts';
 import { reservationState } from '../../ledger/rows.ts';
-import { RESERVATION_STATES, type ReservationState } from '../../schema/admission.ts';
+import { RESERVATION_STATES, TERMINAL_STATES, type ReservationState } from '../../schema/admission.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { LedgerRow } from './decide.ts';
@@ -103,7 +103,7 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
   };
 }
 
-const OPEN_STATES = RESERVATION_STATES.filter((st) => st !== 'released' && st !== 'conflict');
+const OPEN_STATES = RESERVATION_STATES.filter((st) => !(TERMINAL_STATES as readonly string[]).includes(st));
 
 /** Ids of reservations the ledger reconciler must still look at (not released, not conflict). */
 export async function openReservationIds(q: Queryable): Promise<string[]> {

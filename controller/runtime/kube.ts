@@ -189,7 +189,6 @@ export const paths = {
   leases: (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`,
   lease: (ns: string, name: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${name}`,
   events: (ns: string) => `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
-  custom: (group: string, version: string, plural: string, ns: string) => `/apis/${group}/${version}/namespaces/${ns}/${plural}`,
   modelServices: (ns: string) => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
   modelService: (ns: string, name: string) => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}/${name}`,
 };

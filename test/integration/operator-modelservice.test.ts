@@ -195,7 +195,7 @@ describe('collapsing queue', () => {
     await sleep(300);
     const r0 = await op.reconciles();
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: 50 }, (_, i) => k.client.mergePatch(`${paths.custom('modeldock.io', 'v1alpha1', 'modelservices', ns.name)}/burst`, { metadata: { annotations: { 'burst/n': String(i) } } })));
+    await Promise.all(Array.from({ length: 50 }, (_, i) => k.client.mergePatch(paths.modelService(ns.name, 'burst'), { metadata: { annotations: { 'burst/n': String(i) } } })));
     const burstMs = performance.now() - t0; // the API server serialises writes to one object
     await sleep(1000);
     await k.waitPhase('burst', 'Running', 1);
@@ -266,7 +266,7 @@ describe('deletion', () => {
     const degraded = await k.waitPhase('doomed', 'Degraded');
     expect(degraded.status?.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('ChildConflict');
 
-    await k.client.delete(`${paths.custom('modeldock.io', 'v1alpha1', 'modelservices', ns.name)}/doomed`, { propagationPolicy: 'Foreground' });
+    await k.client.delete(paths.modelService(ns.name, 'doomed'), { propagationPolicy: 'Foreground' });
     await waitFor('the ModelService to be gone', async () => !(await k.get('doomed')), { timeoutMs: 60_000 });
     expect(await k.deployment('doomed')).toBeUndefined();
     expect(await k.pods('doomed')).toEqual([]);
