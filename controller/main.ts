@@ -22,6 +22,7 @@
 //   OUTBOX_LEASE_MS     claim lease of an outbox row (default 60 s)
 //   LEDGER_FAST_PATHS   "false": only outbox rows (incl. the cron's reconcile rows) drive the ledger
 //   LEDGER_RESYNC_MS    re-check every open reservation this often (default 60 s; 0 = off)
+//   ALLOWED_IMAGE_REGISTRIES  host[:port][/path] list re-checked at delivery (the Worker's policy; empty = any)
 //   MODELDOCK_CRASH_AT  test-only crash injection, see runtime/crash.ts
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -38,6 +39,7 @@ import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
 import { setupLedger } from './ledger/setup.ts';
 import { createDb } from '../ledger/db.ts';
+import { parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const parsed = z
@@ -71,12 +73,20 @@ const parsed = z
     OUTBOX_LEASE_MS: int(60_000, 1000),
     LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
     LEDGER_RESYNC_MS: int(60_000),
+    ALLOWED_IMAGE_REGISTRIES: z.string().default(''),
   })
   .safeParse(process.env);
 if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
 const env = parsed.data;
 if (env.LEDGER === 'on' && !env.DATABASE_URL) {
   fatal('DATABASE_URL is not set: the controller needs the ledger database (set LEDGER=off to run without outbox and ledger)');
+}
+
+let allowedRegistries: RegistryRule[] = [];
+try {
+  allowedRegistries = parseRegistryList(env.ALLOWED_IMAGE_REGISTRIES);
+} catch (err) {
+  fatal(err instanceof PolicyError ? err.message : String(err));
 }
 
 /** One line on stderr, exit 2: a misconfiguration a restart will not fix. */
@@ -144,6 +154,7 @@ if (db) {
       readyDeadlineMs: env.READY_DEADLINE_MS,
       releaseBlockedAfterMs: env.RELEASE_BLOCKED_AFTER_MS,
       maxAttempts: env.OUTBOX_MAX_ATTEMPTS,
+      allowedRegistries,
     },
     fastPaths: env.LEDGER_FAST_PATHS === 'true',
     workers: env.LEDGER_WORKERS,
@@ -151,6 +162,7 @@ if (db) {
     events,
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
   });
+  if (allowedRegistries.length === 0) log.warn('ALLOWED_IMAGE_REGISTRIES is empty: images from ANY registry are delivered');
 } else {
   log.warn('LEDGER=off: outbox delivery and the quota ledger are OFF (ModelService reconciling only)');
 }

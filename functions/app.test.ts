@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from './app.ts';
 import { parseKeyRing } from './auth/keys.ts';
 import { parseConfig, ConfigError } from './config.ts';
+import { MISCONFIGURED_MESSAGE } from './errors.ts';
 import type { Db } from '../ledger/db.ts';
 import { PUBLIC_ROUTES } from './routes.ts';
 import { shortfallsOf } from './services/admit.ts';
@@ -27,9 +28,10 @@ const app = createApp({
   log: (l) => logs.push(l),
 });
 
-const body = { name: 'llm', image: 'ghcr.io/acme/llm:1', replicas: 1 };
+const body = { name: 'llm', image: 'ghcr.io/acme/llm:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } };
 const req = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
   app.request(path, { ...init, headers: { Authorization: `Bearer ${KEY}`, ...init.headers } });
+const postRaw = (text: string) => req('/requests', { method: 'POST', body: text, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k' } });
 const postJson = (b: unknown, headers: Record<string, string> = {}) =>
   req('/requests', { method: 'POST', body: JSON.stringify(b), headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'k', ...headers } });
 
@@ -62,6 +64,14 @@ describe('app (no database)', () => {
     ['an unknown route', () => req('/admin'), 404, 'not_found'],
     ['a bad id', () => req('/requests/xyz'), 400, 'validation_failed'],
     ['a bad limit', () => req('/requests?limit=1000'), 400, 'validation_failed'],
+    ['no resources and no defaults configured', () => postJson({ name: 'free', image: 'ghcr.io/x/miner:1', replicas: 4 }), 400, 'validation_failed'],
+    ['cpu below MIN_CPU', () => postJson({ ...body, resources: { cpu: '1m', memory: '1Gi' } }), 400, 'validation_failed'],
+    ['NVIDIA_VISIBLE_DEVICES', () => postJson({ ...body, env: [{ name: 'NVIDIA_VISIBLE_DEVICES', value: 'all' }] }), 400, 'validation_failed'],
+    ['a duplicate key', () => postRaw('{"name":"llm","replicas":1,"replicas":99,"image":"ghcr.io/acme/llm:1"}'), 400, 'ambiguous_json'],
+    ['a nested duplicate key', () => postRaw('{"name":"llm","image":"a/b:1","replicas":1,"resources":{"cpu":"1","cpu":"0"}}'), 400, 'ambiguous_json'],
+    ['a __proto__ key', () => postRaw('{"name":"llm","image":"a/b:1","replicas":1,"__proto__":{"admin":true}}'), 400, 'ambiguous_json'],
+    ['an escaped __proto__ key', () => postRaw('{"name":"llm","image":"a/b:1","replicas":1,"env":[{"\\u005f_proto__":1}]}'), 400, 'ambiguous_json'],
+    ['a constructor key', () => postRaw('{"name":"llm","image":"a/b:1","replicas":1,"resources":{"constructor":{"prototype":{}}}}'), 400, 'ambiguous_json'],
   ])('%s → %i %s without touching the database', async (_what, send, status, code) => {
     const before = statements.length;
     const res = await send();
@@ -84,6 +94,27 @@ describe('app (no database)', () => {
     expect(err.details.omitted).toBe(40);
   });
 
+  it('names the missing resources when no defaults are configured', async () => {
+    const res = await postJson({ name: 'free', image: 'ghcr.io/x/miner:1', replicas: 4 });
+    const err = ((await res.json()) as { error: { message: string; details: { issues: { path: string }[] } } }).error;
+    expect(err.details.issues.map((i) => i.path)).toEqual(['resources.cpu', 'resources.memory']);
+    expect(err.message).toMatch(/DEFAULT_CPU/);
+  });
+
+  it.each([
+    ['abc:123', false],
+    ['a=b', false],
+    ['x'.repeat(129), false],
+    ['has space', false],
+    ['ok.Id_1-2', true],
+    ['x'.repeat(128), true],
+  ])('keeps the client X-Request-Id %s only when it is [A-Za-z0-9._-]{1,128}: %s', async (offered, kept) => {
+    const res = await req('/nope', { headers: { 'X-Request-Id': offered } });
+    const id = res.headers.get('X-Request-Id') ?? '';
+    if (kept) expect(id).toBe(offered);
+    else expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('echoes a sane X-Request-Id and logs one JSON line per request with it', async () => {
     const res = await req('/nope', { headers: { 'X-Request-Id': 'abc-123' } });
     expect(res.headers.get('X-Request-Id')).toBe('abc-123');
@@ -95,11 +126,21 @@ describe('app (no database)', () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/requests', '/requests/{id}', '/quota', '/healthz']));
   });
 
-  it('an invalid key configuration answers 500 misconfigured, for every key', async () => {
-    const bad = createApp({ config, deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => 'x' }), keyRing: () => parseKeyRing('{"acme":"short"}'), log: () => undefined });
-    const res = await bad.request('/quota', { headers: { Authorization: `Bearer ${KEY}` } });
-    expect(res.status).toBe(500);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('misconfigured');
+  it('an invalid key configuration answers the fixed 500 misconfigured; the key is in no response and no log line', async () => {
+    const lines: unknown[] = [];
+    const swapped = JSON.stringify({ [KEY]: 'acme' }); // tenant and key swapped: the "tenant" is the key
+    const bad = createApp({ config, deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => 'x' }), keyRing: () => parseKeyRing(swapped), log: (l) => lines.push(l) });
+    for (const path of ['/quota', '/requests']) {
+      const res = await bad.request(path, { headers: { Authorization: `Bearer ${KEY}` } });
+      expect(res.status).toBe(500);
+      const text = await res.text();
+      expect(JSON.parse(text)).toEqual({ error: { code: 'misconfigured', message: MISCONFIGURED_MESSAGE } });
+      expect(text).not.toContain(KEY);
+    }
+    const problems = lines.filter((l) => (l as { msg: string }).msg.startsWith('invalid ADMISSION_KEYS_JSON'));
+    expect(problems).toHaveLength(1);
+    expect(JSON.stringify(problems[0])).toMatch(/entry 1/);
+    expect(JSON.stringify(lines)).not.toContain(KEY);
   });
 });
 
@@ -113,10 +154,13 @@ describe('configuration', () => {
 
 describe('shortfallsOf', () => {
   it('names each short resource and by how much; a missing row is quota 0', () => {
-    expect(shortfallsOf({ cpu: 3000, memory: 100, 'nvidia.com/gpu': 1 }, { cpu: { hard: 4000, used: 2000 }, memory: { hard: 100, used: 0 } })).toEqual([
+    expect(shortfallsOf({ cpu: 3000, memory: 100, 'nvidia.com/gpu': 1, modelservices: 1 }, { cpu: { hard: 4000, used: 2000 }, memory: { hard: 100, used: 0 }, modelservices: { hard: 1, used: 0 } })).toEqual([
       { resource: 'cpu', requested: 3000, available: 2000, short: 1000 },
       { resource: 'nvidia.com/gpu', requested: 1, available: 0, short: 1 },
     ]);
-    expect(shortfallsOf({ cpu: 1, memory: 0, 'nvidia.com/gpu': 0 }, { cpu: { hard: 1, used: 5 } })).toEqual([{ resource: 'cpu', requested: 1, available: 0, short: 1 }]);
+    expect(shortfallsOf({ cpu: 1, memory: 0, 'nvidia.com/gpu': 0, modelservices: 1 }, { cpu: { hard: 1, used: 5 } })).toEqual([
+      { resource: 'cpu', requested: 1, available: 0, short: 1 },
+      { resource: 'modelservices', requested: 1, available: 0, short: 1 },
+    ]);
   });
 });

@@ -49,7 +49,7 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
   });
   const r = routes({
     maxReplicas: opts.config.maxReplicas,
-    auth: bearerTenant({ keyRing: opts.keyRing }),
+    auth: bearerTenant({ keyRing: opts.keyRing, log }),
     jsonBody: jsonBody({ maxBytes: opts.config.maxBodyBytes }),
   });
 
@@ -57,7 +57,9 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
   app.use(accessLog({ log }));
 
   app.openapi(r.submit, async (c) => {
-    const parsed = toAdmission(c.req.valid('json'));
+    const decision = toAdmission(c.req.valid('json'), opts.config.policy);
+    if (!decision.ok) throw validationFailed(decision.issues);
+    const parsed = decision.admission;
     const key = c.req.valid('header')['idempotency-key'];
     const result = await admit(opts.deps(c.env), { tenant: c.var.tenant, idempotencyKey: key, requestId: c.var.requestId, parsed });
     c.set('admissionId', result.admission.id);

@@ -1,8 +1,11 @@
 // Worker configuration: vars from wrangler.toml, secrets (DATABASE_URL, ADMISSION_KEYS_JSON)
 // from `wrangler secret put` in production and `.dev.vars` locally. Validated with zod once
-// per isolate; an invalid configuration fails every request with a clear 500 `misconfigured`.
+// per isolate; an invalid configuration fails every request with a fixed 500 `misconfigured`
+// (the detail goes to the log, once, never to a caller).
 import { z } from 'zod';
-import { DEFAULT_MAX_REPLICAS } from '../schema/admission.ts';
+import { DEFAULT_MAX_REPLICAS, type AdmissionPolicy } from '../schema/admission.ts';
+import { cpuMillis, memoryMiB } from '../schema/quantity.ts';
+import { parseRegistryList } from '../schema/policy.ts';
 
 export interface Env {
   DATABASE_URL?: string;
@@ -13,9 +16,36 @@ export interface Env {
   RECONCILE_PAGE_SIZE?: string | number;
   RECONCILE_MAX_STATEMENTS?: string | number;
   OUTBOX_RETENTION_DAYS?: string | number;
+  DEFAULT_CPU?: string;
+  DEFAULT_MEMORY?: string;
+  MIN_CPU?: string;
+  MIN_MEMORY?: string;
+  MAX_CPU?: string;
+  MAX_MEMORY?: string;
+  ALLOWED_IMAGE_REGISTRIES?: string;
 }
 
 const intVar = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+
+/** A Kubernetes quantity var, checked with the ledger's parser (empty = unset). */
+const quantityVar = (parse: (q: string) => number) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : undefined))
+    .refine((v) => {
+      if (v === undefined) return true;
+      try {
+        parse(v);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a Kubernetes quantity such as 250m, 2, 512Mi or 4Gi');
+
+/** Shipped per-replica bounds (docs/admission-api.md "Resources"); k8s/base/limits.yaml matches them. */
+export const POLICY_DEFAULTS = { MIN_CPU: '10m', MIN_MEMORY: '16Mi', MAX_CPU: '16', MAX_MEMORY: '64Gi' } as const;
 
 const configSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^https?$/, error: 'DATABASE_URL must be an http(s) URL with credentials (see docs/admission-api.md)' }),
@@ -27,6 +57,15 @@ const configSchema = z.object({
   RECONCILE_MAX_STATEMENTS: intVar(40, 4, 900),
   /** Days acknowledged outbox rows are kept (0 = forever). */
   OUTBOX_RETENTION_DAYS: intVar(7, 0, 3650),
+  /** Per-replica cpu and memory charged (and run) when a request leaves them out; unset = 400. */
+  DEFAULT_CPU: quantityVar(cpuMillis),
+  DEFAULT_MEMORY: quantityVar(memoryMiB),
+  MIN_CPU: quantityVar(cpuMillis),
+  MIN_MEMORY: quantityVar(memoryMiB),
+  MAX_CPU: quantityVar(cpuMillis),
+  MAX_MEMORY: quantityVar(memoryMiB),
+  /** Comma list of host[:port][/path] an image must come from; empty = any registry. */
+  ALLOWED_IMAGE_REGISTRIES: z.string().optional(),
 });
 
 export interface Config {
@@ -37,6 +76,7 @@ export interface Config {
   reconcilePageSize: number;
   reconcileMaxStatements: number;
   outboxRetentionMs: number;
+  policy: AdmissionPolicy;
 }
 
 export class ConfigError extends Error {
@@ -52,6 +92,26 @@ export function parseConfig(env: Env): Config {
     throw new ConfigError(`invalid Worker configuration: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }
   const c = r.data;
+  let allowedRegistries;
+  try {
+    allowedRegistries = parseRegistryList(c.ALLOWED_IMAGE_REGISTRIES);
+  } catch (err) {
+    throw new ConfigError(`invalid Worker configuration: ${(err as Error).message}`);
+  }
+  const policy: AdmissionPolicy = {
+    defaults: { ...(c.DEFAULT_CPU ? { cpu: c.DEFAULT_CPU } : {}), ...(c.DEFAULT_MEMORY ? { memory: c.DEFAULT_MEMORY } : {}) },
+    min: { cpu: cpuMillis(c.MIN_CPU ?? POLICY_DEFAULTS.MIN_CPU), memory: memoryMiB(c.MIN_MEMORY ?? POLICY_DEFAULTS.MIN_MEMORY) },
+    max: { cpu: cpuMillis(c.MAX_CPU ?? POLICY_DEFAULTS.MAX_CPU), memory: memoryMiB(c.MAX_MEMORY ?? POLICY_DEFAULTS.MAX_MEMORY) },
+    allowedRegistries,
+  };
+  for (const [name, unit] of [['cpu', 'CPU'], ['memory', 'MEMORY']] as const) {
+    if (policy.min[name] > policy.max[name]) throw new ConfigError(`invalid Worker configuration: MIN_${unit} is above MAX_${unit}`);
+    const d = policy.defaults[name];
+    const amount = d === undefined ? undefined : name === 'cpu' ? cpuMillis(d) : memoryMiB(d);
+    if (amount !== undefined && (amount < policy.min[name] || amount > policy.max[name])) {
+      throw new ConfigError(`invalid Worker configuration: DEFAULT_${unit} is outside MIN_${unit}..MAX_${unit}`);
+    }
+  }
   return {
     databaseUrl: c.DATABASE_URL,
     maxReplicas: c.MAX_REPLICAS,
@@ -60,5 +120,6 @@ export function parseConfig(env: Env): Config {
     reconcilePageSize: c.RECONCILE_PAGE_SIZE,
     reconcileMaxStatements: c.RECONCILE_MAX_STATEMENTS,
     outboxRetentionMs: c.OUTBOX_RETENTION_DAYS * 86_400_000,
+    policy,
   };
 }

@@ -49,7 +49,9 @@ export const quotaExceeded = (shortfalls: Shortfall[]) =>
 export const idempotencyKeyReused = () =>
   new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request body');
 
-export const misconfigured = (message: string) => new ApiError(500, 'misconfigured', message);
+/** The one message a caller gets for any configuration problem: the detail is in the server's log only. */
+export const MISCONFIGURED_MESSAGE = 'the service is misconfigured; its operator has been notified';
+export const misconfigured = () => new ApiError(500, 'misconfigured', MISCONFIGURED_MESSAGE);
 
 const HTTP_CODES: Partial<Record<number, ErrorCode>> = {
   400: 'bad_request',

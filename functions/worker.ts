@@ -1,6 +1,6 @@
 // The Cloudflare Worker: `fetch` serves the admission API, `scheduled` (cron trigger in
 // wrangler.toml) enqueues safety-net reconcile rows. Configuration is validated per isolate;
-// a bad configuration answers every request with 500 `misconfigured` and a clear message.
+// a bad configuration answers every request with the fixed 500 `misconfigured` and logs why once.
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { ExecutionContext } from 'hono';
 import { createApp, type AppEnv } from './app.ts';
@@ -8,7 +8,7 @@ import { keyRingFor } from './auth/keys.ts';
 import { parseConfig, type Config, type Env } from './config.ts';
 import { createDb } from '../ledger/db.ts';
 import { envelope, misconfigured } from './errors.ts';
-import { jsonLogger } from './middleware/log.ts';
+import { jsonLogger, logOnce } from './middleware/log.ts';
 import { ulidGenerator, type ServiceDeps } from './services/deps.ts';
 import { sweep } from './services/sweep.ts';
 
@@ -27,6 +27,9 @@ let cached: { env: Env; config: Config; app: OpenAPIHono<AppEnv> } | undefined;
 function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
   if (cached?.env !== env) {
     const config = parseConfig(env);
+    if (config.policy.allowedRegistries.length === 0) {
+      jsonLogger({ level: 'warn', msg: 'ALLOWED_IMAGE_REGISTRIES is empty: images from ANY registry are admitted' });
+    }
     const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON) });
     cached = { env, config, app };
   }
@@ -39,8 +42,9 @@ export default {
     try {
       app = appFor(env).app;
     } catch (err) {
-      jsonLogger({ level: 'error', msg: 'invalid configuration', error: (err as Error).message });
-      return Response.json(envelope(misconfigured((err as Error).message)), { status: 500 });
+      const detail = (err as Error).message;
+      logOnce(jsonLogger, detail, { level: 'error', msg: 'invalid Worker configuration: every request is refused', error: detail });
+      return Response.json(envelope(misconfigured()), { status: 500 });
     }
     return app.fetch(request, env, ctx);
   },

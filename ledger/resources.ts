@@ -9,9 +9,14 @@ import type { Row } from './db.ts';
 export { RESOURCE_NAMES, type ResourceName };
 
 /** The `reservation` / `quota_movement` column holding each resource's amount (ledger units). */
-export const AMOUNT_COLUMNS: Readonly<Record<ResourceName, string>> = { cpu: 'cpu_millis', memory: 'memory_mib', 'nvidia.com/gpu': 'gpu' };
+export const AMOUNT_COLUMNS: Readonly<Record<ResourceName, string>> = {
+  cpu: 'cpu_millis',
+  memory: 'memory_mib',
+  'nvidia.com/gpu': 'gpu',
+  modelservices: 'modelservices',
+};
 
-/** `cpu_millis, memory_mib, gpu` (optionally `r.cpu_millis, …`), in RESOURCE_NAMES order. */
+/** `cpu_millis, memory_mib, gpu, modelservices` (optionally `r.cpu_millis, …`), in RESOURCE_NAMES order. */
 export const amountColumns = (alias?: string): string => RESOURCE_NAMES.map((r) => (alias ? `${alias}.` : '') + AMOUNT_COLUMNS[r]).join(', ');
 
 /** Statement arguments for `amountColumns()`, in the same order. */

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { admissionRequestSchema, crNameFor, hashInput, toAdmission } from './admission.ts';
+import { admissionRequestSchema, crNameFor, toAdmission } from './admission.ts';
+import { parseRegistryList } from './policy.ts';
+import { admissionOf, testPolicy } from '../test/support/policy.ts';
 import { canonicalJson } from './canonical-json.ts';
 
 const base = { name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 2, resources: { cpu: '1500m', memory: '1Gi', 'nvidia.com/gpu': '1' } };
 
 describe('admissionRequestSchema', () => {
   it('applies the spec defaults and yields TOTAL amounts in ledger units', () => {
-    const parsed = toAdmission(admissionRequestSchema().parse(base));
+    const parsed = admissionOf(base);
     expect(parsed.name).toBe('llm');
     expect(parsed.spec).toEqual({
       image: 'ghcr.io/acme/llm:1.0',
@@ -17,7 +19,7 @@ describe('admissionRequestSchema', () => {
       args: [],
       readinessPath: '/healthz',
     });
-    expect(parsed.amounts).toEqual({ cpu: 3000, memory: 2048, 'nvidia.com/gpu': 2 });
+    expect(parsed.amounts).toEqual({ cpu: 3000, memory: 2048, 'nvidia.com/gpu': 2, modelservices: 1 });
   });
 
   it.each([
@@ -32,6 +34,12 @@ describe('admissionRequestSchema', () => {
     ['an unknown resource', { ...base, resources: { 'amd.com/gpu': '1' } }, 'resources'],
     ['a bad port', { ...base, port: 0 }, 'port'],
     ['a relative readiness path', { ...base, readinessPath: 'healthz' }, 'readinessPath'],
+    ['NVIDIA_VISIBLE_DEVICES', { ...base, env: [{ name: 'NVIDIA_VISIBLE_DEVICES', value: 'all' }] }, 'NVIDIA_VISIBLE_DEVICES may not be set'],
+    ['NVIDIA_DRIVER_CAPABILITIES', { ...base, env: [{ name: 'NVIDIA_DRIVER_CAPABILITIES', value: 'all' }] }, 'NVIDIA_DRIVER_CAPABILITIES may not be set'],
+    ['NVIDIA_REQUIRE_CUDA', { ...base, env: [{ name: 'NVIDIA_REQUIRE_CUDA', value: 'cuda>=12' }] }, 'NVIDIA_REQUIRE_CUDA may not be set'],
+    ['nvidia_visible_devices in lower case', { ...base, env: [{ name: 'nvidia_visible_devices', value: 'all' }] }, 'may not be set'],
+    ['CUDA_VISIBLE_DEVICES', { ...base, env: [{ name: 'CUDA_VISIBLE_DEVICES', value: '0,1' }] }, 'CUDA_VISIBLE_DEVICES may not be set'],
+    ['AMD_VISIBLE_DEVICES', { ...base, env: [{ name: 'AMD_VISIBLE_DEVICES', value: 'all' }] }, 'AMD_VISIBLE_DEVICES may not be set'],
   ])('rejects %s', (_what, body, path) => {
     const r = admissionRequestSchema().safeParse(body);
     expect(r.success).toBe(false);
@@ -44,13 +52,64 @@ describe('admissionRequestSchema', () => {
   });
 });
 
+describe('the admission policy', () => {
+  const noResources = { name: 'free', image: 'ghcr.io/x/miner:1', replicas: 16 };
+  const decide = (body: unknown, over: Parameters<typeof testPolicy>[0] = {}) => toAdmission(admissionRequestSchema().parse(body), testPolicy(over));
+
+  it('refuses a request without cpu and memory when no defaults are configured, naming both fields', () => {
+    const d = decide(noResources);
+    expect(d.ok).toBe(false);
+    expect(d.ok ? [] : d.issues.map((i) => i.path)).toEqual(['resources.cpu', 'resources.memory']);
+    expect(JSON.stringify(d)).toContain('DEFAULT_CPU');
+  });
+
+  it('charges the configured defaults and writes them into the spec', () => {
+    const d = decide(noResources, { defaults: { cpu: '250m', memory: '256Mi' } });
+    expect(d.ok && d.admission.spec.resources).toEqual({ cpu: '250m', memory: '256Mi' });
+    expect(d.ok && d.admission.amounts).toEqual({ cpu: 4000, memory: 4096, 'nvidia.com/gpu': 0, modelservices: 1 });
+    const partial = decide({ ...noResources, resources: { cpu: '1' } }, { defaults: { cpu: '250m', memory: '256Mi' } });
+    expect(partial.ok && partial.admission.spec.resources).toEqual({ cpu: '1', memory: '256Mi' });
+  });
+
+  it('charges one modelservices even at zero replicas', () => {
+    expect(admissionOf({ ...base, replicas: 0 }).amounts).toEqual({ cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 1 });
+  });
+
+  it.each([
+    ['cpu below the minimum', { cpu: '5m', memory: '1Gi' }, 'resources.cpu', 'at least 10m'],
+    ['memory below the minimum', { cpu: '1', memory: '8Mi' }, 'resources.memory', 'at least 16Mi'],
+    ['cpu above the maximum', { cpu: '17', memory: '1Gi' }, 'resources.cpu', 'at most 16000m'],
+    ['memory above the maximum', { cpu: '1', memory: '65Gi' }, 'resources.memory', 'at most 65536Mi'],
+    ['zero cpu', { cpu: '0', memory: '1Gi' }, 'resources.cpu', 'at least 10m'],
+  ])('refuses %s per replica', (_what, resources, path, message) => {
+    const d = decide({ ...base, resources });
+    expect(d.ok).toBe(false);
+    expect(d.ok ? undefined : d.issues).toEqual([{ path, message: expect.stringContaining(message) }]);
+  });
+
+  it('refuses an image outside the allowed registries, naming the registry', () => {
+    const allowedRegistries = parseRegistryList('registry.acme.io, ghcr.io/acme');
+    expect(decide({ ...base, image: 'ghcr.io/acme/llm:1' }, { allowedRegistries }).ok).toBe(true);
+    expect(decide({ ...base, image: 'registry.acme.io/team/llm:1' }, { allowedRegistries }).ok).toBe(true);
+    const d = decide({ ...base, image: 'ghcr.io/x/miner:1' }, { allowedRegistries });
+    expect(d.ok ? undefined : d.issues).toEqual([{ path: 'image', message: expect.stringContaining('registry ghcr.io') }]);
+  });
+});
+
 describe('request hash input', () => {
   it('is canonical: key order and explicit defaults do not matter', () => {
-    const a = toAdmission(admissionRequestSchema().parse(base));
-    const b = toAdmission(admissionRequestSchema().parse({ resources: base.resources, replicas: 2, port: 8000, image: base.image, name: 'llm', env: [] }));
-    expect(hashInput(a)).toBe(hashInput(b));
-    const c = toAdmission(admissionRequestSchema().parse({ ...base, replicas: 3 }));
-    expect(hashInput(c)).not.toBe(hashInput(a));
+    const a = admissionOf(base);
+    const b = admissionOf({ resources: base.resources, replicas: 2, port: 8000, image: base.image, name: 'llm', env: [] });
+    expect(a.hashInput).toBe(b.hashInput);
+    const c = admissionOf({ ...base, replicas: 3 });
+    expect(c.hashInput).not.toBe(a.hashInput);
+  });
+
+  it('covers the request as sent, not the operator defaults (a retry after a defaults change replays)', () => {
+    const body = { name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1 };
+    const before = admissionOf(body, testPolicy({ defaults: { cpu: '100m', memory: '128Mi' } }));
+    const after = admissionOf(body, testPolicy({ defaults: { cpu: '200m', memory: '256Mi' } }));
+    expect(after.hashInput).toBe(before.hashInput);
   });
 
   it('sorts keys at every level', () => {

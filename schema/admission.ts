@@ -6,11 +6,13 @@ import { z } from 'zod';
 import {
   dns1123Label,
   modelServiceSpecSchema,
+  requestedResourcesSchema,
   totalAmounts,
   workloadShape,
   type Amounts,
   type ModelServiceSpec,
 } from './model-service.ts';
+import { applyResourcePolicy, imageRefusal, type RegistryRule, type ResourcePolicy } from './policy.ts';
 
 export const DEFAULT_MAX_REPLICAS = 16;
 
@@ -47,6 +49,7 @@ export function admissionRequestSchema(maxReplicas: number = DEFAULT_MAX_REPLICA
       name: dns1123Label.describe('Name of the model service (DNS-1123 label), chosen by the tenant.'),
       ...workloadShape,
       replicas: workloadShape.replicas.max(maxReplicas).describe(`Desired number of pods (0..${maxReplicas}).`),
+      resources: requestedResourcesSchema.default({}),
     })
     .describe('A request to run a model image. The tenant is taken from the API key, never from the body.');
 }
@@ -56,20 +59,32 @@ export interface ParsedAdmission {
   name: string;
   /** The canonical ModelService spec (defaults applied, keys in schema order). */
   spec: ModelServiceSpec;
-  /** TOTAL amounts charged: per-replica × replicas (cpu millicores, memory MiB, GPU count). */
+  /** TOTAL amounts charged: per-replica × replicas, and 1 modelservices. */
   amounts: Amounts;
+  /** What the request hash covers: the request as validated, before the operator's defaults. */
+  hashInput: string;
 }
 
-/** Splits a validated request into the name, the canonical CR spec and the amounts to charge. */
-export function toAdmission(req: AdmissionRequest): ParsedAdmission {
+/** The operator's admission policy (schema/policy.ts), as the Worker configured it. */
+export interface AdmissionPolicy extends ResourcePolicy {
+  allowedRegistries: readonly RegistryRule[];
+}
+
+export type AdmissionDecision = { ok: true; admission: ParsedAdmission } | { ok: false; issues: Array<{ path: string; message: string }> };
+
+/**
+ * Splits a validated request into the name, the canonical CR spec and the amounts to charge,
+ * applying the policy: cpu/memory defaults written into the spec (so the pods run with exactly
+ * what is charged), per-replica minimums and maximums, and the allowed image registries.
+ */
+export function toAdmission(req: AdmissionRequest, policy: AdmissionPolicy): AdmissionDecision {
   const { name, ...workload } = req;
-  const spec = modelServiceSpecSchema.parse(workload);
-  return { name, spec, amounts: totalAmounts(spec) };
-}
-
-/** What the request hash covers: the name and the canonical spec (not the tenant, not headers). */
-export function hashInput(parsed: ParsedAdmission): string {
-  return canonicalJson({ name: parsed.name, spec: parsed.spec });
+  const resources = applyResourcePolicy(workload.resources, policy);
+  const refusal = imageRefusal(workload.image, policy.allowedRegistries);
+  const issues = [...resources.issues, ...(refusal ? [{ path: 'image', message: refusal }] : [])];
+  if (!('resources' in resources) || issues.length > 0) return { ok: false, issues };
+  const spec = modelServiceSpecSchema.parse({ ...workload, resources: resources.resources });
+  return { ok: true, admission: { name, spec, amounts: totalAmounts(spec), hashInput: canonicalJson({ name, spec: workload }) } };
 }
 
 /** The Kubernetes name of the CR for an admission: known before it is created. */

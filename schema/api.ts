@@ -87,6 +87,7 @@ export const ERROR_CODES = [
   'bad_request',
   'validation_failed',
   'malformed_json',
+  'ambiguous_json',
   'unauthorized',
   'not_found',
   'method_not_allowed',

@@ -2,6 +2,7 @@
 // Single source of truth for the controller's types, the admission API's request body
 // (see admission.ts) and the CRD's openAPIV3Schema (generated with z.toJSONSchema).
 import { z } from 'zod';
+import { forbiddenEnvName } from './env-policy.ts';
 import { cpuMillis, memoryMiB, QUANTITY_PATTERN, QuantityError, wholeCount } from './quantity.ts';
 
 export const GROUP = 'modeldock.io';
@@ -52,20 +53,39 @@ const quantity = (what: string, parse: (q: string) => number) =>
       }
     });
 
+const resourceFields = {
+  cpu: quantity('cpu', cpuMillis).describe('CPU per replica (Kubernetes quantity, e.g. 500m or 2).'),
+  memory: quantity('memory', memoryMiB).describe('Memory per replica (Kubernetes quantity, e.g. 512Mi or 4Gi).'),
+  'nvidia.com/gpu': quantity('nvidia.com/gpu', wholeCount).optional().describe('Whole GPUs per replica.'),
+};
+
+/**
+ * Resources of ONE replica in a ModelService: cpu and memory are required (nothing runs for
+ * free), GPUs optional. Every container ModelDock generates carries exactly these as requests
+ * AND limits, and the ledger charges them times replicas.
+ */
 export const resourcesSchema = z
-  .strictObject({
-    cpu: quantity('cpu', cpuMillis).optional().describe('CPU per replica (Kubernetes quantity, e.g. 500m or 2).'),
-    memory: quantity('memory', memoryMiB).optional().describe('Memory per replica (Kubernetes quantity, e.g. 512Mi or 4Gi).'),
-    'nvidia.com/gpu': quantity('nvidia.com/gpu', wholeCount).optional().describe('Whole GPUs per replica.'),
-  })
-  .describe('Resources requested (and limited) per replica; charged against the tenant quota times replicas.');
+  .strictObject(resourceFields)
+  .describe('Resources requested and limited per replica; charged against the tenant quota times replicas.');
+
+/**
+ * The same in an admission request: cpu and memory may be left out, then the Worker's configured
+ * per-replica defaults are charged and written into the spec (admission.ts).
+ */
+export const requestedResourcesSchema = z
+  .strictObject({ ...resourceFields, cpu: resourceFields.cpu.optional(), memory: resourceFields.memory.optional() })
+  .describe('Resources per replica; cpu and memory default to the operator-configured defaults when left out.');
 
 export const envVarSchema = z.strictObject({
   name: z
     .string()
     .min(1)
     .max(256)
-    .regex(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, 'must be a valid environment variable name'),
+    .regex(/^[-._a-zA-Z][-._a-zA-Z0-9]*$/, 'must be a valid environment variable name')
+    .superRefine((name, ctx) => {
+      const why = forbiddenEnvName(name);
+      if (why) ctx.addIssue({ code: 'custom', message: why });
+    }),
   value: z.string().max(32_768),
 });
 
@@ -77,7 +97,7 @@ export const workloadShape = {
   image: imageReference.describe('Container image of the model server.'),
   replicas: z.number().int().min(0).describe('Desired number of pods.'),
   port: z.number().int().min(1).max(65535).default(DEFAULT_PORT).describe('Port the model server listens on; the Service exposes it.'),
-  resources: resourcesSchema.default({}),
+  resources: resourcesSchema,
   env: z
     .array(envVarSchema)
     .max(64)
@@ -100,36 +120,59 @@ export type Resources = z.output<typeof resourcesSchema>;
 /** In-cluster URL of a ModelService's Service (named like the ModelService). */
 export const endpointFor = (name: string, namespace: string, port: number): string => `http://${name}.${namespace}.svc:${port}`;
 
-/** Integer ledger amounts for ONE replica: cpu millicores, memory MiB, GPU count. */
-export interface Amounts {
-  cpu: number;
-  memory: number;
-  'nvidia.com/gpu': number;
-}
-export const RESOURCE_NAMES = ['cpu', 'memory', 'nvidia.com/gpu'] as const satisfies ReadonlyArray<keyof Amounts>;
+/** The resources a replica asks for (requests = limits), in the pod and charged per replica. */
+export const REPLICA_RESOURCES = ['cpu', 'memory', 'nvidia.com/gpu'] as const;
+export type ReplicaResource = (typeof REPLICA_RESOURCES)[number];
+/** Every quota resource: the replica resources, and `modelservices`, a count of 1 per admission. */
+export const RESOURCE_NAMES = [...REPLICA_RESOURCES, 'modelservices'] as const;
 export type ResourceName = (typeof RESOURCE_NAMES)[number];
 
-/** Per resource: the ledger unit, and the parser from a Kubernetes quantity into it. */
+/** Integer ledger amounts of ONE replica: cpu millicores, memory MiB, GPU count. */
+export type ReplicaAmounts = Record<ReplicaResource, number>;
+/** Integer ledger amounts of a whole admission: the replica amounts × replicas, plus its count. */
+export type Amounts = Record<ResourceName, number>;
+
+/** Per resource: the ledger unit, and the parser from a Kubernetes quantity (or a count) into it. */
 export const RESOURCE_UNITS: Readonly<Record<ResourceName, { unit: 'millicores' | 'MiB' | 'count'; parse: (q: string) => number }>> = {
   cpu: { unit: 'millicores', parse: cpuMillis },
   memory: { unit: 'MiB', parse: memoryMiB },
   'nvidia.com/gpu': { unit: 'count', parse: wholeCount },
+  modelservices: { unit: 'count', parse: wholeCount },
 };
 
-export function amountsPerReplica(r: Resources): Amounts {
-  const out = {} as Amounts;
-  for (const name of RESOURCE_NAMES) {
+/** The ledger amounts of one replica; a resource the spec does not name is 0. */
+export function amountsPerReplica(r: Partial<Record<ReplicaResource, string>>): ReplicaAmounts {
+  const out = {} as ReplicaAmounts;
+  for (const name of REPLICA_RESOURCES) {
     const q = r[name];
     out[name] = q ? RESOURCE_UNITS[name].parse(q) : 0;
   }
   return out;
 }
 
-/** What a workload charges against the quota: per-replica amounts times replicas. */
+/** What a workload charges against the quota: per-replica amounts times replicas, and 1 ModelService (even at 0 replicas). */
 export function totalAmounts(spec: Pick<ModelServiceSpec, 'resources' | 'replicas'>): Amounts {
   const one = amountsPerReplica(spec.resources);
-  const out = {} as Amounts;
-  for (const name of RESOURCE_NAMES) out[name] = one[name] * spec.replicas;
+  const out = { modelservices: 1 } as Amounts;
+  for (const name of REPLICA_RESOURCES) out[name] = one[name] * spec.replicas;
+  return out;
+}
+
+/**
+ * The canonical Kubernetes quantity of a ledger amount: what a container's requests and limits
+ * say, so that the pod asks for exactly what was charged ("1G" is charged 954 MiB and runs as 954Mi).
+ */
+export const QUANTITY_OF: Readonly<Record<ReplicaResource, (amount: number) => string>> = {
+  cpu: (m) => `${m}m`,
+  memory: (mib) => `${mib}Mi`,
+  'nvidia.com/gpu': (n) => String(n),
+};
+
+/** Requests (= limits) of one replica's container: the canonical quantities of what is charged. */
+export function containerResources(r: Partial<Record<ReplicaResource, string>>): Record<string, string> {
+  const one = amountsPerReplica(r);
+  const out: Record<string, string> = {};
+  for (const name of REPLICA_RESOURCES) if (one[name] > 0) out[name] = QUANTITY_OF[name](one[name]);
   return out;
 }
 

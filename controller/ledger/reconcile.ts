@@ -3,7 +3,8 @@
 // reconcile rows), and on resync. The work queue guarantees that one reservation is never
 // handled by two workers at once, so a delivery and a delete of the same admission are ordered.
 //
-//   1. deliver claimed `create` rows: create the CR under its deterministic name; on
+//   1. deliver claimed `create` rows: a spec that is invalid or that the image policy refuses is a
+//      conflict (no CR is created); otherwise create the CR under its deterministic name; on
 //      AlreadyExists read it back: ours (admission id + tenant) → adopt, else → conflict; then
 //      binding + delivered + row done in ONE claim- and epoch-guarded transaction;
 //   2. one step of the state machine (decide.ts) against LIVE reads of the CR and its pods;
@@ -19,6 +20,7 @@ import type { Logger } from '../runtime/log.ts';
 import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
+import { imageRefusal, type RegistryRule } from '../../schema/policy.ts';
 import type { LedgerCluster } from './cluster.ts';
 import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';
 import type { LedgerMetrics } from './metrics.ts';
@@ -33,7 +35,8 @@ export interface LedgerDeps {
   /** The fencing epoch this leader acquired (acquired once, on first use). */
   epoch: () => Promise<number>;
   now: () => Date;
-  config: LedgerConfig & { maxAttempts: number };
+  /** `allowedRegistries`: the controller's own copy of the image policy, re-checked at delivery (none = any). */
+  config: LedgerConfig & { maxAttempts: number; allowedRegistries?: readonly RegistryRule[] };
   /** Outbox rows claimed for a reservation, handed over by the poller. */
   takeClaims: (reservationId: string) => ClaimedRow[];
   metrics: LedgerMetrics;
@@ -80,6 +83,14 @@ async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined
   const spec = modelServiceSpecSchema.safeParse(rec.spec);
   if (!spec.success) {
     await toConflict(d, rec, `the admitted spec is not a valid ModelService spec: ${spec.error.message}`.slice(0, 1000), log);
+    await ack(d.db, row, d.now());
+    return true;
+  }
+  // The policy may have been tightened since admission: what it now refuses is never created.
+  // A conflict without a CR stays deletable by the tenant (its release needs no operator).
+  const refusal = imageRefusal(spec.data.image, d.config.allowedRegistries ?? []);
+  if (refusal) {
+    await toConflict(d, rec, `refused by the image policy at delivery: ${refusal}`.slice(0, 1000), log);
     await ack(d.db, row, d.now());
     return true;
   }

@@ -13,16 +13,15 @@ import type { KubeClient } from '../runtime/kube.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { OutboxPoller } from './poller.ts';
 import { kubeLedgerCluster } from './cluster.ts';
-import type { LedgerConfig } from './decide.ts';
 import { ledgerMetrics } from './metrics.ts';
-import { ledgerReconciler } from './reconcile.ts';
+import { ledgerReconciler, type LedgerDeps } from './reconcile.ts';
 import { acquireEpoch, openReservationIds } from './store.ts';
 
 export interface LedgerOptions {
   db: Db;
   namespace: string;
   holder: string;
-  config: LedgerConfig & { maxAttempts: number };
+  config: LedgerDeps['config'];
   fastPaths: boolean;
   workers: number;
   resyncMs: number;

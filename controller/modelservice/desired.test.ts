@@ -1,12 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { modelServiceSpecSchema, type ModelService } from '../../schema/model-service.ts';
+import { modelServiceSpecSchema, REPLICA_RESOURCES, totalAmounts, type ModelService } from '../../schema/model-service.ts';
+import { RESOURCE_UNITS } from '../../schema/model-service.ts';
 import { childLabels, desiredDeployment, desiredService, endpointOf, invalidName, isControlledBy, pullPolicyFor, selectorString } from './desired.ts';
 
 const ms = (labels: Record<string, string> = {}, spec: object = {}): ModelService => ({
   apiVersion: 'modeldock.io/v1alpha1',
   kind: 'ModelService',
   metadata: { name: 'md-01abc', namespace: 'lab', uid: 'uid-1', labels },
-  spec: modelServiceSpecSchema.parse({ image: 'example.invalid/m:1', replicas: 2, ...spec }),
+  spec: modelServiceSpecSchema.parse({ image: 'example.invalid/m:1', replicas: 2, resources: { cpu: '100m', memory: '128Mi' }, ...spec }),
 });
 
 describe('childLabels', () => {
@@ -58,7 +60,7 @@ describe('desiredDeployment', () => {
     expect(c.ports).toEqual([{ name: 'http', containerPort: 9000, protocol: 'TCP' }]);
     expect(c.env).toEqual([{ name: 'A', value: '1' }, { name: 'EMPTY' }]);
     expect(c.args).toEqual(['--x']);
-    expect(c.resources).toEqual({ requests: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' }, limits: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' } });
+    expect(c.resources).toEqual({ requests: { cpu: '500m', memory: '1024Mi', 'nvidia.com/gpu': '1' }, limits: { cpu: '500m', memory: '1024Mi', 'nvidia.com/gpu': '1' } });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' } });
   });
   it('runs restricted: numeric non-root user, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp, read-only root', () => {
@@ -92,12 +94,45 @@ describe('desiredDeployment', () => {
     const x = ms({}, { image });
     expect(desiredDeployment(x, x.spec).spec!.template!.spec!.containers[0]!.imagePullPolicy).toBe(policy);
   });
-  it('omits what the API server would omit (empty args/env/resources)', () => {
+  it('omits what the API server would omit (empty args/env)', () => {
     const bare = ms();
     const bc = desiredDeployment(bare, bare.spec).spec!.template!.spec!.containers[0]!;
     expect(bc).not.toHaveProperty('args');
     expect(bc).not.toHaveProperty('env');
-    expect(bc).not.toHaveProperty('resources');
+    expect(bc.resources).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '100m', memory: '128Mi' } });
+  });
+
+  // Property: for every valid spec, the pods ask for exactly what the ledger charges —
+  // Σ over the replicas of the container's requests (= its limits) equals the charged amounts.
+  const quantity = (units: string[], max: number) =>
+    fc.tuple(fc.integer({ min: 1, max }), fc.constantFrom(...units), fc.boolean()).map(([n, u, frac]) => (frac ? `${n}.5${u}` : `${n}${u}`));
+  it('charges exactly what every pod requests and is limited to (property)', () => {
+    fc.assert(
+      fc.property(
+        quantity(['m', '', 'k', 'u'], 4000).filter((q) => !q.endsWith('k') || q.length < 5),
+        quantity(['Mi', 'Gi', 'M', 'G', 'Ki', ''], 900),
+        fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
+        fc.integer({ min: 0, max: 16 }),
+        (cpu, memory, gpu, replicas) => {
+          const parsed = modelServiceSpecSchema.safeParse({
+            image: 'example.invalid/m:1',
+            replicas,
+            resources: gpu === undefined ? { cpu, memory } : { cpu, memory, 'nvidia.com/gpu': String(gpu) },
+          });
+          fc.pre(parsed.success);
+          const spec = parsed.data!;
+          const container = desiredDeployment(ms({}, spec), spec).spec!.template!.spec!.containers[0]!;
+          const { requests, limits } = container.resources as { requests: Record<string, string>; limits: Record<string, string> };
+          expect(limits).toEqual(requests);
+          const charged = totalAmounts(spec);
+          for (const r of REPLICA_RESOURCES) {
+            const perPod = requests[r] === undefined ? 0 : RESOURCE_UNITS[r].parse(requests[r]);
+            expect(perPod * replicas).toBe(charged[r]);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 // Desired children of a ModelService: PURE functions of the object and its parsed spec.
 // No I/O here; table-tested in desired.test.ts.
-import { API_VERSION, endpointFor, KIND, LABELS, MANAGED_BY, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { API_VERSION, containerResources, endpointFor, KIND, LABELS, MANAGED_BY, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { prune } from '../runtime/apply.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { Deployment, ModelService, Service } from './types.ts';
@@ -65,14 +65,10 @@ export function isControlledBy(child: KubeObject, ms: Pick<ModelService, 'metada
 export const endpointOf = (ms: Pick<ModelService, 'metadata'>, spec: Pick<ModelServiceSpec, 'port'>): string =>
   endpointFor(ms.metadata.name, ms.metadata.namespace, spec.port);
 
-function resourceMap(spec: ModelServiceSpec): Record<string, string> {
-  const r = spec.resources ?? {};
-  return prune({ cpu: r.cpu, memory: r.memory, 'nvidia.com/gpu': r['nvidia.com/gpu'] }) as Record<string, string>;
-}
-
 export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec): Deployment {
   const labels = childLabels(ms);
-  const resources = resourceMap(spec);
+  // requests = limits = exactly what the ledger charges per replica, in canonical quantities.
+  const resources = containerResources(spec.resources);
   return prune({
     apiVersion: 'apps/v1',
     kind: 'Deployment',

@@ -18,7 +18,7 @@ const ms = (o: { generation?: number; status?: ModelServiceStatus; deleting?: bo
     annotations: o.annotations,
     deletionTimestamp: o.deleting ? '2026-01-01T00:00:30Z' : undefined,
   },
-  spec: { image: 'x/y:1', replicas: 2, port: 8000, resources: {}, env: [], args: [], readinessPath: '/healthz' },
+  spec: { image: 'x/y:1', replicas: 2, port: 8000, resources: { cpu: '100m', memory: '128Mi' }, env: [], args: [], readinessPath: '/healthz' },
   status: o.status,
 });
 

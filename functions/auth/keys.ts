@@ -1,6 +1,7 @@
 // ADMISSION_KEYS_JSON: {"<tenant>": "<key of ≥ 16 chars>" | "sha256:<64 hex>"}. The whole
 // document is validated before any of it is used: one bad entry refuses the configuration
-// (never half-applied). Only SHA-256 digests are kept; lookup compares every entry in
+// (never half-applied), and its problems name entries by position, never by content. Only
+// SHA-256 digests are kept; lookup compares every entry in
 // constant time, so timing reveals neither which tenant matched nor how much of a key did.
 import { dns1123Label } from '../../schema/model-service.ts';
 import { constantTimeEqual, fromHex, sha256 } from './digest.ts';
@@ -29,30 +30,35 @@ export async function parseKeyRing(raw: string | undefined): Promise<KeyRing> {
     throw new KeyConfigError(['it is not valid JSON']);
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new KeyConfigError(['it must be a JSON object mapping tenant → key']);
+  // Problems name entries by position only: a tenant and a key swapped by mistake would
+  // otherwise put the key itself into a message.
   const problems: string[] = [];
-  const entries: { tenant: string; digest: Uint8Array }[] = [];
+  const entries: { tenant: string; digest: Uint8Array; at: number }[] = [];
+  let at = 0;
   for (const [tenant, value] of Object.entries(doc)) {
-    if (!dns1123Label.safeParse(tenant).success) problems.push(`tenant "${tenant.slice(0, 63)}" is not a DNS-1123 label`);
+    at++;
+    const entry = `entry ${at}`;
+    if (!dns1123Label.safeParse(tenant).success) problems.push(`${entry}: the tenant name is not a DNS-1123 label`);
     if (typeof value !== 'string') {
-      problems.push(`tenant "${tenant}": the key must be a string`);
+      problems.push(`${entry}: the key must be a string`);
       continue;
     }
     const m = DIGEST.exec(value);
-    if (m?.[1]) entries.push({ tenant, digest: fromHex(m[1].toLowerCase()) });
-    else if (value.startsWith('sha256:')) problems.push(`tenant "${tenant}": a digest must be "sha256:" followed by 64 hex digits`);
-    else if (value.length < MIN_KEY_LENGTH) problems.push(`tenant "${tenant}": the key is shorter than ${MIN_KEY_LENGTH} characters`);
-    else if (!KEY_CHARS.test(value)) problems.push(`tenant "${tenant}": the key must be printable ASCII without spaces`);
-    else entries.push({ tenant, digest: await sha256(value) });
+    if (m?.[1]) entries.push({ tenant, digest: fromHex(m[1].toLowerCase()), at });
+    else if (value.startsWith('sha256:')) problems.push(`${entry}: a digest must be "sha256:" followed by 64 hex digits`);
+    else if (value.length < MIN_KEY_LENGTH) problems.push(`${entry}: the key is shorter than ${MIN_KEY_LENGTH} characters`);
+    else if (!KEY_CHARS.test(value)) problems.push(`${entry}: the key must be printable ASCII without spaces`);
+    else entries.push({ tenant, digest: await sha256(value), at });
   }
   for (let i = 0; i < entries.length; i++) {
     for (let j = i + 1; j < entries.length; j++) {
       const [a, b] = [entries[i], entries[j]];
-      if (a && b && constantTimeEqual(a.digest, b.digest)) problems.push(`tenants "${a.tenant}" and "${b.tenant}" share a key`);
+      if (a && b && constantTimeEqual(a.digest, b.digest)) problems.push(`entries ${a.at} and ${b.at} share a key`);
     }
   }
   if (entries.length === 0 && problems.length === 0) problems.push('it configures no tenant');
   if (problems.length > 0) throw new KeyConfigError(problems);
-  return { entries };
+  return { entries: entries.map(({ tenant, digest }) => ({ tenant, digest })) };
 }
 
 /** The tenant whose key is `token`, or undefined. Visits every entry whatever matches. */

@@ -1,9 +1,11 @@
 // Body guards for JSON endpoints, run before any parsing: 413 over `maxBytes` (Content-Length
 // is trusted only without Transfer-Encoding; otherwise the body is counted while read), and
-// 415 unless Content-Type is application/json (the validator would silently see {}).
+// 415 unless Content-Type is application/json (the validator would silently see {}), and 400
+// for ambiguous JSON (duplicate or prototype keys, unambiguous-json.ts).
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors.ts';
+import { unambiguousJson } from './unambiguous-json.ts';
 
 export interface JsonBodyOptions {
   maxBytes: number;
@@ -27,5 +29,6 @@ export function jsonBody({ maxBytes }: JsonBodyOptions): MiddlewareHandler[] {
       }
       await next();
     },
+    unambiguousJson(),
   ];
 }

@@ -32,3 +32,14 @@ export function accessLog({ log = jsonLogger, now = () => Date.now() }: AccessLo
     });
   };
 }
+
+// Keys already logged by logOnce in this isolate (a handful: one per distinct configuration problem).
+const loggedOnce = new Set<string>();
+
+/** Logs `line` the first time `key` is seen in this isolate (a configuration problem hits every request). */
+export function logOnce(log: Logger, key: string, line: LogLine): void {
+  if (loggedOnce.has(key)) return;
+  if (loggedOnce.size > 100) loggedOnce.clear();
+  loggedOnce.add(key);
+  log(line);
+}

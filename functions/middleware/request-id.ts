@@ -1,4 +1,4 @@
-// X-Request-Id: accepted from the client when sane (1..128 of [A-Za-z0-9._:=-]), otherwise
+// X-Request-Id: accepted from the client when sane (1..128 of [A-Za-z0-9._-]), otherwise
 // generated; stored in c.var.requestId and echoed on every response.
 import type { MiddlewareHandler } from 'hono';
 
@@ -7,7 +7,7 @@ export interface RequestIdOptions {
   generate?: () => string;
 }
 
-const SANE = /^[A-Za-z0-9._:=-]{1,128}$/;
+const SANE = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function requestId({ headerName = 'X-Request-Id', generate = () => crypto.randomUUID() }: RequestIdOptions = {}): MiddlewareHandler<{
   Variables: { requestId: string };

@@ -3,7 +3,7 @@
 // UPDATE (all-or-nothing), then commits: BEGIN + 4 statements + COMMIT = 6 round trips.
 // The UNIQUE (tenant, idempotency_key) makes a retry — e.g. after a lost COMMIT reply —
 // find the first admission instead of charging twice.
-import { hashInput, type ParsedAdmission } from '../../schema/admission.ts';
+import type { ParsedAdmission } from '../../schema/admission.ts';
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { Admission, Shortfall } from '../../schema/api.ts';
 import { crNameFor } from '../../schema/admission.ts';
@@ -35,7 +35,7 @@ class DuplicateKey extends Error {}
 class QuotaShort extends Error {}
 
 export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<AdmitResult> {
-  const requestHash = await sha256Hex(hashInput(input.parsed));
+  const requestHash = await sha256Hex(input.parsed.hashInput);
   for (let attempt = 1; ; attempt++) {
     try {
       return { outcome: 'created', admission: await admitOnce(deps, input, requestHash) };

@@ -2,6 +2,9 @@
 // migrated test database through ps-http-sim. Every endpoint's success and error paths.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { MISCONFIGURED_MESSAGE } from '../../functions/errors.ts';
+import { waitFor } from '../support/wait.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 import { startWorker, type WorkerInstance } from '../support/worker.ts';
 
@@ -246,15 +249,25 @@ describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
 });
 
 describe('configuration and database failures', () => {
-  it('an invalid ADMISSION_KEYS_JSON is refused as a whole, with a clear error', async () => {
-    const w = await startWorker({ databaseUrl: L.url, keys: { acme: KEY_ACME, globex: 'short' }, name: 'wrangler-badkeys' });
+  it('an invalid ADMISSION_KEYS_JSON is refused as a whole; its detail (never a key) reaches the log only', async () => {
+    // A tenant and a key swapped by mistake: the "tenant" IS the key.
+    const w = await startWorker({ databaseUrl: L.url, keys: { [KEY_ACME]: 'acme' }, name: 'wrangler-badkeys' });
     try {
-      const r = await fetch(`${w.url}/quota`, { headers: { Authorization: `Bearer ${KEY_ACME}` } });
-      const body = (await r.json()) as Res['body'];
-      expect(r.status).toBe(500);
-      expect(body.error?.code).toBe('misconfigured');
-      expect(body.error?.message).toMatch(/ADMISSION_KEYS_JSON is invalid.*globex.*shorter than 16/);
-      expect(body.error?.message).not.toContain('short"');
+      const bodies: string[] = [];
+      for (const path of ['/quota', '/requests', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV']) {
+        const r = await fetch(`${w.url}${path}`, { headers: { Authorization: `Bearer ${KEY_ACME}` } });
+        const text = await r.text();
+        bodies.push(text);
+        expect(r.status).toBe(500);
+        expect(JSON.parse(text)).toEqual({ error: { code: 'misconfigured', message: MISCONFIGURED_MESSAGE } });
+      }
+      const log = await waitFor('the configuration problem in the Worker log', async () => {
+        const text = readFileSync(w.process.logFile, 'utf8');
+        return text.includes('invalid ADMISSION_KEYS_JSON') ? text : undefined;
+      });
+      expect(log).toMatch(/entry 1: the key is shorter than 16 characters/);
+      expect(log.match(/invalid ADMISSION_KEYS_JSON/g)).toHaveLength(1); // once, not per request
+      for (const text of [...bodies, log]) expect(text).not.toContain(KEY_ACME);
     } finally {
       await w.stop();
     }

@@ -2,7 +2,7 @@
 // production driver), called directly in Node: migrations, round trips per admission,
 // all-or-nothing quota, 100 concurrent admissions, a lost COMMIT reply, delete, quota, sweep.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toAdmission, admissionRequestSchema } from '../../schema/admission.ts';
+import { admissionOf } from '../support/policy.ts';
 import type { DbFetch } from '../../ledger/db.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
@@ -19,9 +19,7 @@ beforeAll(async () => {
 afterAll(async () => L?.drop());
 
 const request = (over: Record<string, unknown> = {}) =>
-  toAdmission(
-    admissionRequestSchema().parse({ name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '1', memory: '1Gi' }, ...over }),
-  );
+  admissionOf({ name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '1', memory: '1Gi' }, ...over });
 
 let keySeq = 0;
 const input = (tenant: string, over: Record<string, unknown> = {}, key = `k-${++keySeq}`) => ({

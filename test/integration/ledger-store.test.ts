@@ -19,7 +19,7 @@ afterAll(async () => ledger?.drop());
 let seq = 0;
 async function admitted(state: 'admitted' | 'releasing' | 'delivered' = 'admitted'): Promise<string> {
   const id = `01TEST${String(++seq).padStart(20, '0')}`;
-  const amounts = { cpu: 1500, memory: 2048, 'nvidia.com/gpu': 1 };
+  const amounts = { cpu: 1500, memory: 2048, 'nvidia.com/gpu': 1, modelservices: 1 };
   const now = new Date();
   await db.transaction(async (tx) => {
     expect(await chargeQuota(tx, 'acme', amounts, now)).toBe(true);
@@ -29,7 +29,7 @@ async function admitted(state: 'admitted' | 'releasing' | 'delivered' = 'admitte
       idempotencyKey: id,
       requestHash: 'h'.repeat(64),
       name: 'm',
-      spec: { image: 'x/y:1', replicas: 1, port: 8000, resources: {}, env: [], args: [], readinessPath: '/healthz' },
+      spec: { image: 'x/y:1', replicas: 1, port: 8000, resources: { cpu: '1500m', memory: '2Gi', 'nvidia.com/gpu': '1' }, env: [], args: [], readinessPath: '/healthz' },
       amounts,
       requestId: 'req-1',
       now,

@@ -16,7 +16,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admissionRequestSchema, toAdmission } from '../../schema/admission.ts';
+import { admissionOf } from '../support/policy.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.ts';
 import { getQuota } from '../../functions/services/quota.ts';
@@ -52,7 +52,7 @@ beforeAll(async () => {
 afterAll(async () => L?.drop());
 
 const parsed = (over: Record<string, unknown> = {}) =>
-  toAdmission(admissionRequestSchema().parse({ name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '1', memory: '1Gi' }, ...over }));
+  admissionOf({ name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '1', memory: '1Gi' }, ...over });
 
 /** Every flow of the code that touches the ledger, in the order a reservation lives. */
 async function exerciseEverything(): Promise<void> {
