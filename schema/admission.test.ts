@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { admissionRequestSchema, crNameFor, toAdmission } from './admission.ts';
+import { admissionRequestSchema, crNameFor, toAdmission, type AdmissionPolicy, type ParsedAdmission } from './admission.ts';
 import { parseRegistryList } from './policy.ts';
-import { admissionOf, testPolicy } from '../test/support/policy.ts';
+
+const testPolicy = (over: Partial<AdmissionPolicy> = {}): AdmissionPolicy => ({
+  defaults: {},
+  min: { cpu: 10, memory: 16 },
+  max: { cpu: 16_000, memory: 65_536 },
+  allowedRegistries: [],
+  ...over,
+});
+function admissionOf(body: unknown, policy = testPolicy()): ParsedAdmission {
+  const d = toAdmission(admissionRequestSchema().parse(body), policy);
+  if (!d.ok) throw new Error(JSON.stringify(d.issues));
+  return d.admission;
+}
 import { canonicalJson } from './canonical-json.ts';
 
 const base = { name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 2, resources: { cpu: '1500m', memory: '1Gi', 'nvidia.com/gpu': '1' } };
