@@ -1,4 +1,5 @@
-// `npm run tenant -- set acme cpu=8 memory=32Gi nvidia.com/gpu=2`  create/update hard limits
+// `npm run tenant -- set acme cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20`  create/update hard limits
+//   (a tenant set up without a modelservices limit gets MODELDOCK_DEFAULT_MODELSERVICES, default 20)
 // `npm run tenant -- show acme`                                     hard and used per resource
 // `npm run tenant -- key acme`                                      a new API key + its digest
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
@@ -7,14 +8,14 @@ import { randomBytes, createHash } from 'node:crypto';
 import { RESOURCE_NAMES, RESOURCE_UNITS, type ResourceName } from '../schema/model-service.ts';
 import { tenantName } from '../schema/admission.ts';
 import { createDb, type Db } from '../ledger/db.ts';
-import { readQuota, setHard } from '../functions/db/quota.ts';
+import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 
 
 export class UsageError extends Error {}
 
 export function parseLimits(args: string[]): Partial<Record<ResourceName, number>> {
-  if (args.length === 0) throw new UsageError('give at least one limit, e.g. cpu=8 memory=32Gi nvidia.com/gpu=2');
+  if (args.length === 0) throw new UsageError('give at least one limit, e.g. cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20');
   const out: Partial<Record<ResourceName, number>> = {};
   for (const arg of args) {
     const [name, value, ...rest] = arg.split('=');
@@ -30,13 +31,23 @@ export function parseLimits(args: string[]): Partial<Record<ResourceName, number
   return out;
 }
 
+/** The count limit a tenant gets when it is set up without one (`MODELDOCK_DEFAULT_MODELSERVICES`). */
+export function defaultModelServices(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.MODELDOCK_DEFAULT_MODELSERVICES ?? '20';
+  if (!/^\d{1,6}$/.test(raw)) throw new UsageError(`MODELDOCK_DEFAULT_MODELSERVICES must be a whole number, not "${raw}"`);
+  return Number(raw);
+}
+
 export async function setTenantQuota(db: Db, tenant: string, limits: Partial<Record<ResourceName, number>>, now = new Date()): Promise<void> {
   if (!tenantName.safeParse(tenant).success) throw new UsageError(`tenant "${tenant}" is not a DNS-1123 label`);
+  const count = defaultModelServices();
   await db.transaction(async (tx) => {
     for (const r of RESOURCE_NAMES) {
       const hard = limits[r];
       if (hard !== undefined) await setHard(tx, tenant, r, hard, now);
     }
+    // Every admission costs one modelservices: without a row the tenant could admit nothing.
+    if (limits.modelservices === undefined) await ensureHard(tx, tenant, 'modelservices', count, now);
   });
 }
 
@@ -51,7 +62,7 @@ async function show(db: Db, tenant: string): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   const [command, tenant, ...rest] = argv;
   if (!command || !tenant || !['set', 'show', 'key'].includes(command)) {
-    throw new UsageError('usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 | show <tenant> | key <tenant>');
+    throw new UsageError('usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant>');
   }
   if (command === 'key') {
     const key = `mdk_${randomBytes(24).toString('base64url')}`;

@@ -72,3 +72,8 @@ export async function setHard(q: Queryable, tenant: string, resource: ResourceNa
     [tenant, resource, hard, now, hard, now],
   );
 }
+
+/** Creates a hard limit only where the tenant has none yet (an existing limit is kept). */
+export async function ensureHard(q: Queryable, tenant: string, resource: ResourceName, hard: number, now: Date): Promise<void> {
+  await q.execute('INSERT IGNORE INTO tenant_quota (tenant, resource, hard, used, updated_at) VALUES (?, ?, ?, 0, ?)', [tenant, resource, hard, now]);
+}

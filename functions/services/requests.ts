@@ -28,28 +28,31 @@ export async function listAdmissions(
 /**
  * Moves an active admission to `deleting` and enqueues one outbox `delete` row, in one
  * transaction. Idempotent: an admission already deleting, releasing or released is
- * returned as it is. An admission in `conflict` is refused (an operator must resolve it).
+ * returned as it is. A `conflict` that never had a CR bound (refused at delivery, e.g. by the
+ * image policy) is deletable too: the controller releases it only on evidence that nothing of
+ * ours exists under its name, and returns it to `conflict` if a foreign object sits there. A
+ * conflict with a bound CR is refused (an operator must resolve it).
  */
 export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: string, requestId: string): Promise<Admission> {
   const found = await findById(deps.db, tenant, id);
   if (!found) throw notFound('admission');
   const state = found.admission.state;
-  if (state === 'conflict') {
-    throw new ApiError(409, 'conflict', 'this admission is in conflict (its CR carries another identity); an operator must resolve it');
-  }
-  if (!(ACTIVE_STATES as readonly string[]).includes(state)) return found.admission;
+  const unboundConflict = state === 'conflict' && found.admission.binding === null;
+  if (state === 'conflict' && !unboundConflict) throw conflictError();
+  if (!unboundConflict && !(ACTIVE_STATES as readonly string[]).includes(state)) return found.admission;
 
   const now = deps.clock();
   await deps.db.transaction(async (tx) => {
-    if (await markDeleting(tx, tenant, id, ACTIVE_STATES, now)) {
+    if (await markDeleting(tx, tenant, id, unboundConflict ? ['conflict'] : ACTIVE_STATES, now)) {
       await enqueue(tx, [{ reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId }], now);
     }
   });
   const after = await findById(deps.db, tenant, id);
   if (!after) throw notFound('admission');
-  if (after.admission.state === 'conflict') {
-    throw new ApiError(409, 'conflict', 'this admission is in conflict (its CR carries another identity); an operator must resolve it');
-  }
+  if (after.admission.state === 'conflict') throw conflictError();
   return after.admission;
 }
+
+const conflictError = () =>
+  new ApiError(409, 'conflict', 'this admission is in conflict (its CR carries another identity); an operator must resolve it');
 

@@ -72,6 +72,14 @@ transformers:
   return dir;
 }
 
+/**
+ * Waits until kube-controller-manager has computed the namespace ResourceQuota's status: until
+ * then its admission refuses every pod ("status unknown for quota").
+ */
+export async function waitForQuota(t: KubeTarget, namespace: string): Promise<void> {
+  await kubectl(t, 'wait', '-n', namespace, '--for=jsonpath={.status.hard.pods}', '--timeout=60s', 'resourcequota/modeldock-quota');
+}
+
 export function adminClient(kubeconfig: string): KubeClient {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -147,6 +155,7 @@ export async function createDatabaseSecret(t: KubeTarget, namespace: string, url
 export async function installBase(t: KubeTarget, repoRoot: string, expirationSeconds: number): Promise<{ metricsToken: string }> {
   await applyKustomization(t, join(repoRoot, K8S_DIR));
   await applyKustomization(t, join(repoRoot, K8S_DIR, 'monitoring'));
+  await waitForQuota(t, 'modeldock-lab');
   await kubectl(t, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/modelservices.modeldock.io');
   const metricsToken = await mintToken(adminClient(t.kubeconfig), MONITORING_NAMESPACE, METRICS_SA, expirationSeconds);
   return { metricsToken };

@@ -1,5 +1,5 @@
 // A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager
-// (deployment, replicaset, garbage collector, namespace, serviceaccount controllers),
+// (deployment, replicaset, garbage collector, namespace, serviceaccount, resourcequota controllers),
 // kube-scheduler, and KWOK playing the kubelet for one fake node.
 // Authentication: a static admin token (group system:masters) for the test harness and the
 // control-plane components, and ServiceAccount tokens (signing key pair generated here at
@@ -105,7 +105,8 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
             '--authorization-mode=RBAC',
             '--allow-privileged=true',
             // blockOwnerDeletion needs update on the owner's finalizers (as on hardened clusters).
-            '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+            // LimitRanger and ResourceQuota are on by default; named here so the stack states it.
+            '--enable-admission-plugins=OwnerReferencesPermissionEnforcement,LimitRanger,ResourceQuota',
             `--audit-policy-file=${auditPolicy}`,
             `--audit-log-path=${join(logDir, AUDIT_LOG)}`,
             '--audit-log-format=json',
@@ -139,7 +140,8 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
       [
         'kube-controller-manager',
         [
-          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller',
+          // resourcequota-controller: usage of k8s/base/limits.yaml's ResourceQuota (its admission needs it).
+          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,resourcequota-controller',
           ...shared(kcmPort),
         ],
         kcmPort,

@@ -41,12 +41,14 @@ describe('ModelService CRD', () => {
   it('the API server enforces the schema and applies its defaults', async () => {
     const k = ops(client, ns.name);
     const created = await k.create(makeModelService('defaults').obj());
-    expect(created.spec).toEqual({ image: 'example.invalid/modeldock/model:1', replicas: 1, port: 8000, readinessPath: '/healthz', resources: {}, env: [], args: [] });
+    expect(created.spec).toEqual({ image: 'example.invalid/modeldock/model:1', replicas: 1, port: 8000, readinessPath: '/healthz', resources: { cpu: '100m', memory: '128Mi' }, env: [], args: [] });
     for (const bad of [
       { replicas: -1 },
       { port: 70000 },
       { image: 'no spaces allowed' },
-      { resources: { cpu: 'lots' } },
+      { resources: { cpu: 'lots', memory: '1Gi' } },
+      { resources: { cpu: '1' } }, // memory is required: nothing runs for free
+      { resources: {} },
     ]) {
       const res = await client
         .create<ModelService>(`/apis/modeldock.io/v1alpha1/namespaces/${ns.name}/modelservices?fieldValidation=Strict`, {

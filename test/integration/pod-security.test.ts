@@ -1,9 +1,13 @@
 // Pod Security `restricted` on a namespace ModelDock is installed into (k8s/base/namespace.yaml's
 // labels): the API server admits every pod the controller generates — through the real chain
 // Deployment → ReplicaSet (kube-controller-manager) → Pod — and the controller's own pods, and
-// refuses a privileged pod in the same namespace.
+// refuses a privileged pod in the same namespace. The namespace's LimitRange and ResourceQuota
+// (k8s/base/limits.yaml) refuse a pod without limits, while ModelDock's pods — requests = limits =
+// what the ledger charges per replica — are admitted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient, paths } from '../../controller/runtime/kube.ts';
+import { REPLICA_RESOURCES, RESOURCE_UNITS, totalAmounts } from '../../schema/model-service.ts';
+import { modelServiceSpecSchema } from '../../schema/model-service.ts';
 import type { Pod } from '../../controller/modelservice/types.ts';
 import { makeModelService } from '../support/builders.ts';
 import { installModelDock } from '../support/install.ts';
@@ -26,6 +30,9 @@ afterAll(async () => {
   await op?.stop();
   await ns?.remove();
 });
+
+/** Limits inside the namespace's bounds: the pods below are refused for Pod Security alone. */
+const LIMITS = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '100m', memory: '128Mi' } };
 
 interface ReplicaSet {
   metadata: { name: string; labels?: Record<string, string> };
@@ -60,19 +67,55 @@ describe('Pod Security restricted', () => {
       return l.items.length > 0 ? l.items : undefined;
     });
     expect(ctlPods.length).toBeGreaterThan(0);
+    // Every pod asks for exactly what its ModelService is charged: Σ requests = the charged amounts, limits = requests.
+    for (const v of variants) {
+      const pods = await k.pods(v.metadata.name);
+      const charged = totalAmounts(modelServiceSpecSchema.parse(v.spec));
+      for (const r of REPLICA_RESOURCES) {
+        let sum = 0;
+        for (const p of pods) {
+          const res = p.spec?.containers[0]?.resources as { requests?: Record<string, string>; limits?: Record<string, string> };
+          expect(res.limits, `${v.metadata.name} limits`).toEqual(res.requests);
+          sum += res.requests?.[r] ? RESOURCE_UNITS[r].parse(res.requests[r]) : 0;
+        }
+        expect(sum, `${v.metadata.name} ${r}`).toBe(charged[r]);
+      }
+    }
+  });
+
+  const compliant = (name: string, resources?: object) => ({
+    metadata: { name },
+    spec: {
+      securityContext: { runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [{ name: 'c', image: 'example.invalid/x:1', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }, ...(resources ? { resources } : {}) }],
+    },
+  });
+
+  it('refuses a pod without limits (LimitRange Pod max, ResourceQuota limits) and one above the per-pod maximum', async () => {
+    await expect(admin.create(paths.pods(ns.name), compliant('no-limits'))).rejects.toMatchObject({ code: 403, message: expect.stringMatching(/No limit is specified|must specify limits/) });
+    await expect(
+      admin.create(paths.pods(ns.name), compliant('cpu-only', { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1' } })),
+    ).rejects.toMatchObject({ code: 403 });
+    await expect(
+      admin.create(paths.pods(ns.name), compliant('huge', { requests: { cpu: '32', memory: '1Gi' }, limits: { cpu: '32', memory: '1Gi' } })),
+    ).rejects.toMatchObject({ code: 403, message: expect.stringContaining('maximum cpu usage per Pod is 16') });
+    // The same pod with limits inside the bounds is admitted (the refusals above are about limits, not Pod Security).
+    const ok = await admin.create<Pod>(paths.pods(ns.name), compliant('bounded', { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '100m', memory: '128Mi' } }));
+    expect(ok.metadata.name).toBe('bounded');
+    await admin.delete(`${paths.pods(ns.name)}/bounded`);
   });
 
   it('refuses a privileged pod (and a root one) in the same namespace', async () => {
     const privileged = {
       metadata: { name: 'privileged' },
-      spec: { containers: [{ name: 'c', image: 'example.invalid/x:1', securityContext: { privileged: true } }] },
+      spec: { containers: [{ name: 'c', image: 'example.invalid/x:1', securityContext: { privileged: true }, resources: LIMITS }] },
     };
     await expect(admin.create(paths.pods(ns.name), privileged)).rejects.toMatchObject({ code: 403, message: expect.stringContaining('violates PodSecurity "restricted') });
     const root = {
       metadata: { name: 'root' },
       spec: {
         securityContext: { runAsNonRoot: false, runAsUser: 0, seccompProfile: { type: 'RuntimeDefault' } },
-        containers: [{ name: 'c', image: 'example.invalid/x:1', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+        containers: [{ name: 'c', image: 'example.invalid/x:1', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } }, resources: LIMITS }],
       },
     };
     await expect(admin.create(paths.pods(ns.name), root)).rejects.toMatchObject({ code: 403, message: expect.stringContaining('runAsNonRoot != true') });

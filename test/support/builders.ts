@@ -19,7 +19,7 @@ export interface ModelServiceInput {
 class ModelServiceBuilder {
   readonly #o: ModelServiceInput;
   constructor(name: string) {
-    this.#o = { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { image: IMAGES.ready, replicas: 1 } };
+    this.#o = { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { image: IMAGES.ready, replicas: 1, resources: { cpu: '100m', memory: '128Mi' } } };
   }
   namespace(ns: string): this {
     this.#o.metadata.namespace = ns;

@@ -13,6 +13,7 @@ import {
   CLUSTER_ROLE_BINDINGS,
   CONTROLLER_SA,
   controllerCredentials,
+  waitForQuota,
   writeNamespaceOverlay,
   type ControllerCredentials,
 } from '../../scripts/testenv/install.ts';
@@ -36,6 +37,7 @@ export function installModelDock(namespace: string): Promise<Install> {
       const stack = inject('stack');
       const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', namespace), namespace);
       await applyKustomization(stack, dir);
+      await waitForQuota(stack, namespace);
       const creds = await controllerCredentials(stack, namespace, join(dir, 'controller.kubeconfig'), TOKEN_SECONDS);
       const kc = new KubeConfig();
       kc.loadFromFile(creds.kubeconfig);
