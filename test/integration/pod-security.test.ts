@@ -74,7 +74,7 @@ describe('Pod Security restricted', () => {
       for (const r of REPLICA_RESOURCES) {
         let sum = 0;
         for (const p of pods) {
-          const res = p.spec?.containers[0]?.resources as { requests?: Record<string, string>; limits?: Record<string, string> };
+          const res = (p.spec as { containers: Array<{ resources: { requests?: Record<string, string>; limits?: Record<string, string> } }> }).containers[0]!.resources;
           expect(res.limits, `${v.metadata.name} limits`).toEqual(res.requests);
           sum += res.requests?.[r] ? RESOURCE_UNITS[r].parse(res.requests[r]) : 0;
         }

@@ -39,7 +39,7 @@ export async function ensureCrd(client: KubeClient, probeNamespace: string): Pro
   await kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd/modelservices.modeldock.io');
   const name = `gc-probe-${Math.random().toString(36).slice(2, 8)}`;
   const owner = await waitFor('ModelService to be served', () =>
-    client.create<ModelService>(msPath(probeNamespace), { apiVersion: 'modeldock.io/v1alpha1', kind: 'ModelService', metadata: { name }, spec: { image: 'x/probe:1', replicas: 0 } }),
+    client.create<ModelService>(msPath(probeNamespace), { apiVersion: 'modeldock.io/v1alpha1', kind: 'ModelService', metadata: { name }, spec: { image: 'x/probe:1', replicas: 0, resources: { cpu: '10m', memory: '16Mi' } } }),
   );
   await client.create(`/api/v1/namespaces/${probeNamespace}/configmaps`, {
     metadata: { name, ownerReferences: [{ apiVersion: 'modeldock.io/v1alpha1', kind: 'ModelService', name, uid: owner.metadata.uid, blockOwnerDeletion: true }] },
