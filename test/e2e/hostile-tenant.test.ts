@@ -7,7 +7,6 @@ import { paths } from '../../controller/runtime/kube.ts';
 import type { Pod } from '../../controller/modelservice/types.ts';
 import { LABELS, REPLICA_RESOURCES, RESOURCE_UNITS } from '../../schema/model-service.ts';
 import { startSystem, type System } from '../support/system.ts';
-import { waitFor } from '../support/wait.ts';
 
 let sys: System;
 beforeAll(async () => {
