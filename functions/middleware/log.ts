@@ -5,7 +5,8 @@ import type { MiddlewareHandler } from 'hono';
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
 export type Logger = (line: LogLine) => void;
 
-export const jsonLogger: Logger = (line) => console.log(JSON.stringify({ time: new Date().toISOString(), ...line }));
+/** One JSON line on the console method of its level (Workers Logs and `wrangler dev --log-level` keep the level). */
+export const jsonLogger: Logger = (line) => console[line.level](JSON.stringify({ time: new Date().toISOString(), ...line }));
 
 export interface AccessLogOptions {
   log?: Logger;

@@ -42,7 +42,7 @@ describe('dashboard', () => {
     await page.fill('#key', TENANT_KEY);
     await page.click('#key-form button[type=submit]');
     await page.locator('#tenant', { hasText: 'tenant acme' }).waitFor();
-    expect(await page.locator('#quota meter').count()).toBe(3);
+    expect(await page.locator('#quota meter').count()).toBe(4); // cpu, memory, GPUs, modelservices
     expect(page.url()).not.toContain(TENANT_KEY);
 
     const [id] = await sys.admit(1, { name: 'chat', image: 'ghcr.io/acme/mock-model:0.1.0', replicas: 2, resources: { cpu: '2', memory: '4Gi' } });

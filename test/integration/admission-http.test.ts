@@ -203,9 +203,13 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
     expect((await call('DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe(404);
   });
 
-  it('DELETE of an admission in conflict → 409 (an operator must resolve it); every route needs a key', async () => {
-    const id = String((await submit({ name: 'clash', resources: {} })).body.id);
+  it('DELETE of an admission in conflict with a bound CR → 409 (an operator must resolve it); every route needs a key', async () => {
+    const id = String((await submit({ name: 'clash', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
     await L.db.execute("UPDATE reservation SET state = 'conflict' WHERE id = ?", [id]);
+    await L.db.execute(
+      "INSERT INTO binding (reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) VALUES (?, 'ns', ?, 'uid-1', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
+      [id, `md-${id.toLowerCase()}`],
+    );
     const r = await call('DELETE', `/requests/${id}`);
     expect(r.status).toBe(409);
     expect(r.body.error?.code).toBe('conflict');
@@ -214,6 +218,15 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
       const res = await call(method, path, { key: null });
       expect(res.status, `${method} ${path}`).toBe(401);
     }
+  });
+
+  it('DELETE of a conflict that never had a CR (refused at delivery) → 202 deleting + one outbox delete row', async () => {
+    const id = String((await submit({ name: 'refused', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
+    await L.db.execute("UPDATE reservation SET state = 'conflict', last_error = 'refused by the image policy at delivery' WHERE id = ?", [id]);
+    const r = await call('DELETE', `/requests/${id}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(r.body.state).toBe('deleting');
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(1);
   });
 });
 
@@ -231,8 +244,9 @@ describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
     });
     const acme = await call('GET', '/quota');
     const cpu = (acme.body.resources as Record<string, Record<string, number>>).cpu ?? {};
-    expect(cpu.reserved).toBe((cpu.active ?? 0) + (cpu.releasing ?? 0));
-    expect(cpu.releasing).toBe(500);
+    expect(cpu.reserved).toBe((cpu.active ?? 0) + (cpu.releasing ?? 0) + (cpu.conflict ?? 0));
+    expect(cpu.conflict).toBe(250);
+    expect(cpu.releasing).toBe(750); // the deleted admission (500) and the refused one deleted above (250)
   });
 
   it('healthz, the OpenAPI document, 404 envelope', async () => {

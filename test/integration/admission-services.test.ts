@@ -88,7 +88,7 @@ describe('admit', () => {
   it('charges TOTAL amounts (per replica × replicas), writes reservation, charge and outbox create', async () => {
     await L.setQuota('tot', 'cpu=8', 'memory=16Gi', 'nvidia.com/gpu=4');
     const r = await admit(L.deps(), input('tot', { replicas: 3, resources: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' } }));
-    expect(r.admission.amounts).toEqual({ cpu: 1500, memory: 3072, 'nvidia.com/gpu': 3 });
+    expect(r.admission.amounts).toEqual({ cpu: 1500, memory: 3072, 'nvidia.com/gpu': 3, modelservices: 1 });
     expect(r.admission.state).toBe('admitted');
     expect(r.admission.crName).toBe(`md-${r.admission.id.toLowerCase()}`);
     const id = r.admission.id;
@@ -98,6 +98,7 @@ describe('admit', () => {
     expect(q.resources.cpu).toMatchObject({ hard: 8000, reserved: 1500, active: 1500, releasing: 0, blocked: 0, available: 6500 });
     expect(q.resources.memory).toMatchObject({ hard: 16384, reserved: 3072, active: 3072 });
     expect(q.resources['nvidia.com/gpu']).toMatchObject({ hard: 4, reserved: 3, active: 3 });
+    expect(q.resources.modelservices).toMatchObject({ unit: 'count', hard: 20, reserved: 1, active: 1 });
     // The stored spec is the canonical CR spec, read back identically.
     expect((await getAdmission(L.deps(), 'tot', id)).spec).toEqual(r.admission.spec);
   });
@@ -114,12 +115,14 @@ describe('admit', () => {
   });
 
   it('treats a missing quota row as 0 and names every short resource', async () => {
-    const err = await rejection(admit(L.deps(), input('nobody', { resources: { cpu: '250m', 'nvidia.com/gpu': '1' } })));
+    const err = await rejection(admit(L.deps(), input('nobody', { resources: { cpu: '250m', memory: '256Mi', 'nvidia.com/gpu': '1' } })));
     expect(err.status).toBe(409);
     expect(err.details).toEqual({
       shortfalls: [
         { resource: 'cpu', requested: 250, available: 0, short: 250 },
+        { resource: 'memory', requested: 256, available: 0, short: 256 },
         { resource: 'nvidia.com/gpu', requested: 1, available: 0, short: 1 },
+        { resource: 'modelservices', requested: 1, available: 0, short: 1 },
       ],
     });
   });

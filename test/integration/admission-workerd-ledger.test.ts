@@ -54,6 +54,7 @@ describe('through workerd', () => {
     expect(used.rows).toEqual([
       { resource: 'cpu', used: '10000' },
       { resource: 'memory', used: '20480' },
+      { resource: 'modelservices', used: '10' },
     ]);
     expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'burst'")).toBe(10);
   });

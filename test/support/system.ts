@@ -41,7 +41,7 @@ export async function startSystem(opts: { quota?: string[]; workerVars?: Record<
   const { kc, core } = kubeClients();
   const kube = new KubeClient({ kc });
   const ledger = await createLedgerDatabase();
-  await ledger.setQuota(TENANT, ...(opts.quota ?? ['cpu=16', 'memory=64Gi', 'nvidia.com/gpu=4']));
+  await ledger.setQuota(TENANT, ...(opts.quota ?? ['cpu=16', 'memory=64Gi', 'nvidia.com/gpu=4', 'modelservices=1000']));
   const ns = await createNamespace(core, 'e2e');
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));
   // ModelDock as a user installs it, with the ledger database in the Secret the Deployment reads.
