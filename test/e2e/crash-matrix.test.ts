@@ -22,7 +22,7 @@ const BATCH = 3;
 let sys: System;
 const convergence: Record<string, number> = {};
 beforeAll(async () => {
-  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'] });
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi', 'modelservices=1000'] });
 });
 afterAll(async () => {
   console.log(`[measure] convergence after restart (ms): ${JSON.stringify(convergence)}`);

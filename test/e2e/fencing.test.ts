@@ -11,7 +11,7 @@ import { waitFor } from '../support/wait.ts';
 
 let sys: System;
 beforeAll(async () => {
-  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'] });
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi', 'modelservices=1000'] });
 });
 afterAll(async () => sys?.stop());
 

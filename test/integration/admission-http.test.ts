@@ -237,9 +237,11 @@ describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
     expect(r.body).toMatchObject({
       tenant: 'globex',
       resources: {
-        cpu: { unit: 'millicores', hard: 4000, reserved: 0, active: 0, releasing: 0, blocked: 0 },
-        memory: { unit: 'MiB', hard: 8192 },
+        // Three pages' admissions sent without resources: charged the Worker's defaults (250m, 256Mi).
+        cpu: { unit: 'millicores', hard: 4000, reserved: 750, active: 750, releasing: 0, blocked: 0 },
+        memory: { unit: 'MiB', hard: 8192, reserved: 768 },
         'nvidia.com/gpu': { unit: 'count', hard: 0 },
+        modelservices: { unit: 'count', hard: 20, reserved: 3 },
       },
     });
     const acme = await call('GET', '/quota');
