@@ -1,14 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { splitStatements } from '../ledger/migrate.ts';
 import { parseDotVars } from './database-url.ts';
-import { parseLimits, UsageError } from './tenant.ts';
+import { defaultModelServices, parseLimits, UsageError } from './tenant.ts';
 
 describe('npm run tenant: parseLimits', () => {
   it('parses Kubernetes quantities into ledger units', () => {
     expect(parseLimits(['cpu=8', 'memory=32Gi', 'nvidia.com/gpu=2'])).toEqual({ cpu: 8000, memory: 32_768, 'nvidia.com/gpu': 2 });
     expect(parseLimits(['cpu=500m'])).toEqual({ cpu: 500 });
+    expect(parseLimits(['modelservices=20'])).toEqual({ modelservices: 20 });
   });
-  it.each([[[]], [['cpu']], [['disk=1']], [['cpu=lots']], [['nvidia.com/gpu=0.5']], [['cpu=1=2']]])('refuses %j', (args) => {
+  it('takes the default count limit from MODELDOCK_DEFAULT_MODELSERVICES (20 when unset)', () => {
+    expect(defaultModelServices({})).toBe(20);
+    expect(defaultModelServices({ MODELDOCK_DEFAULT_MODELSERVICES: '5' })).toBe(5);
+    expect(() => defaultModelServices({ MODELDOCK_DEFAULT_MODELSERVICES: 'many' })).toThrow(UsageError);
+  });
+  it.each([[[]], [['cpu']], [['disk=1']], [['cpu=lots']], [['nvidia.com/gpu=0.5']], [['cpu=1=2']], [['modelservices=1.5']]])('refuses %j', (args) => {
     expect(() => parseLimits(args)).toThrow(UsageError);
   });
 });

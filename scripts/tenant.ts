@@ -1,5 +1,6 @@
 // `npm run tenant -- set acme cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20`  create/update hard limits
 //   (a tenant set up without a modelservices limit gets MODELDOCK_DEFAULT_MODELSERVICES, default 20)
+// `npm run tenant -- backfill-count`                              the default count limit for every tenant without one
 // `npm run tenant -- show acme`                                     hard and used per resource
 // `npm run tenant -- key acme`                                      a new API key + its digest
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
@@ -51,6 +52,23 @@ export async function setTenantQuota(db: Db, tenant: string, limits: Partial<Rec
   });
 }
 
+/**
+ * Gives every tenant that has a quota but no `modelservices` limit the default (after migration
+ * 0003). The tenant list is read once; each tenant's row is its own statement (single-shard).
+ */
+export async function backfillCount(db: Db, now = new Date()): Promise<string[]> {
+  const count = defaultModelServices();
+  const tenants = (await db.execute('SELECT DISTINCT tenant FROM tenant_quota')).rows.map((r) => String(r.tenant));
+  const added: string[] = [];
+  for (const tenant of tenants) {
+    const q = await readQuota(db, tenant);
+    if (q.modelservices) continue;
+    await ensureHard(db, tenant, 'modelservices', count, now);
+    added.push(tenant);
+  }
+  return added;
+}
+
 async function show(db: Db, tenant: string): Promise<void> {
   const q = await readQuota(db, tenant);
   for (const r of RESOURCE_NAMES) {
@@ -61,8 +79,13 @@ async function show(db: Db, tenant: string): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [command, tenant, ...rest] = argv;
+  if (command === 'backfill-count') {
+    const added = await backfillCount(createDb({ url: databaseUrlFromEnv() }));
+    console.log(added.length ? `modelservices=${defaultModelServices()} for: ${added.join(', ')}` : 'every tenant has a modelservices limit');
+    return;
+  }
   if (!command || !tenant || !['set', 'show', 'key'].includes(command)) {
-    throw new UsageError('usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant>');
+    throw new UsageError('usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count');
   }
   if (command === 'key') {
     const key = `mdk_${randomBytes(24).toString('base64url')}`;

@@ -7,6 +7,8 @@ import type { DbFetch } from '../../ledger/db.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
 import { getQuota } from '../../functions/services/quota.ts';
+import { readQuota, setHard } from '../../functions/db/quota.ts';
+import { backfillCount } from '../../scripts/tenant.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { ApiError, toApiError } from '../../functions/errors.ts';
 import { loadMigrations, migrate } from '../../ledger/migrate.ts';
@@ -261,5 +263,20 @@ describe('sweep (scheduled)', () => {
     expect(r).toMatchObject({ claimed: true, complete: true, purged: 2 });
     expect(await L.count(`SELECT COUNT(*) FROM outbox WHERE reservation_id LIKE '01OLD%'`)).toBe(2);
     expect(await L.count('SELECT COUNT(*) FROM outbox')).toBe(before + 2);
+  });
+});
+
+describe('npm run tenant: the count quota', () => {
+  it('a tenant set up without a modelservices limit gets the default; an explicit one is kept; backfill-count fills the rest once', async () => {
+    await L.setQuota('cnt-a', 'cpu=1');
+    expect((await readQuota(L.db, 'cnt-a')).modelservices).toEqual({ hard: 20, used: 0 });
+    await L.setQuota('cnt-a', 'modelservices=5');
+    await L.setQuota('cnt-a', 'cpu=2');
+    expect((await readQuota(L.db, 'cnt-a')).modelservices).toEqual({ hard: 5, used: 0 });
+    // A tenant from before migration 0003: a quota row, no count limit.
+    await setHard(L.db, 'cnt-old', 'cpu', 1000, new Date());
+    expect(await backfillCount(L.db)).toEqual(['cnt-old']);
+    expect((await readQuota(L.db, 'cnt-old')).modelservices).toEqual({ hard: 20, used: 0 });
+    expect(await backfillCount(L.db)).toEqual([]);
   });
 });

@@ -65,7 +65,7 @@ async function exerciseEverything(): Promise<void> {
   const first = await as('functions/services/admit.ts:admit', () => admit(deps, { tenant, idempotencyKey: 'k1', requestId: 'r1', parsed: parsed() }));
   await as('functions/services/admit.ts:admit (replay)', () => admit(deps, { tenant, idempotencyKey: 'k1', requestId: 'r1', parsed: parsed() }));
   await as('functions/services/admit.ts:admit (quota short)', () =>
-    admit(deps, { tenant, idempotencyKey: 'k2', requestId: 'r2', parsed: parsed({ resources: { cpu: '64' } }) }).catch(() => undefined),
+    admit(deps, { tenant, idempotencyKey: 'k2', requestId: 'r2', parsed: parsed({ resources: { cpu: '16', memory: '64Gi' }, replicas: 4 }) }).catch(() => undefined),
   );
   const id = first.admission.id;
   await as('functions/services/requests.ts:getAdmission', () => getAdmission(deps, tenant, id));
