@@ -27,7 +27,7 @@ export const LAYERS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stack/', '.wrangler/', 'dist/'] },
+  { ignores: ['node_modules/', '.stack/', '.wrangler/', 'dist/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,19 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
+/** Pure logic beside the code, no I/O; also the test command of `npm run mutation` (stryker.config.json). */
+export const unitProject = {
+  test: {
+    name: 'unit',
+    include: ['{functions,controller,schema,ledger,mock,scripts,cli,dashboard}/**/*.test.ts', 'test/support/**/*.test.ts'],
+    environment: 'node' as const,
+    sequence: { groupOrder: 0 }, // fast unit tests first
+  },
+};
+
 // Three projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
 // against the real local stack that test/global-setup.ts starts ONCE per run) and `vitess`
 // (test/vitess/: the sharded ledger on real vtgate, started by test/global-setup-vitess.ts).
 export default defineConfig({
   test: {
     projects: [
-      {
-        test: {
-          name: 'unit',
-          include: ['{functions,controller,schema,ledger,mock,scripts,cli,dashboard}/**/*.test.ts', 'test/support/**/*.test.ts'],
-          environment: 'node',
-          sequence: { groupOrder: 0 }, // fast unit tests first
-        },
-      },
+      unitProject,
       {
         test: {
           name: 'integration',

@@ -1,5 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { admissionRequestSchema, crNameFor, toAdmission, type AdmissionPolicy, type ParsedAdmission } from './admission.ts';
+import {
+  ACTIVE_STATES,
+  admissionId,
+  admissionRequestSchema,
+  crNameFor,
+  DEFAULT_MAX_REPLICAS,
+  idempotencyKey,
+  RELEASING_STATES,
+  RESERVATION_STATES,
+  tenantName,
+  TERMINAL_STATES,
+  toAdmission,
+  type AdmissionPolicy,
+  type ParsedAdmission,
+} from './admission.ts';
 import { parseRegistryList } from './policy.ts';
 
 const testPolicy = (over: Partial<AdmissionPolicy> = {}): AdmissionPolicy => ({
@@ -130,5 +144,49 @@ describe('request hash input', () => {
 
   it('names the CR after the lower-cased id', () => {
     expect(crNameFor('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBe('md-01arz3ndektsv4rrffq69g5fav');
+  });
+});
+
+describe('identifiers and states', () => {
+  it.each([
+    ['k', true],
+    ['!~', true],
+    ['a'.repeat(255), true],
+    ['', false],
+    ['a'.repeat(256), false],
+    ['a b', false],
+    ['é', false],
+    ['a\n', false],
+  ])('Idempotency-Key %j → %s', (v, want) => expect(idempotencyKey.safeParse(v).success).toBe(want));
+  it('an Idempotency-Key error says what is allowed', () => {
+    expect(idempotencyKey.safeParse('a b').error?.issues[0]?.message).toBe('must be 1 to 255 printable ASCII characters without spaces');
+  });
+  it.each([
+    ['01ARZ3NDEKTSV4RRFFQ69G5FAV', true],
+    ['01ARZ3NDEKTSV4RRFFQ69G5FA', false],
+    ['01ARZ3NDEKTSV4RRFFQ69G5FAVX', false],
+    ['01arz3ndektsv4rrffq69g5fav', false],
+    ['01ARZ3NDEKTSV4RRFFQ69G5FAI', false],
+    ['01ARZ3NDEKTSV4RRFFQ69G5FAL', false],
+    ['01ARZ3NDEKTSV4RRFFQ69G5FAO', false],
+    ['01ARZ3NDEKTSV4RRFFQ69G5FAU', false],
+    ['x01ARZ3NDEKTSV4RRFFQ69G5FAV', false],
+  ])('admission id %s → %s', (v, want) => expect(admissionId.safeParse(v).success).toBe(want));
+  it('an admission id error says it must be a ULID', () => {
+    expect(admissionId.safeParse('x').error?.issues[0]?.message).toBe('must be an admission id (ULID)');
+  });
+  it('a tenant is a DNS-1123 label (it becomes a label value)', () => {
+    expect(tenantName.safeParse('acme').success).toBe(true);
+    expect(tenantName.safeParse('Acme').success).toBe(false);
+  });
+  it('the state machine: active, releasing and terminal states partition the states', () => {
+    expect(RESERVATION_STATES).toEqual(['admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict']);
+    expect(ACTIVE_STATES).toEqual(['admitted', 'delivered', 'ready']);
+    expect(RELEASING_STATES).toEqual(['deleting', 'releasing']);
+    expect(TERMINAL_STATES).toEqual(['released', 'conflict']);
+  });
+  it('allows 16 replicas by default', () => {
+    expect(DEFAULT_MAX_REPLICAS).toBe(16);
+    expect(admissionRequestSchema().safeParse({ ...base, replicas: 16 }).success).toBe(true);
   });
 });

@@ -124,3 +124,53 @@ describe('decide: terminal and undelivered states', () => {
     expect(decide(row('released'), null, [], at(0), cfg)).toEqual({ type: 'none' });
   });
 });
+
+// Cases that pin what the mutation run (npm run mutation, docs/mutation.md) found unpinned.
+describe('decide: edges pinned by the mutation run', () => {
+  it('requeues for exactly the time left before the deadline (at least 1 s)', () => {
+    expect(decide(row('delivered'), cr(), [], at(100_000), cfg)).toEqual({ type: 'none', requeueAfterMs: 500_000 });
+    expect(decide(row('delivered'), cr(), [], at(599_500), cfg)).toEqual({ type: 'none', requeueAfterMs: 1000 });
+  });
+  it('past the deadline, a CR someone else is deleting is waited for, not deleted again', () => {
+    expect(decide(row('delivered'), cr({ deleting: true }), [], at(700_000), cfg)).toEqual({ type: 'none', requeueAfterMs: 2000 });
+  });
+  it('a delivered row whose binding has no UID yet adopts no conflict from the UID', () => {
+    const r = row('delivered', { binding: { uid: null, everReady: false } });
+    expect(decide(r, cr({ ready: true }), [], at(0), cfg)).toEqual({ type: 'markReady' });
+  });
+  it('tenant delete of a CR already being deleted: releasing, without a second delete', () => {
+    expect(decide(row('deleting'), cr({ deleting: true }), [], at(0), cfg)).toEqual({ type: 'toReleasing', reason: 'ModelService already being deleted' });
+  });
+  it('names why it moves to releasing', () => {
+    expect(decide(row('ready'), null, [], at(0), cfg)).toEqual({ type: 'toReleasing', reason: 'ModelService deleted outside ModelDock' });
+    expect(decide(row('deleting'), null, [], at(0), cfg)).toEqual({ type: 'toReleasing', reason: 'no ModelService under our name' });
+  });
+  it('releasing without a binding (never delivered): our CR is deleted again, not a conflict', () => {
+    expect(decide(row('releasing', { binding: null }), cr({ uid: 'x' }), [], at(0), cfg)).toEqual({
+      type: 'deleteCR',
+      uid: 'x',
+      resourceVersion: '42',
+      reason: 'tenant-delete',
+      thenState: null,
+    });
+  });
+  it('ReleaseBlocked only when pods block: our CR still being deleted, no pod, long after, is not blocked', () => {
+    expect(decide(row('releasing'), cr({ deleting: true }), [], at(10 * 60_000), cfg)).toEqual({
+      type: 'waitForPods',
+      pods: [],
+      blockedSince: null,
+      requeueAfterMs: 2000,
+    });
+  });
+  it('the conflict reason names what is under our name', () => {
+    expect(decide(row('ready'), cr({ admissionId: undefined, tenant: undefined }), [], at(0), cfg)).toEqual({
+      type: 'conflict',
+      reason: 'ModelService under our name carries admission id (none) of tenant (none)',
+    });
+    expect(decide(row('ready'), cr({ admissionId: '01BBB', tenant: 'globex' }), [], at(0), cfg)).toEqual({
+      type: 'conflict',
+      reason: 'ModelService under our name carries admission id 01BBB of tenant globex',
+    });
+    expect(decide(row('ready'), cr({ uid: 'uid-2' }), [], at(0), cfg)).toEqual({ type: 'conflict', reason: 'ModelService UID uid-2 differs from the bound UID uid-1' });
+  });
+});

@@ -149,3 +149,72 @@ describe('desiredService', () => {
     expect(endpointOf(m, m.spec)).toBe('http://md-01abc.lab.svc:8080');
   });
 });
+
+// Cases that pin what the mutation run (npm run mutation, docs/mutation.md) found unpinned.
+describe('desired children: names, labels, owner and probe in full', () => {
+  it.each([
+    ['a', undefined],
+    ['a1-b2', undefined],
+    ['a'.repeat(63), undefined],
+    ['abc-', 'DNS-1035'],
+    ['-abc', 'DNS-1035'],
+    ['aBc', 'DNS-1035'],
+    ['a_b', 'DNS-1035'],
+    ['a.b', 'DNS-1035'],
+    ['', 'DNS-1035'],
+  ])('invalidName(%j)', (name, expected) => {
+    const r = invalidName(name);
+    if (expected) expect(r).toBe(`name "${name}" must be a DNS-1035 label (≤ 63 chars, lower-case letters, digits, "-", starting with a letter) to name its Service`);
+    else expect(r).toBeUndefined();
+  });
+  it.each([
+    ['acme', 'acme'],
+    ['Team_1.x', 'Team_1.x'],
+    ['a'.repeat(63), 'a'.repeat(63)],
+    ['a'.repeat(64), undefined],
+    ['bad value', undefined],
+    ['-acme', undefined],
+    ['acme-', undefined],
+    ['', undefined],
+  ])('a tenant label %j is copied only when it is a valid label value', (tenant, want) => {
+    expect(childLabels(ms({ 'modeldock.io/tenant': tenant }))['modeldock.io/tenant']).toBe(want);
+  });
+  it('Deployment and Service carry the identity of the ModelService', () => {
+    const m = ms({ 'modeldock.io/admission-id': '01ABC' });
+    const d = desiredDeployment(m, m.spec);
+    const s = desiredService(m, m.spec);
+    expect([d.apiVersion, d.kind, s.apiVersion, s.kind]).toEqual(['apps/v1', 'Deployment', 'v1', 'Service']);
+    for (const o of [d, s]) {
+      expect(o.metadata).toEqual({
+        name: 'md-01abc',
+        namespace: 'lab',
+        labels: { 'app.kubernetes.io/managed-by': 'modeldock', 'modeldock.io/model-service': 'md-01abc', 'modeldock.io/admission-id': '01ABC' },
+        ownerReferences: [{ apiVersion: 'modeldock.io/v1alpha1', kind: 'ModelService', name: 'md-01abc', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
+      });
+    }
+    expect(d.spec!.template!.spec!.containers[0]!.name).toBe('model');
+  });
+  it('an owner without a UID yet gives an empty uid; only a controller reference with the UID controls', () => {
+    const noUid = { metadata: { name: 'x', namespace: 'lab' } };
+    expect(desiredService({ ...ms(), metadata: noUid.metadata }, ms().spec).metadata.ownerReferences?.[0]?.uid).toBe('');
+    const child = (refs: Array<{ controller?: boolean; uid: string }>) => ({ metadata: { name: 'c', ownerReferences: refs.map((r) => ({ apiVersion: 'v', kind: 'K', name: 'n', ...r })) } });
+    expect(isControlledBy(child([{ uid: 'uid-1' }]), ms())).toBe(false);
+    expect(isControlledBy(child([{ uid: 'uid-1', controller: false }]), ms())).toBe(false);
+    expect(isControlledBy(child([{ uid: 'other', controller: true }, { uid: 'uid-1', controller: true }]), ms())).toBe(true);
+    expect(isControlledBy({ metadata: { name: 'c' } }, ms())).toBe(false);
+  });
+  it('the readiness probe in full', () => {
+    const m = ms({}, { readinessPath: '/ready' });
+    expect(desiredDeployment(m, m.spec).spec!.template!.spec!.containers[0]!.readinessProbe).toEqual({
+      httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' },
+      periodSeconds: 5,
+      timeoutSeconds: 1,
+      successThreshold: 1,
+      failureThreshold: 3,
+    });
+  });
+  it('GPUs are requested (and limited) only when asked for; quantities are canonical', () => {
+    const m = ms({}, { resources: { cpu: '1.5', memory: '1G' } });
+    expect(desiredDeployment(m, m.spec).spec!.template!.spec!.containers[0]!.resources).toEqual({ requests: { cpu: '1500m', memory: '954Mi' }, limits: { cpu: '1500m', memory: '954Mi' } });
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelService, ModelServiceStatus } from '../../schema/model-service.ts';
-import { computeStatus, podFailure, rfc3339, sameStatus, setCondition } from './status.ts';
+import { computeStatus, FAILURE_REASONS, podFailure, rfc3339, rolloutComplete, sameStatus, setCondition } from './status.ts';
 import type { Deployment, Pod } from './types.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -153,5 +153,135 @@ describe('helpers', () => {
     const c1 = setCondition([], { type: 'Ready', status: 'False', reason: 'A', message: 'm' }, T0);
     const c2 = setCondition(c1, { type: 'Ready', status: 'False', reason: 'B', message: 'n' }, T1);
     expect(c2).toEqual([{ type: 'Ready', status: 'False', reason: 'B', message: 'n', lastTransitionTime: '2026-01-01T00:00:00Z' }]);
+  });
+});
+
+// Cases that pin what the mutation run (npm run mutation, docs/mutation.md) found unpinned.
+describe('computeStatus conditions per phase', () => {
+  const cond = (s: ModelServiceStatus, type: string) => {
+    const c = s.conditions?.find((x) => x.type === type);
+    return c && [c.status, c.reason, c.message];
+  };
+  it.each([
+    ['Pending', { deployment: undefined }, ['False', 'Pending', 'waiting for the Deployment controller'], ['True', 'Pending', 'waiting for the Deployment controller']],
+    ['Progressing', { deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 1 }) }, ['False', 'ReplicasNotAvailable', '1/2 replicas available'], ['True', 'RollingOut', '1/2 replicas available']],
+    ['Degraded by a pod', { deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 0 }), pods: [pullBackOff] }, ['False', 'ImagePullBackOff', 'Back-off pulling image'], ['False', 'ImagePullBackOff', 'Back-off pulling image']],
+    ['Degraded by a problem', { deployment: done, problem: { reason: 'ChildConflict', message: 'x' } }, ['False', 'ChildConflict', 'x'], ['False', 'ChildConflict', 'x']],
+    ['Terminating', { ms: ms({ deleting: true }), deployment: done }, ['False', 'Terminating', 'the ModelService is being deleted'], ['False', 'Terminating', 'the ModelService is being deleted']],
+  ])('%s', (_n, o, ready, progressing) => {
+    const s = computeStatus({ ms: ms(), spec, service: svc, pods: [], now: T0, ...o } as Parameters<typeof computeStatus>[0]);
+    expect(cond(s, 'Ready')).toEqual(ready);
+    expect(cond(s, 'Progressing')).toEqual(progressing);
+  });
+  it('Running even while a pod of an old ReplicaSet fails (the rollout rule wins)', () => {
+    expect(computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [pullBackOff], now: T0 }).phase).toBe('Running');
+  });
+  it('an invalid spec (spec undefined) counts the CR replicas and keeps the last endpoint', () => {
+    const prev = { endpoint: 'http://a.lab.svc:7000' };
+    const s = computeStatus({ ms: ms({ status: prev }), spec: undefined, deployment: undefined, service: svc, pods: [], now: T0, problem: { reason: 'InvalidSpec', message: 'bad' } });
+    expect(s.endpoint).toBe('http://a.lab.svc:7000');
+    expect(cond(s, 'Ready')).toEqual(['False', 'InvalidSpec', 'bad']);
+    const counted = computeStatus({ ms: ms(), spec: undefined, deployment: dep({ availableReplicas: 1 }), service: svc, pods: [], now: T0 });
+    expect(cond(counted, 'Ready')?.[2]).toBe('1/2 replicas available');
+  });
+  it('no Service yet: no endpoint', () => {
+    expect(computeStatus({ ms: ms(), spec, deployment: done, service: undefined, pods: [], now: T0 }).endpoint).toBeUndefined();
+  });
+  it('zero counts when the Deployment reports none', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({}), service: svc, pods: [], now: T0 });
+    expect(s).toMatchObject({ replicas: 0, readyReplicas: 0, availableReplicas: 0, phase: 'Progressing' });
+  });
+});
+
+describe('rolloutComplete', () => {
+  it.each([
+    ['complete', done, 2, true],
+    ['no status', { metadata: { name: 'a' } }, 2, false],
+    ['status without observedGeneration', { metadata: { name: 'a' }, status: { replicas: 2, updatedReplicas: 2, availableReplicas: 2 } }, 2, false],
+    ['observed a newer generation than the metadata says', { ...done, metadata: { name: 'a', generation: 1 }, status: { ...done.status, observedGeneration: 2 } }, 2, true],
+    ['observed an older generation', { ...done, metadata: { name: 'a', generation: 3 } }, 2, false],
+    ['no generation in metadata', { ...done, metadata: { name: 'a' } }, 2, true],
+    ['spec.replicas defaults to 1', { metadata: { name: 'a' }, spec: {}, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } }, 1, true],
+    ['spec.replicas default 1 is not 2', { metadata: { name: 'a' }, spec: {}, status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2 } }, 2, false],
+    ['updated short', dep({ replicas: 2, updatedReplicas: 1, availableReplicas: 2 }), 2, false],
+    ['replicas short', dep({ replicas: 1, updatedReplicas: 2, availableReplicas: 2 }), 2, false],
+    ['available short', dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 1 }), 2, false],
+    ['zero of zero, counts missing', dep({}, 1, 0), 0, true],
+  ])('%s', (_n, d, desired, want) => expect(rolloutComplete(d as Deployment, desired)).toBe(want));
+});
+
+describe('podFailure: every failure reason, and terminations', () => {
+  it.each([...FAILURE_REASONS])('%s is a failure', (reason) => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { waiting: { reason } } }])])).toEqual({ reason, message: reason, pod: 'p', container: 'model' });
+  });
+  it('a waiting reason that is not a failure (ContainerCreating) is none', () => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { waiting: { reason: 'ContainerCreating' } } }])])).toBeUndefined();
+    expect(podFailure([pod('p', [{ name: 'model', state: { waiting: {} } }])])).toBeUndefined();
+  });
+  it('CrashLoopBackOff takes the exit code of the current termination first, then the last one', () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'CrashLoopBackOff' }, terminated: { exitCode: 3 } }, lastState: { terminated: { exitCode: 1 } } };
+    expect(podFailure([pod('p', [cs])])).toMatchObject({ exitCode: 3 });
+    expect(podFailure([pod('p', [{ ...cs, state: { waiting: { reason: 'CrashLoopBackOff' } } }])])).toMatchObject({ exitCode: 1 });
+  });
+  it('a container terminated with a non-zero code is a failure; code 0 or none is not', () => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 2 } } }])])).toEqual({ reason: 'Error', message: 'exited with code 2', pod: 'p', container: 'model', exitCode: 2 });
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 137, reason: 'OOMKilled', message: 'oom' } } }])])).toEqual({ reason: 'OOMKilled', message: 'oom', pod: 'p', container: 'model', exitCode: 137 });
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 0, reason: 'Completed' } } }])])).toBeUndefined();
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: {} } }])])).toBeUndefined();
+  });
+  it('pods are looked at in name order whatever the input order', () => {
+    const b = pod('b', [{ name: 'model', state: { waiting: { reason: 'ErrImagePull' } } }]);
+    const a = pod('a', [{ name: 'model', state: { waiting: { reason: 'CrashLoopBackOff' } } }]);
+    expect(podFailure([b, a])?.pod).toBe('a');
+    expect(podFailure([a, b])?.pod).toBe('a');
+  });
+});
+
+describe('timeline details', () => {
+  it('scheduledAt: earliest PodScheduled, else the start time of a pod bound to a node; never from an unbound pod', () => {
+    const bound = pod('b', [], { startTime: '2026-01-01T00:00:09Z' });
+    const unbound: Pod = { metadata: { name: 'u' }, spec: {}, status: { startTime: '2026-01-01T00:00:01Z' } };
+    const sched = pod('s', [], { conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-01-01T00:00:04Z' }] });
+    const notYet = pod('n', [], { startTime: '2026-01-01T00:00:08Z', conditions: [{ type: 'PodScheduled', status: 'False', lastTransitionTime: '2026-01-01T00:00:02Z' }] });
+    const at = (pods: Pod[]) => computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods, now: T0 }).scheduledAt;
+    expect(at([bound, unbound])).toBe('2026-01-01T00:00:09Z');
+    expect(at([unbound])).toBeUndefined();
+    expect(at([bound, sched])).toBe('2026-01-01T00:00:04Z');
+    expect(at([sched, bound])).toBe('2026-01-01T00:00:04Z');
+    expect(at([notYet])).toBe('2026-01-01T00:00:08Z');
+  });
+  it('readyAt: the earliest Ready pod, else now once a replica is available; kept once set', () => {
+    const r = (t: string, status = 'True') => pod(t, [], { conditions: [{ type: 'Ready', status, lastTransitionTime: t }] });
+    const s = computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [r('2026-01-01T00:00:09Z'), r('2026-01-01T00:00:03Z'), r('2026-01-01T00:00:01Z', 'False')], now: T1 });
+    expect(s.readyAt).toBe('2026-01-01T00:00:03Z');
+    expect(computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:01:00Z');
+    expect(computeStatus({ ms: ms(), spec, deployment: dep({ availableReplicas: 1 }), service: svc, pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:01:00Z');
+  });
+  it('admittedAt and createdAt are kept once set', () => {
+    const prev = { admittedAt: '2020-01-01T00:00:00Z', createdAt: '2020-01-01T00:00:01Z', scheduledAt: '2020-01-01T00:00:02Z' };
+    const s = computeStatus({ ms: ms({ status: prev, annotations: { 'modeldock.io/admitted-at': '2026-01-01T00:00:00Z' } }), spec, deployment: done, service: svc, pods: [pod('p', [], { startTime: '2026-01-01T00:00:00Z' })], now: T0 });
+    expect(s).toMatchObject(prev);
+  });
+  it('rfc3339 takes Dates and leaves undefined alone', () => {
+    expect(rfc3339(new Date('2026-01-01T00:00:00.999Z'))).toBe('2026-01-01T00:00:00Z');
+    expect(rfc3339(undefined)).toBeUndefined();
+  });
+});
+
+describe('setCondition and sameStatus', () => {
+  it('a status change moves lastTransitionTime; another type is appended, the first kept', () => {
+    const c1 = setCondition([], { type: 'Ready', status: 'False', reason: 'A', message: 'm' }, T0);
+    expect(setCondition(c1, { type: 'Ready', status: 'True', reason: 'B', message: 'n' }, T1)).toEqual([
+      { type: 'Ready', status: 'True', reason: 'B', message: 'n', lastTransitionTime: '2026-01-01T00:01:00Z' },
+    ]);
+    expect(setCondition(c1, { type: 'Progressing', status: 'True', reason: 'C', message: 'o' }, T1)).toEqual([
+      c1[0],
+      { type: 'Progressing', status: 'True', reason: 'C', message: 'o', lastTransitionTime: '2026-01-01T00:01:00Z' },
+    ]);
+  });
+  it('sameStatus: a field that differs is a change; undefined and {} are the same', () => {
+    expect(sameStatus({ phase: 'Running' }, { phase: 'Pending' })).toBe(false);
+    expect(sameStatus(undefined, {})).toBe(true);
+    expect(sameStatus({ phase: 'Running', replicas: 1 }, { replicas: 1, phase: 'Running' })).toBe(true);
   });
 });

@@ -1,0 +1,136 @@
+// The deposed leader, statement by statement, against real MariaDB through the production driver:
+// every fenced write of the controller's ledger and outbox modules is called with a stale epoch
+// and must change no row of any ledger table; called again with the current epoch, the same
+// call must change something (so a case whose fixture makes the write a no-op anyway cannot pass).
+//
+// FENCED is the table: statement name → how to arrange rows it would change, and the call. A
+// name is `<module>.<function>` (optionally followed by a variant); the completeness test reads
+// controller/ledger/ (test/support/fenced-writes.ts) and fails on a write without a case here,
+// and on a write that is not fenced at all. When the fence is redesigned (per shard), extend the
+// table, not the runner.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueue } from '../../functions/db/outbox.ts';
+import { ack, claimDue, ClaimLost, fail, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
+import { ackCreate, acquireEpoch, markReady, release, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/store.ts';
+import { crNameFor, type ReservationState } from '../../schema/admission.ts';
+import type { Db } from '../../ledger/db.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { ledgerWriteFunctions } from '../support/fenced-writes.ts';
+import { insertAdmission } from '../support/ledger-rows.ts';
+
+let ledger: LedgerDatabase;
+let db: Db;
+beforeAll(async () => {
+  ledger = await createLedgerDatabase();
+  db = ledger.db;
+  await ledger.setQuota('acme', 'cpu=1000', 'memory=1000000Mi', 'nvidia.com/gpu=100');
+});
+afterAll(async () => ledger?.drop());
+
+/** Writes that are deliberately not fenced, with the reason. */
+const UNFENCED: Record<string, string> = {
+  'store.acquireEpoch': 'it is the fence: becoming leader bumps the epoch',
+};
+
+interface FencedCase<Ctx> {
+  /** Rows the write would change; runs while `epoch` (the soon-deposed leader's) is current. */
+  arrange(epoch: number): Promise<Ctx>;
+  /** The write, made with `epoch`. ClaimLost counts as a refusal. */
+  act(ctx: Ctx, epoch: number): Promise<unknown>;
+}
+const fencedCase = <Ctx>(c: FencedCase<Ctx>): FencedCase<unknown> => c as FencedCase<unknown>;
+
+const later = () => new Date(Date.now() + 1000);
+const bound = (state: ReservationState) => insertAdmission(db, { state, binding: { namespace: 'ns', uid: 'u1' } });
+const stateTransition = (from: ReservationState, to: ReservationState) =>
+  fencedCase({
+    arrange: () => bound(from),
+    act: (id, epoch) => transition(db, id, [from], to, epoch, later(), `late ${from} → ${to}`),
+  });
+
+/** One due outbox row of its own reservation, claimed by the leader of `epoch`. */
+async function claimedRow(epoch: number, kind: 'create' | 'delete' | 'reconcile' = 'create', state: ReservationState = 'admitted'): Promise<ClaimedRow> {
+  const id = await insertAdmission(db, { state });
+  await enqueue(db, [{ reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' }], new Date());
+  const claimed = await claimDue(db, { holder: 'old', epoch, leaseMs: 600_000, limit: 1000, now: new Date() });
+  const row = claimed.find((r) => r.reservationId === id);
+  if (!row) throw new Error(`outbox row of ${id} not claimed`);
+  return row;
+}
+/** The same claim, presented with `epoch` (what the leader of that epoch would send). */
+const withEpoch = (row: ClaimedRow, epoch: number): ClaimedRow => ({ ...row, claim: { ...row.claim, epoch } });
+
+const FENCED: Record<string, FencedCase<unknown>> = {
+  // the reservation state machine (docs/design.md), every transition the controller makes
+  'store.ackCreate admitted → delivered': fencedCase({
+    arrange: (epoch) => claimedRow(epoch, 'create', 'admitted'),
+    act: (row, epoch) => ackCreate(db, withEpoch(row, epoch), { namespace: 'ns', name: crNameFor(row.reservationId), uid: 'u1' }, later()),
+  }),
+  'store.markReady delivered → ready': fencedCase({ arrange: () => bound('delivered'), act: (id, epoch) => markReady(db, id, epoch, later()) }),
+  'store.transition delivered → releasing': stateTransition('delivered', 'releasing'),
+  'store.transition ready → releasing': stateTransition('ready', 'releasing'),
+  'store.transition deleting → releasing': stateTransition('deleting', 'releasing'),
+  'store.transition admitted → conflict': stateTransition('admitted', 'conflict'),
+  'store.transition delivered → conflict': stateTransition('delivered', 'conflict'),
+  'store.transition ready → conflict': stateTransition('ready', 'conflict'),
+  'store.transition deleting → conflict': stateTransition('deleting', 'conflict'),
+  'store.transition releasing → conflict': stateTransition('releasing', 'conflict'),
+  'store.release releasing → released': fencedCase({ arrange: () => bound('releasing'), act: (id, epoch) => release(db, id, epoch, later()) }),
+  // the other reservation columns the controller writes
+  'store.setReleaseBlocked': fencedCase({
+    arrange: () => bound('releasing'),
+    act: (id, epoch) => setReleaseBlocked(db, id, new Date(), ['pod-a'], epoch, later()),
+  }),
+  'store.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, id, epoch, later()) }),
+  // the outbox
+  'outbox-store.claimDue': fencedCase({
+    arrange: async () => {
+      const id = await insertAdmission(db);
+      await enqueue(db, [{ reservationId: id, kind: 'reconcile', dedupeKey: `reconcile:${id}`, requestId: 'r' }], new Date());
+    },
+    act: (_, epoch) => claimDue(db, { holder: 'late', epoch, leaseMs: 60_000, limit: 1000, now: later() }),
+  }),
+  'outbox-store.ack create': fencedCase({ arrange: (epoch) => claimedRow(epoch, 'create'), act: (row, epoch) => ack(db, withEpoch(row, epoch), later()) }),
+  'outbox-store.ack reconcile': fencedCase({ arrange: (epoch) => claimedRow(epoch, 'reconcile'), act: (row, epoch) => ack(db, withEpoch(row, epoch), later()) }),
+  'outbox-store.fail retry': fencedCase({
+    arrange: (epoch) => claimedRow(epoch, 'delete'),
+    act: (row, epoch) => fail(db, withEpoch(row, epoch), 'late', { now: later(), retryAt: new Date(Date.now() + 86_400_000), maxAttempts: 5 }),
+  }),
+  'outbox-store.fail dead': fencedCase({
+    arrange: (epoch) => claimedRow(epoch, 'reconcile'),
+    act: (row, epoch) => fail(db, withEpoch(row, epoch), 'late', { now: later(), retryAt: new Date(Date.now() + 86_400_000), maxAttempts: 1 }),
+  }),
+};
+
+const refusedOrDone = (p: Promise<unknown>) =>
+  p.catch((err: unknown) => {
+    if (!(err instanceof ClaimLost)) throw err;
+  });
+
+describe('fencing: a deposed leader changes no row, statement by statement', () => {
+  it('every write of the controller ledger modules is fenced and has a case in FENCED', () => {
+    const writes = ledgerWriteFunctions();
+    expect(writes.map((w) => w.name)).toContain('store.markReady'); // the scanner sees the modules
+    const unfenced = writes.filter((w) => !w.fenced && !(w.name in UNFENCED)).map((w) => w.name);
+    expect(unfenced, 'a ledger write without FENCE (or list it in UNFENCED with the reason)').toEqual([]);
+    const cases = Object.keys(FENCED);
+    const missing = writes.filter((w) => w.fenced && !cases.some((c) => c === w.name || c.startsWith(`${w.name} `))).map((w) => w.name);
+    expect(missing, 'a fenced write without a stale-epoch case in FENCED').toEqual([]);
+    const stale = cases.filter((c) => !writes.some((w) => w.fenced && (c === w.name || c.startsWith(`${w.name} `))));
+    expect(stale, 'a case in FENCED for a function that is no fenced write').toEqual([]);
+  });
+
+  it.each(Object.entries(FENCED))('%s', async (_name, c) => {
+    const old = await acquireEpoch(db, 'old', new Date());
+    const ctx = await c.arrange(old);
+    const current = await acquireEpoch(db, 'new', new Date());
+
+    const before = await ledger.fingerprint();
+    await refusedOrDone(c.act(ctx, old));
+    expect(await ledger.fingerprint(), 'the stale epoch changed a row').toBe(before);
+
+    // The control: the same write by the current leader does change the ledger.
+    await refusedOrDone(c.act(ctx, current));
+    expect(await ledger.fingerprint(), 'the case does not exercise the write (nothing changes even with the current epoch)').not.toBe(before);
+  });
+});

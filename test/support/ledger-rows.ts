@@ -1,0 +1,50 @@
+// Ledger rows for the controller-side suites: an admission charged exactly as the Worker
+// charges it (reservation + charge movement + quota, one transaction), then put in the state a
+// test needs, optionally with the binding the deliverer would have written.
+import { ulid } from 'ulid';
+import { expect } from 'vitest';
+import type { Db } from '../../ledger/db.ts';
+import { chargeQuota } from '../../functions/db/quota.ts';
+import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
+import { crNameFor, type ReservationState } from '../../schema/admission.ts';
+import type { Amounts } from '../../schema/model-service.ts';
+
+export const FIXTURE_AMOUNTS: Amounts = { cpu: 1500, memory: 2048, 'nvidia.com/gpu': 1, modelservices: 1 };
+
+export interface FixtureOptions {
+  tenant?: string;
+  state?: ReservationState;
+  /** A binding row as ackCreate writes it (namespace, cr name md-<id>, uid). */
+  binding?: { namespace: string; uid: string; everReady?: boolean };
+  now?: Date;
+}
+
+/** Inserts one charged admission (the tenant's quota must allow it) and returns its id (a ULID). */
+export async function insertAdmission(db: Db, o: FixtureOptions = {}): Promise<string> {
+  const id = ulid();
+  const tenant = o.tenant ?? 'acme';
+  const now = o.now ?? new Date();
+  await db.transaction(async (tx) => {
+    expect(await chargeQuota(tx, tenant, FIXTURE_AMOUNTS, now)).toBe(true);
+    await insertReservation(tx, {
+      id,
+      tenant,
+      idempotencyKey: id,
+      requestHash: 'h'.repeat(64),
+      name: 'm',
+      spec: { image: 'x/y:1', replicas: 1, port: 8000, resources: { cpu: '1500m', memory: '2Gi', 'nvidia.com/gpu': '1' }, env: [], args: [], readinessPath: '/healthz' },
+      amounts: FIXTURE_AMOUNTS,
+      requestId: `req-${id}`,
+      now,
+    });
+    await insertMovement(tx, { reservationId: id, tenant, direction: 'charge', amounts: FIXTURE_AMOUNTS, now });
+    if (o.binding) {
+      await tx.execute(
+        `INSERT INTO binding (reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [id, o.binding.namespace, crNameFor(id), o.binding.uid, o.binding.everReady ? 1 : 0, now, now],
+      );
+    }
+    if (o.state && o.state !== 'admitted') await tx.execute('UPDATE reservation SET state = ? WHERE tenant = ? AND id = ?', [o.state, tenant, id]);
+  });
+  return id;
+}
