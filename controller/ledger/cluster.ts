@@ -27,6 +27,7 @@ export function observe(ms: ModelService): ObservedCR {
     resourceVersion: ms.metadata.resourceVersion ?? '',
     creationTimestamp: new Date(ms.metadata.creationTimestamp ?? 0),
     deleting: Boolean(ms.metadata.deletionTimestamp),
+    finalizers: ms.metadata.finalizers ?? [],
     admissionId: ms.metadata.labels?.[LABELS.admissionId],
     tenant: ms.metadata.labels?.[LABELS.tenant],
     ready: ms.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,

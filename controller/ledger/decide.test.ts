@@ -18,7 +18,7 @@ function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow 
   };
 }
 function cr(over: Partial<ObservedCR> = {}): ObservedCR {
-  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, admissionId: '01AAA', tenant: 'acme', ready: false, ...over };
+  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, finalizers: [], admissionId: '01AAA', tenant: 'acme', ready: false, ...over };
 }
 const pod = (name: string, terminating = true): ObservedPod => ({ name, terminating });
 
@@ -59,8 +59,8 @@ describe('decide: delivered / ready', () => {
     expect(decide(row('delivered'), cr({ tenant: 'globex' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
     expect(decide(row('deleting'), cr({ tenant: 'globex' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
   });
-  it('waits while someone else deletes the CR', () => {
-    expect(decide(row('ready'), cr({ deleting: true }), [], at(0), cfg)).toMatchObject({ type: 'none' });
+  it('takes the release path when someone else deletes the CR (a stalled deletion is then surfaced)', () => {
+    expect(decide(row('ready'), cr({ deleting: true }), [], at(0), cfg)).toMatchObject({ type: 'toReleasing' });
   });
 });
 
@@ -86,20 +86,38 @@ describe('decide: releasing', () => {
   });
   it('keeps the quota while a Terminating pod exists', () => {
     expect(decide(row('releasing'), null, [pod('p1')], at(1000), cfg)).toEqual({
-      type: 'waitForPods',
-      pods: ['p1'],
+      type: 'waitForRelease',
+      blocker: { reason: 'PodsStillPresent', pods: ['p1'], finalizers: [] },
       blockedSince: null,
       requeueAfterMs: 2000,
     });
   });
   it('keeps the quota while our CR still exists (being deleted)', () => {
-    expect(decide(row('releasing'), cr({ deleting: true }), [], at(1000), cfg)).toMatchObject({ type: 'waitForPods', pods: [] });
+    expect(decide(row('releasing'), cr({ deleting: true }), [], at(1000), cfg)).toMatchObject({ type: 'waitForRelease', blockedSince: null });
   });
   it('sets ReleaseBlocked after the configured time, and keeps its first time', () => {
     const first = decide(row('releasing'), null, [pod('b'), pod('a')], at(60_000), cfg);
-    expect(first).toMatchObject({ type: 'waitForPods', pods: ['a', 'b'], blockedSince: at(60_000) });
+    expect(first).toMatchObject({ type: 'waitForRelease', blocker: { reason: 'PodsStillPresent', pods: ['a', 'b'] }, blockedSince: at(60_000) });
     const later = decide(row('releasing', { releaseBlockedSince: at(60_000) }), null, [pod('a')], at(90_000), cfg);
     expect(later).toMatchObject({ blockedSince: at(60_000) });
+  });
+  it.each([
+    ['a foreign finalizer', ['example.com/hold']],
+    ['ours not removed', ['modeldock.io/finalizer']],
+    ['several, sorted', ['z.io/b', 'a.io/a']],
+  ])('our CR stuck in deletion with no pod left (%s): ReleaseBlocked Finalizers after the configured time', (_, finalizers) => {
+    const stuck = cr({ deleting: true, finalizers });
+    expect(decide(row('releasing'), stuck, [], at(59_999), cfg)).toMatchObject({ type: 'waitForRelease', blockedSince: null });
+    expect(decide(row('releasing'), stuck, [], at(60_000), cfg)).toEqual({
+      type: 'waitForRelease',
+      blocker: { reason: 'Finalizers', pods: [], finalizers: [...finalizers].sort() },
+      blockedSince: at(60_000),
+      requeueAfterMs: 2000,
+    });
+  });
+  it('pods left take precedence over finalizers (foreground deletion waits for them)', () => {
+    const stuck = cr({ deleting: true, finalizers: ['foregroundDeletion', 'modeldock.io/finalizer'] });
+    expect(decide(row('releasing'), stuck, [pod('p1')], at(60_000), cfg)).toMatchObject({ blocker: { reason: 'PodsStillPresent', pods: ['p1'] } });
   });
   it('re-issues the delete if our CR is still there and not being deleted', () => {
     expect(decide(row('releasing'), cr(), [], at(0), cfg)).toMatchObject({ type: 'deleteCR', thenState: null });

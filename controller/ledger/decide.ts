@@ -9,9 +9,11 @@
 //  - never Ready READY_DEADLINE after the CR's creation (a persisted time) → delete it
 //    (preconditions uid + resourceVersion, foreground) and move to releasing;
 //  - tenant delete (state deleting) → delete our CR if there is one, then releasing;
-//  - CR gone behind our back → releasing;
+//  - CR gone, or being deleted, behind our back → releasing;
 //  - releasing → release only when the CR is gone AND no labelled pod exists (Terminating
-//    included); pods left past RELEASE_BLOCKED_AFTER → ReleaseBlocked (surfaced, quota kept);
+//    included). Still waiting RELEASE_BLOCKED_AFTER into the release → ReleaseBlocked (surfaced,
+//    quota kept): reason PodsStillPresent naming the pods, or — no pod left but our CR stays in
+//    deletion (a foreign finalizer, or ours not removed) — reason Finalizers naming them;
 //  - released/conflict are terminal; a CR of ours that appears after release (a late write of a
 //    deposed leader) is deleted, which changes no quota.
 
@@ -33,6 +35,8 @@ export interface ObservedCR {
   resourceVersion: string;
   creationTimestamp: Date;
   deleting: boolean;
+  /** metadata.finalizers (what keeps a CR in deletion). */
+  finalizers: string[];
   admissionId: string | undefined;
   tenant: string | undefined;
   ready: boolean;
@@ -48,6 +52,11 @@ export interface LedgerConfig {
   releaseBlockedAfterMs: number;
 }
 
+/** What keeps a release waiting: pods that still exist, or (no pod left) the CR's finalizers. */
+export type ReleaseBlocker =
+  | { reason: 'PodsStillPresent'; pods: string[]; finalizers: [] }
+  | { reason: 'Finalizers'; pods: []; finalizers: string[] };
+
 export type DeleteReason = 'tenant-delete' | 'never-ready' | 'orphan';
 
 export type LedgerAction =
@@ -56,7 +65,7 @@ export type LedgerAction =
   | { type: 'markReady' }
   | { type: 'deleteCR'; uid: string; resourceVersion: string; reason: DeleteReason; thenState: 'releasing' | null }
   | { type: 'toReleasing'; reason: string }
-  | { type: 'waitForPods'; pods: string[]; blockedSince: Date | null; requeueAfterMs: number }
+  | { type: 'waitForRelease'; blocker: ReleaseBlocker; blockedSince: Date | null; requeueAfterMs: number }
   | { type: 'release' };
 
 const POLL_MS = 2_000;
@@ -86,7 +95,8 @@ export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[
       if (!cr) return { type: 'toReleasing', reason: 'ModelService deleted outside ModelDock' };
       const conflict = identityConflict(row, cr, boundUid);
       if (conflict) return { type: 'conflict', reason: conflict };
-      if (cr.deleting) return { type: 'none', requeueAfterMs: POLL_MS };
+      // Deleted behind our back: take the release path, where a deletion that stalls is surfaced.
+      if (cr.deleting) return { type: 'toReleasing', reason: 'ModelService being deleted outside ModelDock' };
       if (cr.ready && !row.binding?.everReady) return { type: 'markReady' };
       if (!row.binding?.everReady && now.getTime() - cr.creationTimestamp.getTime() >= cfg.readyDeadlineMs) {
         return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'never-ready', thenState: 'releasing' };
@@ -118,10 +128,13 @@ export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[
         return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'tenant-delete', thenState: null };
       }
       if ((cr && ours) || blocking.length > 0) {
+        const blocker: ReleaseBlocker =
+          blocking.length > 0
+            ? { reason: 'PodsStillPresent', pods: blocking, finalizers: [] }
+            : { reason: 'Finalizers', pods: [], finalizers: [...(cr?.finalizers ?? [])].sort() };
         const waited = now.getTime() - row.stateChangedAt.getTime();
-        const blockedSince =
-          row.releaseBlockedSince ?? (blocking.length > 0 && waited >= cfg.releaseBlockedAfterMs ? now : null);
-        return { type: 'waitForPods', pods: blocking, blockedSince, requeueAfterMs: POLL_MS };
+        const blockedSince = row.releaseBlockedSince ?? (waited >= cfg.releaseBlockedAfterMs ? now : null);
+        return { type: 'waitForRelease', blocker, blockedSince, requeueAfterMs: POLL_MS };
       }
       return { type: 'release' };
     }

@@ -5,7 +5,7 @@ export interface LedgerMetrics {
   delivered: Counter<'outcome'>;
   released: Counter;
   conflicts: Counter;
-  releaseBlocked: Counter;
+  releaseBlocked: Counter<'reason'>;
   deadRows: Counter<'kind'>;
 }
 
@@ -15,7 +15,12 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
     delivered: new Counter({ name: 'modeldock_outbox_delivered_total', help: 'ModelServices delivered, by outcome (created | adopted).', labelNames: ['outcome'], registers }),
     released: new Counter({ name: 'modeldock_ledger_releases_total', help: 'Reservations whose quota was released.', registers }),
     conflicts: new Counter({ name: 'modeldock_ledger_conflicts_total', help: 'Reservations moved to conflict (never released automatically).', registers }),
-    releaseBlocked: new Counter({ name: 'modeldock_release_blocked_total', help: 'Releases found blocked by pods that still exist.', registers }),
+    releaseBlocked: new Counter({
+      name: 'modeldock_release_blocked_total',
+      help: 'Releases found blocked, by reason: PodsStillPresent (pods still exist) | Finalizers (no pod left, the ModelService stays in deletion).',
+      labelNames: ['reason'],
+      registers,
+    }),
     deadRows: new Counter({ name: 'modeldock_outbox_dead_total', help: 'Outbox rows that exhausted their attempts.', labelNames: ['kind'], registers }),
   };
 }

@@ -20,7 +20,7 @@ import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import type { LedgerCluster } from './cluster.ts';
-import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';
+import { decide, type LedgerAction, type LedgerConfig, type ReleaseBlocker } from './decide.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import { ackCreate, loadLedgerRecord, markReady, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
 
@@ -138,14 +138,21 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
       await transition(d.db, rec.id, [rec.state], 'releasing', epoch, now, action.reason);
       crashPoint('after-releasing-before-release');
       return { requeue: true };
-    case 'waitForPods':
-      if (action.blockedSince && action.pods.join() !== (rec.releaseBlockedPods ?? []).join()) {
-        await setReleaseBlocked(d.db, rec.id, action.blockedSince, action.pods, epoch, now);
-        await d.cluster.setCondition(ns, name, releaseBlocked(action.pods, action.blockedSince));
-        if (!rec.releaseBlockedSince) d.metrics.releaseBlocked.inc();
-        log.warn('release blocked: pods still exist', { pods: action.pods, since: action.blockedSince.toISOString() });
+    case 'waitForRelease': {
+      const b = action.blocker;
+      if (action.blockedSince && !sameBlocker(rec, b)) {
+        await setReleaseBlocked(d.db, rec, action.blockedSince, b, epoch, now);
+        await d.cluster.setCondition(ns, name, releaseBlocked(b, action.blockedSince));
+        if (!rec.releaseBlockedSince) d.metrics.releaseBlocked.inc({ reason: b.reason });
+        log.warn(`release blocked: ${b.reason === 'Finalizers' ? 'the ModelService stays in deletion' : 'pods still exist'}`, {
+          reason: b.reason,
+          pods: b.pods,
+          finalizers: b.finalizers,
+          since: action.blockedSince.toISOString(),
+        });
       }
       return { requeueAfterMs: action.requeueAfterMs };
+    }
     case 'release':
       if (await release(d.db, rec.id, epoch, now)) {
         d.metrics.released.inc();
@@ -166,14 +173,21 @@ async function toConflict(d: Scoped, rec: LedgerRecord, reason: string, log: Log
 
 const asEventObject = (ms: ModelService): Parameters<EventRecorder['record']>[0] => ms as Parameters<EventRecorder['record']>[0];
 
-function releaseBlocked(pods: string[], since: Date): Condition {
-  return {
-    type: 'ReleaseBlocked',
-    status: 'True',
-    reason: 'PodsStillPresent',
-    message: `quota kept: ${pods.length} pod(s) still exist: ${pods.join(', ')}`.slice(0, 1000),
-    lastTransitionTime: since.toISOString(),
-  };
+/** True when the ledger already records exactly this blocker. */
+function sameBlocker(rec: LedgerRecord, b: ReleaseBlocker): boolean {
+  return (
+    rec.releaseBlockedReason === b.reason &&
+    (rec.releaseBlockedPods ?? []).join() === b.pods.join() &&
+    (rec.releaseBlockedFinalizers ?? []).join() === b.finalizers.join()
+  );
+}
+
+function releaseBlocked(b: ReleaseBlocker, since: Date): Condition {
+  const message =
+    b.reason === 'Finalizers'
+      ? `quota kept: no pod left, but the ModelService stays in deletion; finalizers: ${b.finalizers.join(', ') || '(none)'}`
+      : `quota kept: ${b.pods.length} pod(s) still exist: ${b.pods.join(', ')}`;
+  return { type: 'ReleaseBlocked', status: 'True', reason: b.reason, message: message.slice(0, 1000), lastTransitionTime: since.toISOString() };
 }
 
 async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {

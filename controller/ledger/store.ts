@@ -4,12 +4,13 @@
 // conditional on the state it leaves, so running any of them twice changes nothing.
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
-import { amountColumns, releaseUsageSql } from '../../ledger/resources.ts';
-import { reservationState } from '../../ledger/rows.ts';
-import { RESERVATION_STATES, TERMINAL_STATES, type ReservationState } from '../../schema/admission.ts';
+import { amountColumns, amountsFromRow, releaseUsageSql } from '../../ledger/resources.ts';
+import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
+import type { Amounts } from '../../schema/model-service.ts';
+import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason, type ReservationState } from '../../schema/admission.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import type { LedgerRow } from './decide.ts';
+import type { LedgerRow, ReleaseBlocker } from './decide.ts';
 import { ack, ClaimLost, type ClaimedRow } from './outbox-store.ts';
 
 
@@ -19,7 +20,11 @@ export interface LedgerRecord extends LedgerRow {
   /** The admitted spec as stored; validated only where it is used (delivery), so a row that a newer
    *  schema would refuse can still be deleted and released. */
   spec: unknown;
+  releaseBlockedReason: ReleaseBlockedReason | null;
   releaseBlockedPods: string[] | null;
+  releaseBlockedFinalizers: string[] | null;
+  /** What the admission charged (totals, ledger units). */
+  amounts: Amounts;
   lastReconciledAt: Date | null;
   binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
 }
@@ -71,7 +76,8 @@ const dateOrNull = (v: unknown): Date | null => {
 
 export async function loadLedgerRecord(q: Queryable, id: string): Promise<LedgerRecord | undefined> {
   const r = await q.execute(
-    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.release_blocked_pods, r.last_reconciled_at,
+    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
+            r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.reservation_id AS bound
        FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id
       WHERE r.id = ?`,
@@ -88,7 +94,10 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
     createdAt: date(row.created_at),
     requestId: str(row.request_id),
     spec: json(row.spec),
+    releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
     releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
+    releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
+    amounts: amountsFromRow(row),
     lastReconciledAt: dateOrNull(row.last_reconciled_at),
     binding:
       row.bound === null || row.bound === undefined
@@ -148,13 +157,21 @@ export async function touchReconciled(q: Queryable, id: string, epoch: number, n
   await q.execute(`UPDATE reservation r ${FENCE} SET r.last_reconciled_at = ? WHERE r.id = ?`, [epoch, now, id]);
 }
 
-/** Records since when pods block the release (kept once set); cleared on release. */
-export async function setReleaseBlocked(q: Queryable, id: string, since: Date, pods: string[], epoch: number, now: Date): Promise<void> {
+/** Records since when the release is blocked (kept once set) and by what (replaced); cleared on release. */
+export async function setReleaseBlocked(
+  q: Queryable,
+  at: { tenant: string; id: string },
+  since: Date,
+  blocker: ReleaseBlocker,
+  epoch: number,
+  now: Date,
+): Promise<void> {
   await q.execute(
     `UPDATE reservation r ${FENCE}
-        SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.release_blocked_pods = ?, r.updated_at = ?
-      WHERE r.id = ? AND r.state = 'releasing'`,
-    [epoch, since, JSON.stringify(pods), now, id],
+        SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.release_blocked_reason = ?,
+            r.release_blocked_pods = ?, r.release_blocked_finalizers = ?, r.updated_at = ?
+      WHERE r.tenant = ? AND r.id = ? AND r.state = 'releasing'`,
+    [epoch, since, blocker.reason, JSON.stringify(blocker.pods), JSON.stringify(blocker.finalizers), now, at.tenant, at.id],
   );
 }
 
@@ -170,7 +187,7 @@ export async function release(db: Db, id: string, epoch: number, now: Date): Pro
       const moved = await tx.execute(
         `UPDATE reservation r ${FENCE}
             SET r.state = 'released', r.state_changed_at = ?, r.updated_at = ?,
-                r.release_blocked_since = NULL, r.release_blocked_pods = NULL
+                r.release_blocked_since = NULL, r.release_blocked_reason = NULL, r.release_blocked_pods = NULL, r.release_blocked_finalizers = NULL
           WHERE r.id = ? AND r.state = 'releasing'`,
         [epoch, now, now, id],
       );

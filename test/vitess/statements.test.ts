@@ -105,7 +105,7 @@ async function exerciseEverything(): Promise<void> {
   if (!del) throw new Error('no delete row to claim');
   await as('controller/ledger/outbox-store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
   await as('controller/ledger/store.ts:transition', () => transition(db, id, ['deleting'], 'releasing', epoch, new Date(), null));
-  await as('controller/ledger/store.ts:setReleaseBlocked', () => setReleaseBlocked(db, id, new Date(), ['pod-a'], epoch, new Date()));
+  await as('controller/ledger/store.ts:setReleaseBlocked', () => setReleaseBlocked(db, { tenant, id }, new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, new Date()));
   await as('controller/ledger/store.ts:release', () => release(db, id, epoch, new Date()));
   await as('controller/ledger/check.ts:checkLedger', () => checkLedger(db, null, 'ns', { settled: false }));
 }
