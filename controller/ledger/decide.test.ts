@@ -13,12 +13,13 @@ function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow 
     state,
     stateChangedAt: T0,
     releaseBlockedSince: null,
+    amounts: { cpu: 1000, memory: 2048, 'nvidia.com/gpu': 0 },
     binding: { uid: 'uid-1', everReady: false },
     ...over,
   };
 }
 function cr(over: Partial<ObservedCR> = {}): ObservedCR {
-  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, finalizers: [], admissionId: '01AAA', tenant: 'acme', ready: false, ...over };
+  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, finalizers: [], admissionId: '01AAA', tenant: 'acme', ready: false, scale: { replicas: 2, resources: { cpu: '500m', memory: '1Gi' } }, ...over };
 }
 const pod = (name: string, terminating = true): ObservedPod => ({ name, terminating });
 
@@ -61,6 +62,23 @@ describe('decide: delivered / ready', () => {
   });
   it('takes the release path when someone else deletes the CR (a stalled deletion is then surfaced)', () => {
     expect(decide(row('ready'), cr({ deleting: true }), [], at(0), cfg)).toMatchObject({ type: 'toReleasing' });
+  });
+});
+
+describe('decide: scale against the charge (charged: 2 × 500m / 1Gi)', () => {
+  const scaled = (replicas: number) => cr({ scale: { replicas, resources: { cpu: '500m', memory: '1Gi' } } });
+  it.each(['delivered', 'ready'] as const)('reverts a scale above the charge to the charged replicas (%s)', (state) => {
+    expect(decide(row(state), scaled(5), [], at(0), cfg)).toEqual({ type: 'revertScale', resourceVersion: '42', from: 5, to: 2 });
+  });
+  it('allows scaling down, and back up to the charge', () => {
+    expect(decide(row('ready', { binding: { uid: 'uid-1', everReady: true } }), scaled(1), [], at(0), cfg)).toEqual({ type: 'none' });
+    expect(decide(row('ready', { binding: { uid: 'uid-1', everReady: true } }), scaled(2), [], at(0), cfg)).toEqual({ type: 'none' });
+  });
+  it('checks identity before the scale: a foreign CR is a conflict, never patched', () => {
+    expect(decide(row('ready'), cr({ uid: 'uid-2', scale: { replicas: 9, resources: { cpu: '1' } } }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+  });
+  it('skips the check when the spec cannot be parsed', () => {
+    expect(decide(row('delivered'), cr({ scale: null }), [], at(0), cfg)).toEqual({ type: 'none', requeueAfterMs: 600_000 });
   });
 });
 

@@ -5,6 +5,8 @@
 // Rules (docs/design.md, "The reservation state machine" and "Crash gaps"):
 //  - a CR under our name that is not ours (other admission id, or UID ≠ the bound UID) → conflict;
 //    never deleted, never released automatically;
+//  - spec.replicas × per-replica resources above the charged amounts (kubectl scale) → revert
+//    to the replicas the charge covers; scaling down is allowed (nothing is refunded before release);
 //  - Ready seen once → ever_ready (persisted);
 //  - never Ready READY_DEADLINE after the CR's creation (a persisted time) → delete it
 //    (preconditions uid + resourceVersion, foreground) and move to releasing;
@@ -18,6 +20,8 @@
 //    deposed leader) is deleted, which changes no quota.
 
 import type { ReservationState } from '../../schema/admission.ts';
+import type { Amounts } from '../../schema/model-service.ts';
+import { chargedReplicas, withinCharge, type ScaledSpec } from './charge.ts';
 
 export interface LedgerRow {
   id: string;
@@ -26,6 +30,8 @@ export interface LedgerRow {
   /** When the reservation entered its current state. */
   stateChangedAt: Date;
   releaseBlockedSince: Date | null;
+  /** What the admission charged (totals). */
+  amounts: Amounts;
   binding: { uid: string | null; everReady: boolean } | null;
 }
 
@@ -40,6 +46,8 @@ export interface ObservedCR {
   admissionId: string | undefined;
   tenant: string | undefined;
   ready: boolean;
+  /** spec.replicas and the per-replica resources; null when a quantity cannot be parsed. */
+  scale: ScaledSpec | null;
 }
 
 export interface ObservedPod {
@@ -63,6 +71,7 @@ export type LedgerAction =
   | { type: 'none'; requeueAfterMs?: number }
   | { type: 'conflict'; reason: string }
   | { type: 'markReady' }
+  | { type: 'revertScale'; resourceVersion: string; from: number; to: number }
   | { type: 'deleteCR'; uid: string; resourceVersion: string; reason: DeleteReason; thenState: 'releasing' | null }
   | { type: 'toReleasing'; reason: string }
   | { type: 'waitForRelease'; blocker: ReleaseBlocker; blockedSince: Date | null; requeueAfterMs: number }
@@ -97,6 +106,9 @@ export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[
       if (conflict) return { type: 'conflict', reason: conflict };
       // Deleted behind our back: take the release path, where a deletion that stalls is surfaced.
       if (cr.deleting) return { type: 'toReleasing', reason: 'ModelService being deleted outside ModelDock' };
+      if (cr.scale && !withinCharge(cr.scale, row.amounts)) {
+        return { type: 'revertScale', resourceVersion: cr.resourceVersion, from: cr.scale.replicas, to: chargedReplicas(cr.scale, row.amounts) };
+      }
       if (cr.ready && !row.binding?.everReady) return { type: 'markReady' };
       if (!row.binding?.everReady && now.getTime() - cr.creationTimestamp.getTime() >= cfg.readyDeadlineMs) {
         return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'never-ready', thenState: 'releasing' };

@@ -7,6 +7,9 @@ export interface LedgerMetrics {
   conflicts: Counter;
   releaseBlocked: Counter<'reason'>;
   deadRows: Counter<'kind'>;
+  scaleReverted: Counter;
+  liveReads: Counter<'kind'>;
+  resyncPages: Counter;
 }
 
 export function ledgerMetrics(registry: Registry): LedgerMetrics {
@@ -21,6 +24,14 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
       labelNames: ['reason'],
       registers,
     }),
+    scaleReverted: new Counter({ name: 'modeldock_ledger_scale_reverted_total', help: 'ModelServices scaled above their charge and reverted to the charged replicas.', registers }),
+    liveReads: new Counter({
+      name: 'modeldock_ledger_live_reads_total',
+      help: 'Live API reads of the ledger reconciler, by kind (modelservice GET | pods LIST); delivered/ready reservations are read from the cache.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    resyncPages: new Counter({ name: 'modeldock_ledger_resync_pages_total', help: 'Pages of open reservations read by the periodic ledger resync.', registers }),
     deadRows: new Counter({ name: 'modeldock_outbox_dead_total', help: 'Outbox rows that exhausted their attempts.', labelNames: ['kind'], registers }),
   };
 }

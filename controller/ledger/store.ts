@@ -121,6 +121,38 @@ export async function openReservationIds(q: Queryable): Promise<string[]> {
   return r.rows.map((row) => str(row.id));
 }
 
+/** Where a resync page starts: after this (last_reconciled_at, id); a NULL time sorts first. */
+export interface ResyncCursor {
+  reconciledAt: Date | null;
+  id: string;
+}
+/** Stands for a NULL last_reconciled_at in the ordering (DATETIME's minimum). */
+const NEVER = new Date('1000-01-01T00:00:00.000Z');
+
+/**
+ * One page of open reservations not reconciled since `before`, stalest first (never reconciled
+ * first), after `cursor`. The periodic resync's scan: it cannot name a tenant (it walks every
+ * tenant), so on a sharded ledger it runs per shard; the page bounds each statement.
+ */
+export async function openReservationsPage(
+  q: Queryable,
+  o: { before: Date; after: ResyncCursor | null; limit: number },
+): Promise<{ ids: string[]; next: ResyncCursor | null }> {
+  const after = o.after ?? { reconciledAt: NEVER, id: '' };
+  const r = await q.execute(
+    `SELECT id, last_reconciled_at FROM reservation
+      WHERE state IN (?) AND (last_reconciled_at IS NULL OR last_reconciled_at < ?)
+        AND (COALESCE(last_reconciled_at, ?), id) > (?, ?)
+      ORDER BY COALESCE(last_reconciled_at, ?), id
+      LIMIT ?`,
+    [OPEN_STATES, o.before, NEVER, after.reconciledAt ?? NEVER, after.id, NEVER, o.limit],
+  );
+  const ids = r.rows.map((row) => str(row.id));
+  const last = r.rows.at(-1);
+  const next = last && r.rows.length === o.limit ? { reconciledAt: dateOrNull(last.last_reconciled_at), id: str(last.id) } : null;
+  return { ids, next };
+}
+
 /** delivered → ready, and ever_ready/first_ready_at on the binding, in one fenced statement. */
 export async function markReady(q: Queryable, id: string, epoch: number, now: Date): Promise<boolean> {
   const r = await q.execute(
