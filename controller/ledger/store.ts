@@ -2,10 +2,10 @@
 // it joins `controller_epoch` on `epoch = ?`, so once a new leader has bumped the epoch, a
 // paused ex-leader's late statements match no row and change nothing. Every state change is
 // conditional on the state it leaves, so running any of them twice changes nothing.
-import type { Db, Queryable } from '../../ledger/db.ts';
+import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { amountColumns, amountsFromRow, releaseUsageSql } from '../../ledger/resources.ts';
-import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
+import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason, type ReservationState } from '../../schema/admission.ts';
 import { FENCE } from '../../ledger/fence.ts';
@@ -244,3 +244,73 @@ export async function release(db: Db, id: string, epoch: number, now: Date): Pro
 }
 
 class NothingToRelease extends Error {}
+
+export type Resolution = 'release' | 'keep';
+export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved';
+
+/**
+ * An operator's decision on a conflict (`npm run tenant -- resolve`), in ONE conditional
+ * transaction keyed by (tenant, id). Not fenced: the controller never writes a reservation in
+ * conflict, and the condition `state = 'conflict'` makes a second run change nothing.
+ *  - release: conflict → released, the `release` movement (its primary key refuses a second),
+ *    usage down by the reservation's own amounts, and the `resolve-release` audit row;
+ *  - keep: the `resolve-keep` audit row and the reason on the reservation; it stays in conflict,
+ *    charged (a later `release` is still possible; a second `keep` is refused by the key).
+ * BEGIN + 4 (release) or 2 (keep) statements + COMMIT.
+ */
+export async function resolveConflict(
+  db: Db,
+  at: { tenant: string; id: string },
+  decision: Resolution,
+  note: string,
+  now: Date,
+): Promise<ResolveOutcome> {
+  const direction: MovementDirection = decision === 'release' ? 'resolve-release' : 'resolve-keep';
+  const lastError = `resolved by an operator (${decision}): ${note}`.slice(0, 1000);
+  return db
+    .transaction(async (tx) => {
+      const moved = await tx.execute(
+        decision === 'release'
+          ? `UPDATE reservation SET state = 'released', state_changed_at = ?, updated_at = ?, last_error = ?,
+                    release_blocked_since = NULL, release_blocked_reason = NULL, release_blocked_pods = NULL, release_blocked_finalizers = NULL
+              WHERE tenant = ? AND id = ? AND state = 'conflict'`
+          : `UPDATE reservation SET updated_at = ?, last_error = ?
+              WHERE tenant = ? AND id = ? AND state = 'conflict'`,
+        decision === 'release' ? [now, now, lastError, at.tenant, at.id] : [now, lastError, at.tenant, at.id],
+      );
+      if (moved.rowsAffected !== 1) throw new ResolveAbort('not-in-conflict');
+      const movement = (dir: MovementDirection, withNote: string | null) =>
+        tx.execute(
+          `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at, note)
+           SELECT id, ?, tenant, ${amountColumns()}, ?, ? FROM reservation WHERE tenant = ? AND id = ?`,
+          [dir, now, withNote, at.tenant, at.id],
+        );
+      try {
+        await movement(direction, note);
+        if (decision === 'release') await movement('release', null);
+      } catch (err) {
+        throw isDuplicateKey(err) ? new ResolveAbort('already-resolved') : err;
+      }
+      if (decision === 'release') {
+        await tx.execute(
+          `UPDATE tenant_quota q JOIN reservation r ON r.tenant = q.tenant AND r.id = ?
+              SET ${releaseUsageSql('q', 'r')}, q.updated_at = ?
+            WHERE q.tenant = ?`,
+          [at.id, now, at.tenant],
+        );
+      }
+      return 'resolved' as const;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof ResolveAbort) return err.outcome;
+      throw err;
+    });
+}
+
+class ResolveAbort extends Error {
+  readonly outcome: Exclude<ResolveOutcome, 'resolved'>;
+  constructor(outcome: Exclude<ResolveOutcome, 'resolved'>) {
+    super(outcome);
+    this.outcome = outcome;
+  }
+}
