@@ -20,7 +20,7 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
     conflicts: new Counter({ name: 'modeldock_ledger_conflicts_total', help: 'Reservations moved to conflict (never released automatically).', registers }),
     releaseBlocked: new Counter({
       name: 'modeldock_release_blocked_total',
-      help: 'Releases found blocked, by reason: PodsStillPresent (pods still exist) | Finalizers (no pod left, the ModelService stays in deletion).',
+      help: 'Releases found blocked (counted again when the reason changes), by reason: PodsStillPresent (pods still exist) | Finalizers (no pod left, the ModelService stays in deletion).',
       labelNames: ['reason'],
       registers,
     }),

@@ -173,7 +173,7 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
       if (action.blockedSince && !sameBlocker(rec, b)) {
         await setReleaseBlocked(d.db, rec, action.blockedSince, b, epoch, now);
         await d.cluster.setCondition(ns, name, releaseBlocked(b, action.blockedSince));
-        if (!rec.releaseBlockedSince) d.metrics.releaseBlocked.inc({ reason: b.reason });
+        if (rec.releaseBlockedReason !== b.reason) d.metrics.releaseBlocked.inc({ reason: b.reason });
         log.warn(`release blocked: ${b.reason === 'Finalizers' ? 'the ModelService stays in deletion' : 'pods still exist'}`, {
           reason: b.reason,
           pods: b.pods,
