@@ -85,8 +85,8 @@ async function seed(rows: Array<{ id: string; state: 'ready' | 'releasing'; uid:
 describe('bounded ledger resync', () => {
   it(`2,000 open reservations: pages of 500, live GETs per resync ≤ the reservations in a release state`, async () => {
     const newId = ulidGenerator();
-    const ready = Array.from({ length: READY }, () => newId());
-    const releasing = Array.from({ length: RELEASING }, () => newId());
+    const ready = Array.from({ length: READY }, () => newId(new Date()));
+    const releasing = Array.from({ length: RELEASING }, () => newId(new Date()));
     const t0 = Date.now();
     const uids = await pool(ready, 16, async (id) =>
       (await admin.create<ModelService>(paths.modelServices(ns.name), {
