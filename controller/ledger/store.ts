@@ -142,11 +142,13 @@ export async function openReservationsPage(
   const r = await q.execute(
     `SELECT id, last_reconciled_at FROM reservation
       WHERE state IN (?) AND (last_reconciled_at IS NULL OR last_reconciled_at < ?)
-        AND (COALESCE(last_reconciled_at, ?), id) > (?, ?)
-      ORDER BY COALESCE(last_reconciled_at, ?), id
+        AND (COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id) > (CAST(? AS DATETIME(3)), ?)
+      ORDER BY COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id
       LIMIT ?`,
     [OPEN_STATES, o.before, NEVER, after.reconciledAt ?? NEVER, after.id, NEVER, o.limit],
   );
+  // The driver sends a Date as text: CAST keeps every comparison a DATETIME one (a COALESCE of a
+  // DATETIME and text would compare as text, and 'T' sorts after ' ').
   const ids = r.rows.map((row) => str(row.id));
   const last = r.rows.at(-1);
   const next = last && r.rows.length === o.limit ? { reconciledAt: dateOrNull(last.last_reconciled_at), id: str(last.id) } : null;
