@@ -114,13 +114,6 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
 
 const OPEN_STATES = RESERVATION_STATES.filter((st) => !(TERMINAL_STATES as readonly string[]).includes(st));
 
-/** Ids of reservations the ledger reconciler must still look at (not released, not conflict). */
-export async function openReservationIds(q: Queryable): Promise<string[]> {
-  // An IN list (not NOT IN) so the (state, id) index serves it.
-  const r = await q.execute(`SELECT id FROM reservation WHERE state IN (?) ORDER BY id`, [OPEN_STATES]);
-  return r.rows.map((row) => str(row.id));
-}
-
 /** Where a resync page starts: after this (last_reconciled_at, id); a NULL time sorts first. */
 export interface ResyncCursor {
   reconciledAt: Date | null;
