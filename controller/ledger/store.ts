@@ -4,7 +4,7 @@
 // conditional on the state it leaves, so running any of them twice changes nothing.
 import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
-import { amountColumns, amountsFromRow, releaseUsageSql } from '../../ledger/resources.ts';
+import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, releaseUsageSql, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason, type ReservationState } from '../../schema/admission.ts';
@@ -251,7 +251,7 @@ export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved'
  *    usage down by the reservation's own amounts, and the `resolve-release` audit row;
  *  - keep: the `resolve-keep` audit row and the reason on the reservation; it stays in conflict,
  *    charged (a later `release` is still possible; a second `keep` is refused by the key).
- * BEGIN + 4 (release) or 2 (keep) statements + COMMIT.
+ * BEGIN + 4 (release) or 3 (keep) statements + COMMIT.
  */
 export async function resolveConflict(
   db: Db,
@@ -260,39 +260,42 @@ export async function resolveConflict(
   note: string,
   now: Date,
 ): Promise<ResolveOutcome> {
-  const direction: MovementDirection = decision === 'release' ? 'resolve-release' : 'resolve-keep';
   const lastError = `resolved by an operator (${decision}): ${note}`.slice(0, 1000);
+  const where = 'WHERE tenant = ? AND id = ?';
   return db
     .transaction(async (tx) => {
       const moved = await tx.execute(
         decision === 'release'
           ? `UPDATE reservation SET state = 'released', state_changed_at = ?, updated_at = ?, last_error = ?,
                     release_blocked_since = NULL, release_blocked_reason = NULL, release_blocked_pods = NULL, release_blocked_finalizers = NULL
-              WHERE tenant = ? AND id = ? AND state = 'conflict'`
-          : `UPDATE reservation SET updated_at = ?, last_error = ?
-              WHERE tenant = ? AND id = ? AND state = 'conflict'`,
+              ${where} AND state = 'conflict'`
+          : `UPDATE reservation SET updated_at = ?, last_error = ? ${where} AND state = 'conflict'`,
         decision === 'release' ? [now, now, lastError, at.tenant, at.id] : [now, lastError, at.tenant, at.id],
       );
       if (moved.rowsAffected !== 1) throw new ResolveAbort('not-in-conflict');
-      const movement = (dir: MovementDirection, withNote: string | null) =>
-        tx.execute(
-          `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at, note)
-           SELECT id, ?, tenant, ${amountColumns()}, ?, ? FROM reservation WHERE tenant = ? AND id = ?`,
-          [dir, now, withNote, at.tenant, at.id],
-        );
+      // Every statement names the tenant, so each is single-shard on a ledger sharded by tenant.
+      const row = (await tx.execute(`SELECT ${amountColumns()} FROM reservation ${where}`, [at.tenant, at.id])).rows[0];
+      if (!row) throw new ResolveAbort('not-in-conflict');
+      const amounts = amountsFromRow(row);
+      const rows: Array<[MovementDirection, string | null]> =
+        decision === 'release' ? [['resolve-release', note], ['release', null]] : [['resolve-keep', note]];
       try {
-        await movement(direction, note);
-        if (decision === 'release') await movement('release', null);
+        await tx.execute(
+          `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at, note)
+           VALUES ${rows.map(() => `(?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`).join(', ')}`,
+          rows.flatMap(([direction, n]) => [at.id, direction, at.tenant, ...amountArgs(amounts), now, n]),
+        );
       } catch (err) {
         throw isDuplicateKey(err) ? new ResolveAbort('already-resolved') : err;
       }
       if (decision === 'release') {
-        await tx.execute(
-          `UPDATE tenant_quota q JOIN reservation r ON r.tenant = q.tenant AND r.id = ?
-              SET ${releaseUsageSql('q', 'r')}, q.updated_at = ?
-            WHERE q.tenant = ?`,
-          [at.id, now, at.tenant],
-        );
+        const usage = releaseUsageByAmounts(amounts);
+        await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [
+          ...usage.args,
+          now,
+          at.tenant,
+          [...RESOURCE_NAMES],
+        ]);
       }
       return 'resolved' as const;
     })
