@@ -41,6 +41,8 @@ export const admissionView = z.looseObject({
   endpoint: nts,
   releaseBlockedSince: nts.optional(),
   releaseBlockedPods: z.array(z.string()).nullable().optional(),
+  releaseBlockedReason: z.string().nullable().optional(),
+  releaseBlockedFinalizers: z.array(z.string()).nullable().optional(),
   lastError: nts.optional(),
   deadOutboxRows: z.number().optional(),
   timeline: timelineSchema.nullish(),
@@ -66,3 +68,9 @@ export const quotaView = z.looseObject({ tenant: z.string(), resources: z.record
 export type QuotaView = z.output<typeof quotaView>;
 
 export const errorEnvelope = z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) });
+
+/** What a blocked release waits for, in words: the pods, or the finalizers of a ModelService stuck in deletion. */
+export function releaseBlocker(a: AdmissionView): { what: string; list: string[] } {
+  if (a.releaseBlockedReason === 'Finalizers') return { what: 'the ModelService leaves deletion; finalizers', list: a.releaseBlockedFinalizers ?? [] };
+  return { what: 'these pods are gone', list: a.releaseBlockedPods ?? [] };
+}

@@ -70,4 +70,13 @@ describe('ReleaseProgress', () => {
     ]);
     expect(p.update(admission({ state: 'released', stateChangedAt: t(20) }))).toEqual(['released   +10.0s', 'ReleaseBlocked cleared']);
   });
+  it('prints the finalizers when the ModelService stays in deletion with no pod left', () => {
+    const p = new ReleaseProgress(flat);
+    const stuck = { state: 'releasing', stateChangedAt: t(11), releaseBlockedSince: t(12), releaseBlockedReason: 'Finalizers', releaseBlockedPods: [], releaseBlockedFinalizers: ['example.com/hold'] };
+    expect(p.update(admission(stuck))).toEqual([
+      `releasing  ${t(11)}`,
+      `ReleaseBlocked since ${t(12)}: quota kept until the ModelService leaves deletion; finalizers: example.com/hold`,
+    ]);
+    expect(releaseVerdict(admission(stuck))).toEqual({ kind: 'waiting', note: 'ReleaseBlocked: the ModelService stays in deletion (finalizers example.com/hold)' });
+  });
 });

@@ -1,7 +1,7 @@
 // What `--wait` decides and prints, apart from any I/O: the verdict on an admission (still
 // waiting, done, failed) and the progress lines to print as it moves. Pure.
 import { formatDuration, elapsedMs, nextStage, startupStages, STAGES } from '../dashboard/public/assets/startup.js';
-import type { AdmissionView } from './model.ts';
+import { releaseBlocker, type AdmissionView } from './model.ts';
 import { failureLines, stageLine, styleState, type Look } from './render.ts';
 
 export type Verdict = { kind: 'waiting'; note?: string } | { kind: 'done' } | { kind: 'failed'; reason: string };
@@ -38,7 +38,13 @@ export function startupVerdict(a: AdmissionView): Verdict {
 export function releaseVerdict(a: AdmissionView): Verdict {
   if (a.state === 'released') return { kind: 'done' };
   if (a.state === 'conflict') return { kind: 'failed', reason: 'the admission is in conflict; an operator must resolve it' };
-  if (a.releaseBlockedSince) return { kind: 'waiting', note: `ReleaseBlocked: ${(a.releaseBlockedPods ?? []).length} pod(s) still terminating` };
+  if (a.releaseBlockedSince) {
+    const note =
+      a.releaseBlockedReason === 'Finalizers'
+        ? `ReleaseBlocked: the ModelService stays in deletion (finalizers ${(a.releaseBlockedFinalizers ?? []).join(', ')})`
+        : `ReleaseBlocked: ${(a.releaseBlockedPods ?? []).length} pod(s) still terminating`;
+    return { kind: 'waiting', note };
+  }
   return { kind: 'waiting' };
 }
 
@@ -97,11 +103,12 @@ export class ReleaseProgress {
       out.push(`${styleState(s, a.state).padEnd(10)} ${when}`.trimEnd());
       this.lastState = a.state;
     }
-    const blocked = a.releaseBlockedSince ? `${a.releaseBlockedSince} ${(a.releaseBlockedPods ?? []).join(',')}` : '';
+    const b = releaseBlocker(a);
+    const blocked = a.releaseBlockedSince ? `${a.releaseBlockedSince} ${b.what} ${b.list.join(',')}` : '';
     if (blocked !== this.lastBlocked) {
       if (a.releaseBlockedSince) {
-        const pods = a.releaseBlockedPods?.length ? a.releaseBlockedPods.join(', ') : 'pods not reported';
-        out.push(`${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: quota kept until these pods are gone: ${pods}`);
+        const list = b.list.length ? b.list.join(', ') : 'not reported';
+        out.push(`${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: quota kept until ${b.what}: ${list}`);
       } else if (this.lastBlocked) out.push('ReleaseBlocked cleared');
       this.lastBlocked = blocked;
     }

@@ -99,4 +99,11 @@ describe('renderAdmission', () => {
     expect(out).toContain('ReleaseBlocked since 2026-12-01T10:05:00.000Z: waiting for md-x-1, md-x-2 to be gone');
     expect(out).toContain('last failure: pod md-x-1: OOMKilled, exit code 137 — out of memory (at 2026-12-01T10:04:00.000Z)');
   });
+  it('shows the finalizers of a ModelService stuck in deletion (ReleaseBlocked, reason Finalizers)', () => {
+    const out = renderAdmission(
+      admission({ state: 'releasing', releaseBlockedSince: '2026-12-01T10:05:00.000Z', releaseBlockedReason: 'Finalizers', releaseBlockedPods: [], releaseBlockedFinalizers: ['example.com/hold'] }),
+      flat,
+    );
+    expect(out).toContain('ReleaseBlocked since 2026-12-01T10:05:00.000Z: no pod left, the ModelService stays in deletion; finalizers: example.com/hold');
+  });
 });

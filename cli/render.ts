@@ -119,7 +119,11 @@ export function renderAdmission(a: AdmissionView, look: Look): string {
     `  timeline:`,
     ...startupStages(a).map((v) => `    ${stageLine(v, a.createdAt, look)}`),
   ];
-  if (a.releaseBlockedSince) lines.push(`  ${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: waiting for ${(a.releaseBlockedPods ?? []).join(', ') || 'pods'} to be gone`);
+  if (a.releaseBlockedSince && a.releaseBlockedReason === 'Finalizers') {
+    lines.push(`  ${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: no pod left, the ModelService stays in deletion; finalizers: ${(a.releaseBlockedFinalizers ?? []).join(', ') || '(none)'}`);
+  } else if (a.releaseBlockedSince) {
+    lines.push(`  ${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: waiting for ${(a.releaseBlockedPods ?? []).join(', ') || 'pods'} to be gone`);
+  }
   if (a.deadOutboxRows) lines.push(`  ${s('red', `${a.deadOutboxRows} delivery(ies) failed permanently`)}: an operator must look at the outbox`);
   lines.push(...failureLines(a.lastFailure, a.lastError, s));
   return lines.join('\n');

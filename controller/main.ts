@@ -23,6 +23,8 @@
 //   LEDGER_FAST_PATHS   "false": only outbox rows (incl. the cron's reconcile rows) drive the ledger
 //   LEDGER_RESYNC_MS    re-check every open reservation this often (default 60 s; 0 = off)
 //   ALLOWED_IMAGE_REGISTRIES  host[:port][/path] list re-checked at delivery (the Worker's policy; empty = any)
+//   LEDGER_RESYNC_PAGE  open reservations read per resync statement (default 500)
+//   LEDGER_READ_QPS, LEDGER_READ_BURST  rate limit of the ledger's live API reads (default 20/s, burst 40)
 //   MODELDOCK_CRASH_AT  test-only crash injection, see runtime/crash.ts
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -74,6 +76,9 @@ const parsed = z
     LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
     LEDGER_RESYNC_MS: int(60_000),
     ALLOWED_IMAGE_REGISTRIES: z.string().default(''),
+    LEDGER_RESYNC_PAGE: int(500, 1),
+    LEDGER_READ_QPS: z.coerce.number().positive().default(20),
+    LEDGER_READ_BURST: int(40, 1),
   })
   .safeParse(process.env);
 if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -103,7 +108,10 @@ else kc.loadFromDefault();
 
 const metrics = new Metrics({ processMetrics: true });
 const fieldManager = 'modeldock-controller';
-const client = new KubeClient({ kc, metrics, fieldManager, limiter: new TokenBucket({ qps: env.QPS, burst: env.BURST }) });
+const writes = new TokenBucket({ qps: env.QPS, burst: env.BURST });
+const client = new KubeClient({ kc, metrics, fieldManager, limiter: writes });
+// The ledger's live reads (release decisions) are rate limited too; its writes share the write budget.
+const ledgerClient = new KubeClient({ kc, metrics, fieldManager, limiter: writes, readLimiter: new TokenBucket({ qps: env.LEDGER_READ_QPS, burst: env.LEDGER_READ_BURST }) });
 // Lease renewals never wait behind reconcile writes, and give up before the renew deadline.
 const leaseClient = new KubeClient({ kc, metrics, fieldManager, timeoutMs: Math.floor(env.LEASE_RENEW_DEADLINE_MS / 2) });
 
@@ -159,6 +167,8 @@ if (db) {
     fastPaths: env.LEDGER_FAST_PATHS === 'true',
     workers: env.LEDGER_WORKERS,
     resyncMs: env.LEDGER_RESYNC_MS,
+    resyncPageSize: env.LEDGER_RESYNC_PAGE,
+    client: ledgerClient,
     events,
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
   });

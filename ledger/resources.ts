@@ -45,3 +45,15 @@ export const releaseUsageSql = (quotaAlias: string, reservationAlias: string): s
 
 /** The resources an amount charges (non-zero ones); a charge of nothing touches no quota row. */
 export const chargedResources = (a: Amounts): ResourceName[] => RESOURCE_NAMES.filter((r) => a[r] > 0);
+
+/**
+ * The release arithmetic with the amounts as arguments, for a statement that names the tenant
+ * (`UPDATE tenant_quota SET <sql> WHERE tenant = ? AND resource IN (?)`, single-shard on Vitess):
+ * `used = used - CASE resource WHEN ? THEN ? … ELSE 0 END` and its arguments.
+ */
+export function releaseUsageByAmounts(a: Amounts): { sql: string; args: Array<string | number> } {
+  return {
+    sql: `used = used - CASE resource ${RESOURCE_NAMES.map(() => 'WHEN ? THEN ?').join(' ')} ELSE 0 END`,
+    args: RESOURCE_NAMES.flatMap((r) => [r, a[r]]),
+  };
+}

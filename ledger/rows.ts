@@ -2,14 +2,23 @@
 // enumerated columns may hold. Both sides read rows through these, so an unknown value is an
 // error at the edge rather than a silent cast. (The reservation states themselves are part of
 // the public API and live in schema/admission.ts.)
-import { RESERVATION_STATES, type ReservationState } from '../schema/admission.ts';
+import { RELEASE_BLOCKED_REASONS, RESERVATION_STATES, type ReleaseBlockedReason, type ReservationState } from '../schema/admission.ts';
 import { str } from './columns.ts';
 
 /** Every table of the ledger (schema_migrations aside), in dependency order. */
 export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'controller_epoch', 'scheduled_run'] as const;
 
-/** `quota_movement.direction`: at most one row of each per reservation (primary key). */
-export type MovementDirection = 'charge' | 'release';
+/** `quota_movement.direction`: at most one row of each per reservation (primary key). The
+ *  `resolve-*` rows audit an operator's decision on a conflict (`npm run tenant -- resolve`). */
+export type MovementDirection = 'charge' | 'release' | 'resolve-release' | 'resolve-keep';
+
+/** `reservation.release_blocked_reason`, checked. */
+export function releaseBlockedReasonOrNull(v: unknown): ReleaseBlockedReason | null {
+  if (v === null || v === undefined) return null;
+  const s = str(v);
+  if (!(RELEASE_BLOCKED_REASONS as readonly string[]).includes(s)) throw new Error(`unknown release_blocked_reason ${s}`);
+  return s as ReleaseBlockedReason;
+}
 
 /** `reservation.state`, checked. */
 export function reservationState(v: unknown): ReservationState {

@@ -26,6 +26,11 @@ export const RELEASING_STATES = ['deleting', 'releasing'] as const satisfies rea
 /** States the scheduled sweep does not enqueue (nothing to reconcile automatically). */
 export const TERMINAL_STATES = ['released', 'conflict'] as const satisfies readonly ReservationState[];
 
+/** Why a release waits (`ReleaseBlocked`): pods that still exist, or — no pod left — the
+ *  finalizers that keep the ModelService in deletion. */
+export const RELEASE_BLOCKED_REASONS = ['PodsStillPresent', 'Finalizers'] as const;
+export type ReleaseBlockedReason = (typeof RELEASE_BLOCKED_REASONS)[number];
+
 /** A tenant name: used in Kubernetes label values, so a DNS-1123 label. */
 export const tenantName = dns1123Label;
 

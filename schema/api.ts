@@ -2,7 +2,7 @@
 // (GET /openapi.json) is generated from these and from admission.ts.
 import { z } from 'zod';
 import { modelServiceSpecSchema, RESOURCE_NAMES } from './model-service.ts';
-import { admissionId, RESERVATION_STATES } from './admission.ts';
+import { admissionId, RELEASE_BLOCKED_REASONS, RESERVATION_STATES } from './admission.ts';
 
 export const amountsSchema = z
   .object({
@@ -39,8 +39,13 @@ export const admissionSchema = z
     stateChangedAt: timestamp,
     binding: bindingSchema.nullable(),
     endpoint: z.string().nullable().describe('In-cluster URL of the model service, once delivered: http://<name>.<namespace>.svc:<port>.'),
-    releaseBlockedSince: timestamp.nullable().describe('Set while the release waits for pods that are still terminating.'),
+    releaseBlockedSince: timestamp.nullable().describe('Set while the release is blocked (ReleaseBlocked): pods still terminating, or the ModelService stays in deletion.'),
+    releaseBlockedReason: z
+      .enum(RELEASE_BLOCKED_REASONS)
+      .nullable()
+      .describe('Why the release is blocked: PodsStillPresent (see releaseBlockedPods) or Finalizers (no pod left, the ModelService stays in deletion; see releaseBlockedFinalizers).'),
     releaseBlockedPods: z.array(z.string()).nullable().describe('The pods that still exist and keep the quota (ReleaseBlocked).'),
+    releaseBlockedFinalizers: z.array(z.string()).nullable().describe('The finalizers that keep the ModelService in deletion (ReleaseBlocked, reason Finalizers).'),
     lastError: z.string().nullable(),
     deadOutboxRows: z.number().int().min(0).describe('Outbox deliveries that failed permanently and need an operator.'),
   })

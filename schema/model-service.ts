@@ -151,7 +151,7 @@ export function amountsPerReplica(r: Partial<Record<ReplicaResource, string>>): 
 }
 
 /** What a workload charges against the quota: per-replica amounts times replicas, and 1 ModelService (even at 0 replicas). */
-export function totalAmounts(spec: Pick<ModelServiceSpec, 'resources' | 'replicas'>): Amounts {
+export function totalAmounts(spec: { replicas: number; resources: Partial<Record<ReplicaResource, string>> }): Amounts {
   const one = amountsPerReplica(spec.resources);
   const out = { modelservices: 1 } as Amounts;
   for (const name of REPLICA_RESOURCES) out[name] = one[name] * spec.replicas;

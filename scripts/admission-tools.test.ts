@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { splitStatements } from '../ledger/migrate.ts';
 import { parseDotVars } from './database-url.ts';
-import { defaultModelServices, parseLimits, UsageError } from './tenant.ts';
+import { defaultModelServices, parseLimits, parseResolveArgs, UsageError } from './tenant.ts';
 
 describe('npm run tenant: parseLimits', () => {
   it('parses Kubernetes quantities into ledger units', () => {
@@ -16,6 +16,24 @@ describe('npm run tenant: parseLimits', () => {
   });
   it.each([[[]], [['cpu']], [['disk=1']], [['cpu=lots']], [['nvidia.com/gpu=0.5']], [['cpu=1=2']], [['modelservices=1.5']]])('refuses %j', (args) => {
     expect(() => parseLimits(args)).toThrow(UsageError);
+  });
+});
+
+describe('npm run tenant: parseResolveArgs', () => {
+  const id = '01M8KD1WX8FZMBN60NK93TRSF5';
+  it('reads the id, the decision and the reason', () => {
+    expect(parseResolveArgs([id, '--release', '--reason', 'CR replaced by hand, checked'])).toEqual({ id, decision: 'release', reason: 'CR replaced by hand, checked' });
+    expect(parseResolveArgs(['--keep', `--reason=still running elsewhere`, id])).toEqual({ id, decision: 'keep', reason: 'still running elsewhere' });
+  });
+  it.each([
+    [[id, '--release']],
+    [[id, '--reason', 'x']],
+    [[id, '--release', '--keep', '--reason', 'x']],
+    [['not-a-ulid', '--release', '--reason', 'x']],
+    [[id, '--release', '--reason', '  ']],
+    [[id, '--release', '--reason', 'x', '--force']],
+  ])('refuses %j', (args) => {
+    expect(() => parseResolveArgs(args)).toThrow(UsageError);
   });
 });
 

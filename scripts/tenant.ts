@@ -3,12 +3,22 @@
 // `npm run tenant -- backfill-count`                              the default count limit for every tenant without one
 // `npm run tenant -- show acme`                                     hard and used per resource
 // `npm run tenant -- key acme`                                      a new API key + its digest
+// `npm run tenant -- resolve <admission-id> --release|--keep --reason "…"`
+//     an operator's decision on a conflict (controller/ledger/resolve.ts): refused (exit 3) while
+//     the cluster still has the CR with the bound UID or a pod of the admission. Needs
+//     DATABASE_URL and an operator's kubeconfig (KUBECONFIG); NAMESPACE names where an
+//     undelivered admission's CR would be (default modeldock-lab).
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
 // Lowering a limit below what is in use is allowed: it only blocks new admissions.
 import { randomBytes, createHash } from 'node:crypto';
 import { RESOURCE_NAMES, RESOURCE_UNITS, type ResourceName } from '../schema/model-service.ts';
 import { tenantName } from '../schema/admission.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { admissionId } from '../schema/admission.ts';
 import { createDb, type Db } from '../ledger/db.ts';
+import { resolveAdmission, ResolveRefused } from '../controller/ledger/resolve.ts';
+import type { Resolution } from '../controller/ledger/store.ts';
+import { KubeClient } from '../controller/runtime/kube.ts';
 import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 
@@ -69,6 +79,51 @@ export async function backfillCount(db: Db, now = new Date()): Promise<string[]>
   return added;
 }
 
+export interface ResolveArgs {
+  id: string;
+  decision: Resolution;
+  reason: string;
+}
+
+/** `<admission-id> --release|--keep --reason "…"` (the reason is required: it is the audit trail). */
+export function parseResolveArgs(args: string[]): ResolveArgs {
+  const usage = 'usage: npm run tenant -- resolve <admission-id> --release|--keep --reason "why"';
+  let id: string | undefined;
+  let decision: Resolution | undefined;
+  let reason: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--release' || a === '--keep') {
+      const d = a === '--release' ? 'release' : 'keep';
+      if (decision && decision !== d) throw new UsageError(`give --release or --keep, not both\n${usage}`);
+      decision = d;
+    } else if (a === '--reason') {
+      reason = args[++i];
+    } else if (a.startsWith('--reason=')) {
+      reason = a.slice('--reason='.length);
+    } else if (!a.startsWith('--') && id === undefined) {
+      id = a;
+    } else {
+      throw new UsageError(`unexpected argument "${a}"\n${usage}`);
+    }
+  }
+  if (!id || !admissionId.safeParse(id).success) throw new UsageError(`give an admission id (a ULID)\n${usage}`);
+  if (!decision) throw new UsageError(`give --release or --keep\n${usage}`);
+  if (!reason?.trim()) throw new UsageError(`give --reason "…" (recorded with the decision)\n${usage}`);
+  if (reason.length > 1000) throw new UsageError('the reason is longer than 1000 characters');
+  return { id, decision, reason: reason.trim() };
+}
+
+async function resolve(args: string[]): Promise<void> {
+  const { id, decision, reason } = parseResolveArgs(args);
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  const db = createDb({ url: databaseUrlFromEnv() });
+  const deps = { db, kube: new KubeClient({ kc, timeoutMs: 15_000 }), namespace: process.env.NAMESPACE || 'modeldock-lab', now: () => new Date() };
+  const after = await resolveAdmission(deps, id, decision, reason);
+  console.log(`${after.id}\ttenant=${after.tenant}\tstate=${after.state}\tdecision=${decision}${decision === 'release' ? '\tquota released' : '\tcharge kept'}`);
+}
+
 async function show(db: Db, tenant: string): Promise<void> {
   const q = await readQuota(db, tenant);
   for (const r of RESOURCE_NAMES) {
@@ -79,13 +134,16 @@ async function show(db: Db, tenant: string): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [command, tenant, ...rest] = argv;
+  if (command === 'resolve') return resolve(argv.slice(1));
   if (command === 'backfill-count') {
     const added = await backfillCount(createDb({ url: databaseUrlFromEnv() }));
     console.log(added.length ? `modelservices=${defaultModelServices()} for: ${added.join(', ')}` : 'every tenant has a modelservices limit');
     return;
   }
   if (!command || !tenant || !['set', 'show', 'key'].includes(command)) {
-    throw new UsageError('usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count');
+    throw new UsageError(
+      'usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count | resolve <admission-id> --release|--keep --reason "why"',
+    );
   }
   if (command === 'key') {
     const key = `mdk_${randomBytes(24).toString('base64url')}`;
@@ -100,7 +158,7 @@ async function main(argv: string[]): Promise<void> {
 
 if (import.meta.main) {
   main(process.argv.slice(2)).catch((err: unknown) => {
-    console.error(err instanceof UsageError ? err.message : err);
-    process.exitCode = err instanceof UsageError ? 2 : 1;
+    console.error(err instanceof UsageError || err instanceof ResolveRefused ? `${err instanceof ResolveRefused ? 'refused: ' : ''}${err.message}` : err);
+    process.exitCode = err instanceof UsageError ? 2 : err instanceof ResolveRefused ? 3 : 1;
   });
 }

@@ -1,15 +1,19 @@
-// What the ledger needs from the API server, always as LIVE reads (never the informer cache,
-// which may lag right after a restart): the ModelService under a reservation's deterministic
-// name, and every pod carrying its admission id (Terminating ones included) — plus the three
-// writes: create the CR, delete it with preconditions + foreground propagation, and surface
-// ReleaseBlocked as a condition on the CR while it exists.
+// What the ledger reads LIVE from the API server (release decisions never trust the informer
+// cache, which may lag right after a restart): the ModelService under a reservation's
+// deterministic name, and every pod carrying its admission id (Terminating ones included) —
+// plus the four writes: create the CR, delete it with preconditions + foreground propagation,
+// scale it back to its charge, and surface ReleaseBlocked as a condition on the CR while it
+// exists. Every live read is reported to `onLiveRead` (the modeldock_ledger_live_reads_total metric).
 import { LABELS, type Condition, type ModelService } from '../../schema/model-service.ts';
 import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
+import { withinCharge, type ScaledSpec } from './charge.ts';
 import type { ObservedCR, ObservedPod } from './decide.ts';
 
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
+export type ScaleOutcome = 'scaled' | 'gone' | 'conflict';
+export type LiveRead = 'modelservice' | 'pods';
 
 export interface LedgerCluster {
   readModelService(ns: string, name: string): Promise<(ObservedCR & { object: ModelService }) | null>;
@@ -17,6 +21,8 @@ export interface LedgerCluster {
   /** Creates the CR; on AlreadyExists returns the object found under the name instead. */
   createModelService(obj: ModelService): Promise<{ created: boolean; object: ModelService }>;
   deleteModelService(ns: string, name: string, pre: { uid: string; resourceVersion?: string }): Promise<DeleteOutcome>;
+  /** Sets spec.replicas, guarded by the resourceVersion the decision was made on. */
+  scaleModelService(ns: string, name: string, replicas: number, resourceVersion: string): Promise<ScaleOutcome>;
   /** Sets one status condition (others kept), guarded by resourceVersion; no-op if the CR is gone. */
   setCondition(ns: string, name: string, condition: Condition): Promise<void>;
 }
@@ -27,23 +33,38 @@ export function observe(ms: ModelService): ObservedCR {
     resourceVersion: ms.metadata.resourceVersion ?? '',
     creationTimestamp: new Date(ms.metadata.creationTimestamp ?? 0),
     deleting: Boolean(ms.metadata.deletionTimestamp),
+    finalizers: ms.metadata.finalizers ?? [],
     admissionId: ms.metadata.labels?.[LABELS.admissionId],
     tenant: ms.metadata.labels?.[LABELS.tenant],
     ready: ms.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    scale: scaleOf(ms),
   };
+}
+
+/** spec.replicas and resources as the charge arithmetic reads them; null when it cannot (a bad quantity). */
+function scaleOf(ms: ModelService): ScaledSpec | null {
+  const spec: ScaledSpec = { replicas: ms.spec?.replicas ?? 0, resources: ms.spec?.resources ?? {} };
+  try {
+    withinCharge(spec, { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 });
+    return spec;
+  } catch {
+    return null;
+  }
 }
 
 interface PodMeta {
   metadata: { name: string; deletionTimestamp?: string };
 }
 
-export function kubeLedgerCluster(client: KubeClient): LedgerCluster {
+export function kubeLedgerCluster(client: KubeClient, onLiveRead: (what: LiveRead) => void = () => undefined): LedgerCluster {
   return {
     async readModelService(ns, name) {
+      onLiveRead('modelservice');
       const ms = await client.getOrUndefined<ModelService>(paths.modelService(ns, name));
       return ms ? { ...observe(ms), object: ms } : null;
     },
     async listPods(ns, admissionId) {
+      onLiveRead('pods');
       const list = await client.list<PodMeta>(paths.pods(ns), { labelSelector: `${LABELS.admissionId}=${admissionId}` });
       return list.items.map((p) => ({ name: p.metadata.name, terminating: Boolean(p.metadata.deletionTimestamp) }));
     },
@@ -67,7 +88,18 @@ export function kubeLedgerCluster(client: KubeClient): LedgerCluster {
         throw err;
       }
     },
+    async scaleModelService(ns, name, replicas, resourceVersion) {
+      try {
+        await client.mergePatch(paths.modelService(ns, name), { metadata: { resourceVersion }, spec: { replicas } });
+        return 'scaled';
+      } catch (err) {
+        if (isNotFound(err)) return 'gone';
+        if (isApiError(err, 409)) return 'conflict';
+        throw err;
+      }
+    },
     async setCondition(ns, name, condition) {
+      onLiveRead('modelservice');
       const ms = await client.getOrUndefined<ModelService>(paths.modelService(ns, name));
       if (!ms) return;
       const conditions = [...(ms.status?.conditions ?? []).filter((c) => c.type !== condition.type), condition];

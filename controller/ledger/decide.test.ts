@@ -13,12 +13,13 @@ function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow 
     state,
     stateChangedAt: T0,
     releaseBlockedSince: null,
+    amounts: { cpu: 1000, memory: 2048, 'nvidia.com/gpu': 0, modelservices: 1 },
     binding: { uid: 'uid-1', everReady: false },
     ...over,
   };
 }
 function cr(over: Partial<ObservedCR> = {}): ObservedCR {
-  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, admissionId: '01AAA', tenant: 'acme', ready: false, ...over };
+  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, finalizers: [], admissionId: '01AAA', tenant: 'acme', ready: false, scale: { replicas: 2, resources: { cpu: '500m', memory: '1Gi' } }, ...over };
 }
 const pod = (name: string, terminating = true): ObservedPod => ({ name, terminating });
 
@@ -59,8 +60,25 @@ describe('decide: delivered / ready', () => {
     expect(decide(row('delivered'), cr({ tenant: 'globex' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
     expect(decide(row('deleting'), cr({ tenant: 'globex' }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
   });
-  it('waits while someone else deletes the CR', () => {
-    expect(decide(row('ready'), cr({ deleting: true }), [], at(0), cfg)).toMatchObject({ type: 'none' });
+  it('takes the release path when someone else deletes the CR (a stalled deletion is then surfaced)', () => {
+    expect(decide(row('ready'), cr({ deleting: true }), [], at(0), cfg)).toMatchObject({ type: 'toReleasing' });
+  });
+});
+
+describe('decide: scale against the charge (charged: 2 × 500m / 1Gi)', () => {
+  const scaled = (replicas: number) => cr({ scale: { replicas, resources: { cpu: '500m', memory: '1Gi' } } });
+  it.each(['delivered', 'ready'] as const)('reverts a scale above the charge to the charged replicas (%s)', (state) => {
+    expect(decide(row(state), scaled(5), [], at(0), cfg)).toEqual({ type: 'revertScale', resourceVersion: '42', from: 5, to: 2 });
+  });
+  it('allows scaling down, and back up to the charge', () => {
+    expect(decide(row('ready', { binding: { uid: 'uid-1', everReady: true } }), scaled(1), [], at(0), cfg)).toEqual({ type: 'none' });
+    expect(decide(row('ready', { binding: { uid: 'uid-1', everReady: true } }), scaled(2), [], at(0), cfg)).toEqual({ type: 'none' });
+  });
+  it('checks identity before the scale: a foreign CR is a conflict, never patched', () => {
+    expect(decide(row('ready'), cr({ uid: 'uid-2', scale: { replicas: 9, resources: { cpu: '1' } } }), [], at(0), cfg)).toMatchObject({ type: 'conflict' });
+  });
+  it('skips the check when the spec cannot be parsed', () => {
+    expect(decide(row('delivered'), cr({ scale: null }), [], at(0), cfg)).toEqual({ type: 'none', requeueAfterMs: 600_000 });
   });
 });
 
@@ -86,20 +104,38 @@ describe('decide: releasing', () => {
   });
   it('keeps the quota while a Terminating pod exists', () => {
     expect(decide(row('releasing'), null, [pod('p1')], at(1000), cfg)).toEqual({
-      type: 'waitForPods',
-      pods: ['p1'],
+      type: 'waitForRelease',
+      blocker: { reason: 'PodsStillPresent', pods: ['p1'], finalizers: [] },
       blockedSince: null,
       requeueAfterMs: 2000,
     });
   });
   it('keeps the quota while our CR still exists (being deleted)', () => {
-    expect(decide(row('releasing'), cr({ deleting: true }), [], at(1000), cfg)).toMatchObject({ type: 'waitForPods', pods: [] });
+    expect(decide(row('releasing'), cr({ deleting: true }), [], at(1000), cfg)).toMatchObject({ type: 'waitForRelease', blockedSince: null });
   });
   it('sets ReleaseBlocked after the configured time, and keeps its first time', () => {
     const first = decide(row('releasing'), null, [pod('b'), pod('a')], at(60_000), cfg);
-    expect(first).toMatchObject({ type: 'waitForPods', pods: ['a', 'b'], blockedSince: at(60_000) });
+    expect(first).toMatchObject({ type: 'waitForRelease', blocker: { reason: 'PodsStillPresent', pods: ['a', 'b'] }, blockedSince: at(60_000) });
     const later = decide(row('releasing', { releaseBlockedSince: at(60_000) }), null, [pod('a')], at(90_000), cfg);
     expect(later).toMatchObject({ blockedSince: at(60_000) });
+  });
+  it.each([
+    ['a foreign finalizer', ['example.com/hold']],
+    ['ours not removed', ['modeldock.io/finalizer']],
+    ['several, sorted', ['z.io/b', 'a.io/a']],
+  ])('our CR stuck in deletion with no pod left (%s): ReleaseBlocked Finalizers after the configured time', (_, finalizers) => {
+    const stuck = cr({ deleting: true, finalizers });
+    expect(decide(row('releasing'), stuck, [], at(59_999), cfg)).toMatchObject({ type: 'waitForRelease', blockedSince: null });
+    expect(decide(row('releasing'), stuck, [], at(60_000), cfg)).toEqual({
+      type: 'waitForRelease',
+      blocker: { reason: 'Finalizers', pods: [], finalizers: [...finalizers].sort() },
+      blockedSince: at(60_000),
+      requeueAfterMs: 2000,
+    });
+  });
+  it('pods left take precedence over finalizers (foreground deletion waits for them)', () => {
+    const stuck = cr({ deleting: true, finalizers: ['foregroundDeletion', 'modeldock.io/finalizer'] });
+    expect(decide(row('releasing'), stuck, [pod('p1')], at(60_000), cfg)).toMatchObject({ blocker: { reason: 'PodsStillPresent', pods: ['p1'] } });
   });
   it('re-issues the delete if our CR is still there and not being deleted', () => {
     expect(decide(row('releasing'), cr(), [], at(0), cfg)).toMatchObject({ type: 'deleteCR', thenState: null });
@@ -131,8 +167,8 @@ describe('decide: edges pinned by the mutation run', () => {
     expect(decide(row('delivered'), cr(), [], at(100_000), cfg)).toEqual({ type: 'none', requeueAfterMs: 500_000 });
     expect(decide(row('delivered'), cr(), [], at(599_500), cfg)).toEqual({ type: 'none', requeueAfterMs: 1000 });
   });
-  it('past the deadline, a CR someone else is deleting is waited for, not deleted again', () => {
-    expect(decide(row('delivered'), cr({ deleting: true }), [], at(700_000), cfg)).toEqual({ type: 'none', requeueAfterMs: 2000 });
+  it('past the deadline, a CR someone else is deleting is not deleted again: it takes the release path', () => {
+    expect(decide(row('delivered'), cr({ deleting: true }), [], at(700_000), cfg)).toEqual({ type: 'toReleasing', reason: 'ModelService being deleted outside ModelDock' });
   });
   it('a delivered row whose binding has no UID yet adopts no conflict from the UID', () => {
     const r = row('delivered', { binding: { uid: null, everReady: false } });
@@ -154,13 +190,9 @@ describe('decide: edges pinned by the mutation run', () => {
       thenState: null,
     });
   });
-  it('ReleaseBlocked only when pods block: our CR still being deleted, no pod, long after, is not blocked', () => {
-    expect(decide(row('releasing'), cr({ deleting: true }), [], at(10 * 60_000), cfg)).toEqual({
-      type: 'waitForPods',
-      pods: [],
-      blockedSince: null,
-      requeueAfterMs: 2000,
-    });
+  it('our CR still being deleted with no pod left, long after: blocked by its finalizers, not by pods', () => {
+    const got = decide(row('releasing'), cr({ deleting: true }), [], at(10 * 60_000), cfg);
+    expect(got).toMatchObject({ type: 'waitForRelease', blocker: { reason: 'Finalizers', pods: [] } });
   });
   it('the conflict reason names what is under our name', () => {
     expect(decide(row('ready'), cr({ admissionId: undefined, tenant: undefined }), [], at(0), cfg)).toEqual({

@@ -5,17 +5,23 @@
 // Rules (docs/design.md, "The reservation state machine" and "Crash gaps"):
 //  - a CR under our name that is not ours (other admission id, or UID ≠ the bound UID) → conflict;
 //    never deleted, never released automatically;
+//  - spec.replicas × per-replica resources above the charged amounts (kubectl scale) → revert
+//    to the replicas the charge covers; scaling down is allowed (nothing is refunded before release);
 //  - Ready seen once → ever_ready (persisted);
 //  - never Ready READY_DEADLINE after the CR's creation (a persisted time) → delete it
 //    (preconditions uid + resourceVersion, foreground) and move to releasing;
 //  - tenant delete (state deleting) → delete our CR if there is one, then releasing;
-//  - CR gone behind our back → releasing;
+//  - CR gone, or being deleted, behind our back → releasing;
 //  - releasing → release only when the CR is gone AND no labelled pod exists (Terminating
-//    included); pods left past RELEASE_BLOCKED_AFTER → ReleaseBlocked (surfaced, quota kept);
+//    included). Still waiting RELEASE_BLOCKED_AFTER into the release → ReleaseBlocked (surfaced,
+//    quota kept): reason PodsStillPresent naming the pods, or — no pod left but our CR stays in
+//    deletion (a foreign finalizer, or ours not removed) — reason Finalizers naming them;
 //  - released/conflict are terminal; a CR of ours that appears after release (a late write of a
 //    deposed leader) is deleted, which changes no quota.
 
 import type { ReservationState } from '../../schema/admission.ts';
+import type { Amounts } from '../../schema/model-service.ts';
+import { chargedReplicas, withinCharge, type ScaledSpec } from './charge.ts';
 
 export interface LedgerRow {
   id: string;
@@ -24,6 +30,8 @@ export interface LedgerRow {
   /** When the reservation entered its current state. */
   stateChangedAt: Date;
   releaseBlockedSince: Date | null;
+  /** What the admission charged (totals). */
+  amounts: Amounts;
   binding: { uid: string | null; everReady: boolean } | null;
 }
 
@@ -33,9 +41,13 @@ export interface ObservedCR {
   resourceVersion: string;
   creationTimestamp: Date;
   deleting: boolean;
+  /** metadata.finalizers (what keeps a CR in deletion). */
+  finalizers: string[];
   admissionId: string | undefined;
   tenant: string | undefined;
   ready: boolean;
+  /** spec.replicas and the per-replica resources; null when a quantity cannot be parsed. */
+  scale: ScaledSpec | null;
 }
 
 export interface ObservedPod {
@@ -48,15 +60,21 @@ export interface LedgerConfig {
   releaseBlockedAfterMs: number;
 }
 
+/** What keeps a release waiting: pods that still exist, or (no pod left) the CR's finalizers. */
+export type ReleaseBlocker =
+  | { reason: 'PodsStillPresent'; pods: string[]; finalizers: [] }
+  | { reason: 'Finalizers'; pods: []; finalizers: string[] };
+
 export type DeleteReason = 'tenant-delete' | 'never-ready' | 'orphan';
 
 export type LedgerAction =
   | { type: 'none'; requeueAfterMs?: number }
   | { type: 'conflict'; reason: string }
   | { type: 'markReady' }
+  | { type: 'revertScale'; resourceVersion: string; from: number; to: number }
   | { type: 'deleteCR'; uid: string; resourceVersion: string; reason: DeleteReason; thenState: 'releasing' | null }
   | { type: 'toReleasing'; reason: string }
-  | { type: 'waitForPods'; pods: string[]; blockedSince: Date | null; requeueAfterMs: number }
+  | { type: 'waitForRelease'; blocker: ReleaseBlocker; blockedSince: Date | null; requeueAfterMs: number }
   | { type: 'release' };
 
 const POLL_MS = 2_000;
@@ -86,7 +104,11 @@ export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[
       if (!cr) return { type: 'toReleasing', reason: 'ModelService deleted outside ModelDock' };
       const conflict = identityConflict(row, cr, boundUid);
       if (conflict) return { type: 'conflict', reason: conflict };
-      if (cr.deleting) return { type: 'none', requeueAfterMs: POLL_MS };
+      // Deleted behind our back: take the release path, where a deletion that stalls is surfaced.
+      if (cr.deleting) return { type: 'toReleasing', reason: 'ModelService being deleted outside ModelDock' };
+      if (cr.scale && !withinCharge(cr.scale, row.amounts)) {
+        return { type: 'revertScale', resourceVersion: cr.resourceVersion, from: cr.scale.replicas, to: chargedReplicas(cr.scale, row.amounts) };
+      }
       if (cr.ready && !row.binding?.everReady) return { type: 'markReady' };
       if (!row.binding?.everReady && now.getTime() - cr.creationTimestamp.getTime() >= cfg.readyDeadlineMs) {
         return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'never-ready', thenState: 'releasing' };
@@ -118,10 +140,13 @@ export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[
         return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'tenant-delete', thenState: null };
       }
       if ((cr && ours) || blocking.length > 0) {
+        const blocker: ReleaseBlocker =
+          blocking.length > 0
+            ? { reason: 'PodsStillPresent', pods: blocking, finalizers: [] }
+            : { reason: 'Finalizers', pods: [], finalizers: [...(cr?.finalizers ?? [])].sort() };
         const waited = now.getTime() - row.stateChangedAt.getTime();
-        const blockedSince =
-          row.releaseBlockedSince ?? (blocking.length > 0 && waited >= cfg.releaseBlockedAfterMs ? now : null);
-        return { type: 'waitForPods', pods: blocking, blockedSince, requeueAfterMs: POLL_MS };
+        const blockedSince = row.releaseBlockedSince ?? (waited >= cfg.releaseBlockedAfterMs ? now : null);
+        return { type: 'waitForRelease', blocker, blockedSince, requeueAfterMs: POLL_MS };
       }
       return { type: 'release' };
     }

@@ -5,8 +5,11 @@ export interface LedgerMetrics {
   delivered: Counter<'outcome'>;
   released: Counter;
   conflicts: Counter;
-  releaseBlocked: Counter;
+  releaseBlocked: Counter<'reason'>;
   deadRows: Counter<'kind'>;
+  scaleReverted: Counter;
+  liveReads: Counter<'kind'>;
+  resyncPages: Counter;
 }
 
 export function ledgerMetrics(registry: Registry): LedgerMetrics {
@@ -15,7 +18,20 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
     delivered: new Counter({ name: 'modeldock_outbox_delivered_total', help: 'ModelServices delivered, by outcome (created | adopted).', labelNames: ['outcome'], registers }),
     released: new Counter({ name: 'modeldock_ledger_releases_total', help: 'Reservations whose quota was released.', registers }),
     conflicts: new Counter({ name: 'modeldock_ledger_conflicts_total', help: 'Reservations moved to conflict (never released automatically).', registers }),
-    releaseBlocked: new Counter({ name: 'modeldock_release_blocked_total', help: 'Releases found blocked by pods that still exist.', registers }),
+    releaseBlocked: new Counter({
+      name: 'modeldock_release_blocked_total',
+      help: 'Releases found blocked (counted again when the reason changes), by reason: PodsStillPresent (pods still exist) | Finalizers (no pod left, the ModelService stays in deletion).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    scaleReverted: new Counter({ name: 'modeldock_ledger_scale_reverted_total', help: 'ModelServices scaled above their charge and reverted to the charged replicas.', registers }),
+    liveReads: new Counter({
+      name: 'modeldock_ledger_live_reads_total',
+      help: 'Live API reads of the ledger reconciler, by kind (modelservice GET | pods LIST); delivered/ready reservations are read from the cache.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    resyncPages: new Counter({ name: 'modeldock_ledger_resync_pages_total', help: 'Pages of open reservations read by the periodic ledger resync.', registers }),
     deadRows: new Counter({ name: 'modeldock_outbox_dead_total', help: 'Outbox rows that exhausted their attempts.', labelNames: ['kind'], registers }),
   };
 }

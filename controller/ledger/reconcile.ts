@@ -7,11 +7,15 @@
 //      conflict (no CR is created); otherwise create the CR under its deterministic name; on
 //      AlreadyExists read it back: ours (admission id + tenant) → adopt, else → conflict; then
 //      binding + delivered + row done in ONE claim- and epoch-guarded transaction;
-//   2. one step of the state machine (decide.ts) against LIVE reads of the CR and its pods;
+//   2. one step of the state machine (decide.ts). A delivered/ready reservation is decided on the
+//      informer cache (once synced) when the answer is "nothing to do" or "first Ready"; any other
+//      action (release path, conflict, deadline, scale revert) is re-decided on a LIVE read before
+//      it is taken. deleting/releasing/released are decided on live reads of the CR and its pods;
+//      admitted and conflict need no read at all;
 //   3. acknowledge the claimed delete/reconcile rows (or give them back with backoff).
 // No Kubernetes call ever runs inside a SQL transaction.
 import type { Db } from '../../ledger/db.ts';
-import { modelServiceSpecSchema, type Condition, type ModelService } from '../../schema/model-service.ts';
+import { modelServiceSpecSchema, RESOURCE_NAMES, RESOURCE_UNITS, type Amounts, type Condition, type ModelService } from '../../schema/model-service.ts';
 import type { Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
@@ -21,8 +25,8 @@ import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { imageRefusal, type RegistryRule } from '../../schema/policy.ts';
-import type { LedgerCluster } from './cluster.ts';
-import { decide, type LedgerAction, type LedgerConfig } from './decide.ts';
+import { observe, type LedgerCluster } from './cluster.ts';
+import { decide, type LedgerAction, type LedgerConfig, type ReleaseBlocker } from './decide.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import { ackCreate, loadLedgerRecord, markReady, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
 
@@ -30,6 +34,8 @@ export interface LedgerDeps {
   db: Db;
   /** The cluster as seen by one reconcile: its calls are aborted with `signal`. */
   cluster: (signal: AbortSignal) => LedgerCluster;
+  /** The informer cache's ModelService under a name: null when absent, undefined while not synced. */
+  cachedModelService?: (ns: string, name: string) => ModelService | null | undefined;
   /** Namespace new ModelServices are created in. */
   namespace: string;
   /** The fencing epoch this leader acquired (acquired once, on first use). */
@@ -109,16 +115,30 @@ async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined
   return true;
 }
 
+/** Actions the informer cache may decide on its own; anything else is confirmed by a live read. */
+const CACHE_DECIDES: ReadonlySet<LedgerAction['type']> = new Set(['none', 'markReady']);
+
 async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> {
   const ns = rec.binding?.namespace ?? d.namespace;
   const name = rec.binding?.crName ?? crNameFor(rec.id);
-  const cr = await d.cluster.readModelService(ns, name);
-  const needPods = rec.state === 'releasing' || rec.state === 'deleting';
-  const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
+  if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
   const now = d.now();
-  const action: LedgerAction = decide(rec, cr, pods, now, d.config);
+  const cached = rec.state === 'delivered' || rec.state === 'ready' ? d.cachedModelService?.(ns, name) : undefined;
+  let cr: Awaited<ReturnType<LedgerCluster['readModelService']>> = null;
+  let action: LedgerAction | undefined;
+  if (cached !== undefined) {
+    cr = cached ? { ...observe(cached), object: cached } : null;
+    action = decide(rec, cr, [], now, d.config);
+    if (!CACHE_DECIDES.has(action.type)) action = undefined;
+  }
+  if (!action) {
+    cr = await d.cluster.readModelService(ns, name);
+    const needPods = rec.state === 'releasing' || rec.state === 'deleting';
+    const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
+    action = decide(rec, cr, pods, now, d.config);
+  }
   const epoch = await d.epoch();
-  if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type });
+  if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type, cached: cached !== undefined });
 
   switch (action.type) {
     case 'none':
@@ -126,6 +146,16 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
     case 'conflict':
       await toConflict(d, rec, action.reason, log);
       return {};
+    case 'revertScale': {
+      const outcome = await d.cluster.scaleModelService(ns, name, action.to, action.resourceVersion);
+      if (outcome === 'conflict') return { requeue: true }; // changed since we looked: re-read, re-decide
+      if (outcome === 'gone') return { requeue: true };
+      d.metrics.scaleReverted.inc();
+      const note = `spec.replicas ${action.from} × per-replica resources exceeds the charge (${amountsText(rec.amounts)}): reverted to ${action.to} replicas. Scaling down is allowed; nothing is refunded until the admission is released.`;
+      if (cr) d.events?.record(asEventObject(cr.object), 'Warning', 'ExceedsCharge', note);
+      log.warn('scale above the charge reverted', { from: action.from, to: action.to });
+      return {};
+    }
     case 'markReady':
       if (await markReady(d.db, rec.id, epoch, now)) log.info('first Ready recorded');
       return {};
@@ -149,14 +179,21 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
       await transition(d.db, rec.id, [rec.state], 'releasing', epoch, now, action.reason);
       crashPoint('after-releasing-before-release');
       return { requeue: true };
-    case 'waitForPods':
-      if (action.blockedSince && action.pods.join() !== (rec.releaseBlockedPods ?? []).join()) {
-        await setReleaseBlocked(d.db, rec.id, action.blockedSince, action.pods, epoch, now);
-        await d.cluster.setCondition(ns, name, releaseBlocked(action.pods, action.blockedSince));
-        if (!rec.releaseBlockedSince) d.metrics.releaseBlocked.inc();
-        log.warn('release blocked: pods still exist', { pods: action.pods, since: action.blockedSince.toISOString() });
+    case 'waitForRelease': {
+      const b = action.blocker;
+      if (action.blockedSince && !sameBlocker(rec, b)) {
+        await setReleaseBlocked(d.db, rec, action.blockedSince, b, epoch, now);
+        await d.cluster.setCondition(ns, name, releaseBlocked(b, action.blockedSince));
+        if (rec.releaseBlockedReason !== b.reason) d.metrics.releaseBlocked.inc({ reason: b.reason });
+        log.warn(`release blocked: ${b.reason === 'Finalizers' ? 'the ModelService stays in deletion' : 'pods still exist'}`, {
+          reason: b.reason,
+          pods: b.pods,
+          finalizers: b.finalizers,
+          since: action.blockedSince.toISOString(),
+        });
       }
       return { requeueAfterMs: action.requeueAfterMs };
+    }
     case 'release':
       if (await release(d.db, rec.id, epoch, now)) {
         d.metrics.released.inc();
@@ -177,14 +214,26 @@ async function toConflict(d: Scoped, rec: LedgerRecord, reason: string, log: Log
 
 const asEventObject = (ms: ModelService): Parameters<EventRecorder['record']>[0] => ms as Parameters<EventRecorder['record']>[0];
 
-function releaseBlocked(pods: string[], since: Date): Condition {
-  return {
-    type: 'ReleaseBlocked',
-    status: 'True',
-    reason: 'PodsStillPresent',
-    message: `quota kept: ${pods.length} pod(s) still exist: ${pods.join(', ')}`.slice(0, 1000),
-    lastTransitionTime: since.toISOString(),
-  };
+const amountsText = (a: Amounts): string =>
+  RESOURCE_NAMES.filter((r) => a[r] > 0)
+    .map((r) => `${r} ${a[r]} ${RESOURCE_UNITS[r].unit}`)
+    .join(', ') || 'nothing';
+
+/** True when the ledger already records exactly this blocker. */
+function sameBlocker(rec: LedgerRecord, b: ReleaseBlocker): boolean {
+  return (
+    rec.releaseBlockedReason === b.reason &&
+    (rec.releaseBlockedPods ?? []).join() === b.pods.join() &&
+    (rec.releaseBlockedFinalizers ?? []).join() === b.finalizers.join()
+  );
+}
+
+function releaseBlocked(b: ReleaseBlocker, since: Date): Condition {
+  const message =
+    b.reason === 'Finalizers'
+      ? `quota kept: no pod left, but the ModelService stays in deletion; finalizers: ${b.finalizers.join(', ') || '(none)'}`
+      : `quota kept: ${b.pods.length} pod(s) still exist: ${b.pods.join(', ')}`;
+  return { type: 'ReleaseBlocked', status: 'True', reason: b.reason, message: message.slice(0, 1000), lastTransitionTime: since.toISOString() };
 }
 
 async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {

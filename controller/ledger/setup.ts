@@ -1,12 +1,13 @@
 // Wires the ledger into a Manager: one Controller keyed by reservation id, the outbox poller
 // feeding it, and (unless disabled) the informer fast paths — a ModelService or a pod carrying
-// an admission id changed — plus a periodic resync over every open reservation. With the fast
-// paths off, only outbox rows (deliveries, deletes, the cron's reconcile rows) drive it.
+// an admission id changed — plus a bounded periodic resync over the open reservations
+// (resync.ts). With the fast paths off, only outbox rows (deliveries, deletes, the cron's
+// reconcile rows) drive it. Delivered/ready reservations are decided on the shared
+// ModelService informer's cache; the ledger's live reads and writes go through `client`
+// (controller/main.ts gives it a read rate limit of its own).
 import type { Db } from '../../ledger/db.ts';
-import { LABELS } from '../../schema/model-service.ts';
+import { LABELS, type ModelService } from '../../schema/model-service.ts';
 import { Controller } from '../runtime/controller.ts';
-import { childAbort } from '../runtime/abort.ts';
-import { errorMessage } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { KubeClient } from '../runtime/kube.ts';
@@ -15,7 +16,8 @@ import { OutboxPoller } from './poller.ts';
 import { kubeLedgerCluster } from './cluster.ts';
 import { ledgerMetrics } from './metrics.ts';
 import { ledgerReconciler, type LedgerDeps } from './reconcile.ts';
-import { acquireEpoch, openReservationIds } from './store.ts';
+import { ResyncLoop, resyncOnce } from './resync.ts';
+import { acquireEpoch } from './store.ts';
 
 export interface LedgerOptions {
   db: Db;
@@ -25,6 +27,8 @@ export interface LedgerOptions {
   fastPaths: boolean;
   workers: number;
   resyncMs: number;
+  /** Rows per resync page (default 500). */
+  resyncPageSize?: number;
   events?: EventRecorder;
   client?: KubeClient;
   poll?: { minIntervalMs?: number; maxIntervalMs?: number; leaseMs?: number; batch?: number };
@@ -49,15 +53,18 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
       },
     ));
 
+  const metrics = ledgerMetrics(mgr.metrics.registry);
+  const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');
   const reconcile = ledgerReconciler({
     db: o.db,
-    cluster: (signal) => kubeLedgerCluster((o.client ?? mgr.client).withSignal(signal)),
+    cluster: (signal) => kubeLedgerCluster((o.client ?? mgr.client).withSignal(signal), (kind) => metrics.liveReads.inc({ kind })),
+    cachedModelService: (ns, name) => (modelServices.synced ? (modelServices.get(ns, name) ?? null) : undefined),
     namespace: o.namespace,
     epoch,
     now: () => new Date(),
     config: o.config,
     takeClaims: (id) => poller.take(id), // runs only after start, when `poller` exists
-    metrics: ledgerMetrics(mgr.metrics.registry),
+    metrics,
     events: o.events,
     log,
   });
@@ -77,56 +84,14 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     }
   }
   if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
+  const resyncOptions = { db: o.db, enqueue: (id: string) => controller.enqueue(id), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
   const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async (signal) => {
-    for (const id of await openReservationIds(o.db.withSignal(signal))) controller.enqueue(id);
+    const { pages, enqueued } = await resyncOnce(resyncOptions, signal);
+    log.debug('ledger resync', { pages, enqueued });
   }, log);
 
   mgr.addController(controller);
   mgr.addController(poller);
   mgr.addController(resync);
   return { controller, poller };
-}
-
-/** Runs `tick` at start and then every `everyMs` (jittered) while leading; 0 disables it. */
-class ResyncLoop {
-  readonly #everyMs: number;
-  readonly #tick: (signal: AbortSignal) => Promise<void>;
-  readonly #log: Manager['log'];
-  #timer: NodeJS.Timeout | undefined;
-  #started = false;
-  #abort = new AbortController();
-  #running: Promise<void> | undefined;
-
-  constructor(everyMs: number, tick: (signal: AbortSignal) => Promise<void>, log: Manager['log']) {
-    this.#everyMs = everyMs;
-    this.#tick = tick;
-    this.#log = log;
-  }
-
-  get started(): boolean {
-    return this.#started;
-  }
-
-  start(signal?: AbortSignal): void {
-    this.#started = true;
-    this.#abort = childAbort(signal);
-    if (this.#everyMs > 0) this.#running = this.#run();
-  }
-
-  async stop(): Promise<void> {
-    this.#started = false;
-    clearTimeout(this.#timer);
-    this.#abort.abort(new Error('ledger resync stopping'));
-    await this.#running;
-  }
-
-  async #run(): Promise<void> {
-    if (!this.#started) return;
-    await this.#tick(this.#abort.signal).catch((err: unknown) => {
-      if (this.#started) this.#log.warn('ledger resync failed', { err: errorMessage(err) });
-    });
-    if (!this.#started) return;
-    this.#timer = setTimeout(() => (this.#running = this.#run()), this.#everyMs * (0.9 + Math.random() * 0.2));
-    this.#timer.unref();
-  }
 }

@@ -2,14 +2,15 @@
 // it joins `controller_epoch` on `epoch = ?`, so once a new leader has bumped the epoch, a
 // paused ex-leader's late statements match no row and change nothing. Every state change is
 // conditional on the state it leaves, so running any of them twice changes nothing.
-import type { Db, Queryable } from '../../ledger/db.ts';
+import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
-import { amountColumns, releaseUsageSql } from '../../ledger/resources.ts';
-import { reservationState } from '../../ledger/rows.ts';
-import { RESERVATION_STATES, TERMINAL_STATES, type ReservationState } from '../../schema/admission.ts';
+import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, releaseUsageSql, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
+import type { Amounts } from '../../schema/model-service.ts';
+import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason, type ReservationState } from '../../schema/admission.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import type { LedgerRow } from './decide.ts';
+import type { LedgerRow, ReleaseBlocker } from './decide.ts';
 import { ack, ClaimLost, type ClaimedRow } from './outbox-store.ts';
 
 
@@ -19,7 +20,11 @@ export interface LedgerRecord extends LedgerRow {
   /** The admitted spec as stored; validated only where it is used (delivery), so a row that a newer
    *  schema would refuse can still be deleted and released. */
   spec: unknown;
+  releaseBlockedReason: ReleaseBlockedReason | null;
   releaseBlockedPods: string[] | null;
+  releaseBlockedFinalizers: string[] | null;
+  /** What the admission charged (totals, ledger units). */
+  amounts: Amounts;
   lastReconciledAt: Date | null;
   binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
 }
@@ -71,7 +76,8 @@ const dateOrNull = (v: unknown): Date | null => {
 
 export async function loadLedgerRecord(q: Queryable, id: string): Promise<LedgerRecord | undefined> {
   const r = await q.execute(
-    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.release_blocked_pods, r.last_reconciled_at,
+    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
+            r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.reservation_id AS bound
        FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id
       WHERE r.id = ?`,
@@ -88,7 +94,10 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
     createdAt: date(row.created_at),
     requestId: str(row.request_id),
     spec: json(row.spec),
+    releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
     releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
+    releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
+    amounts: amountsFromRow(row),
     lastReconciledAt: dateOrNull(row.last_reconciled_at),
     binding:
       row.bound === null || row.bound === undefined
@@ -105,11 +114,38 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
 
 const OPEN_STATES = RESERVATION_STATES.filter((st) => !(TERMINAL_STATES as readonly string[]).includes(st));
 
-/** Ids of reservations the ledger reconciler must still look at (not released, not conflict). */
-export async function openReservationIds(q: Queryable): Promise<string[]> {
-  // An IN list (not NOT IN) so the (state, id) index serves it.
-  const r = await q.execute(`SELECT id FROM reservation WHERE state IN (?) ORDER BY id`, [OPEN_STATES]);
-  return r.rows.map((row) => str(row.id));
+/** Where a resync page starts: after this (last_reconciled_at, id); a NULL time sorts first. */
+export interface ResyncCursor {
+  reconciledAt: Date | null;
+  id: string;
+}
+/** Stands for a NULL last_reconciled_at in the ordering (DATETIME's minimum). */
+const NEVER = new Date('1000-01-01T00:00:00.000Z');
+
+/**
+ * One page of open reservations not reconciled since `before`, stalest first (never reconciled
+ * first), after `cursor`. The periodic resync's scan: it cannot name a tenant (it walks every
+ * tenant), so on a sharded ledger it runs per shard; the page bounds each statement.
+ */
+export async function openReservationsPage(
+  q: Queryable,
+  o: { before: Date; after: ResyncCursor | null; limit: number },
+): Promise<{ ids: string[]; next: ResyncCursor | null }> {
+  const after = o.after ?? { reconciledAt: NEVER, id: '' };
+  const r = await q.execute(
+    `SELECT id, last_reconciled_at FROM reservation
+      WHERE state IN (?) AND (last_reconciled_at IS NULL OR last_reconciled_at < ?)
+        AND (COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id) > (CAST(? AS DATETIME(3)), ?)
+      ORDER BY COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id
+      LIMIT ?`,
+    [OPEN_STATES, o.before, NEVER, after.reconciledAt ?? NEVER, after.id, NEVER, o.limit],
+  );
+  // The driver sends a Date as text: CAST keeps every comparison a DATETIME one (a COALESCE of a
+  // DATETIME and text would compare as text, and 'T' sorts after ' ').
+  const ids = r.rows.map((row) => str(row.id));
+  const last = r.rows.at(-1);
+  const next = last && r.rows.length === o.limit ? { reconciledAt: dateOrNull(last.last_reconciled_at), id: str(last.id) } : null;
+  return { ids, next };
 }
 
 /** delivered → ready, and ever_ready/first_ready_at on the binding, in one fenced statement. */
@@ -148,13 +184,21 @@ export async function touchReconciled(q: Queryable, id: string, epoch: number, n
   await q.execute(`UPDATE reservation r ${FENCE} SET r.last_reconciled_at = ? WHERE r.id = ?`, [epoch, now, id]);
 }
 
-/** Records since when pods block the release (kept once set); cleared on release. */
-export async function setReleaseBlocked(q: Queryable, id: string, since: Date, pods: string[], epoch: number, now: Date): Promise<void> {
+/** Records since when the release is blocked (kept once set) and by what (replaced); cleared on release. */
+export async function setReleaseBlocked(
+  q: Queryable,
+  at: { tenant: string; id: string },
+  since: Date,
+  blocker: ReleaseBlocker,
+  epoch: number,
+  now: Date,
+): Promise<void> {
   await q.execute(
     `UPDATE reservation r ${FENCE}
-        SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.release_blocked_pods = ?, r.updated_at = ?
-      WHERE r.id = ? AND r.state = 'releasing'`,
-    [epoch, since, JSON.stringify(pods), now, id],
+        SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.release_blocked_reason = ?,
+            r.release_blocked_pods = ?, r.release_blocked_finalizers = ?, r.updated_at = ?
+      WHERE r.tenant = ? AND r.id = ? AND r.state = 'releasing'`,
+    [epoch, since, blocker.reason, JSON.stringify(blocker.pods), JSON.stringify(blocker.finalizers), now, at.tenant, at.id],
   );
 }
 
@@ -170,7 +214,7 @@ export async function release(db: Db, id: string, epoch: number, now: Date): Pro
       const moved = await tx.execute(
         `UPDATE reservation r ${FENCE}
             SET r.state = 'released', r.state_changed_at = ?, r.updated_at = ?,
-                r.release_blocked_since = NULL, r.release_blocked_pods = NULL
+                r.release_blocked_since = NULL, r.release_blocked_reason = NULL, r.release_blocked_pods = NULL, r.release_blocked_finalizers = NULL
           WHERE r.id = ? AND r.state = 'releasing'`,
         [epoch, now, now, id],
       );
@@ -195,3 +239,76 @@ export async function release(db: Db, id: string, epoch: number, now: Date): Pro
 }
 
 class NothingToRelease extends Error {}
+
+export type Resolution = 'release' | 'keep';
+export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved';
+
+/**
+ * An operator's decision on a conflict (`npm run tenant -- resolve`), in ONE conditional
+ * transaction keyed by (tenant, id). Not fenced: the controller never writes a reservation in
+ * conflict, and the condition `state = 'conflict'` makes a second run change nothing.
+ *  - release: conflict → released, the `release` movement (its primary key refuses a second),
+ *    usage down by the reservation's own amounts, and the `resolve-release` audit row;
+ *  - keep: the `resolve-keep` audit row and the reason on the reservation; it stays in conflict,
+ *    charged (a later `release` is still possible; a second `keep` is refused by the key).
+ * BEGIN + 4 (release) or 3 (keep) statements + COMMIT.
+ */
+export async function resolveConflict(
+  db: Db,
+  at: { tenant: string; id: string },
+  decision: Resolution,
+  note: string,
+  now: Date,
+): Promise<ResolveOutcome> {
+  const lastError = `resolved by an operator (${decision}): ${note}`.slice(0, 1000);
+  const where = 'WHERE tenant = ? AND id = ?';
+  return db
+    .transaction(async (tx) => {
+      const moved = await tx.execute(
+        decision === 'release'
+          ? `UPDATE reservation SET state = 'released', state_changed_at = ?, updated_at = ?, last_error = ?,
+                    release_blocked_since = NULL, release_blocked_reason = NULL, release_blocked_pods = NULL, release_blocked_finalizers = NULL
+              ${where} AND state = 'conflict'`
+          : `UPDATE reservation SET updated_at = ?, last_error = ? ${where} AND state = 'conflict'`,
+        decision === 'release' ? [now, now, lastError, at.tenant, at.id] : [now, lastError, at.tenant, at.id],
+      );
+      if (moved.rowsAffected !== 1) throw new ResolveAbort('not-in-conflict');
+      // Every statement names the tenant, so each is single-shard on a ledger sharded by tenant.
+      const row = (await tx.execute(`SELECT ${amountColumns()} FROM reservation ${where}`, [at.tenant, at.id])).rows[0];
+      if (!row) throw new ResolveAbort('not-in-conflict');
+      const amounts = amountsFromRow(row);
+      const rows: Array<[MovementDirection, string | null]> =
+        decision === 'release' ? [['resolve-release', note], ['release', null]] : [['resolve-keep', note]];
+      try {
+        await tx.execute(
+          `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at, note)
+           VALUES ${rows.map(() => `(?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`).join(', ')}`,
+          rows.flatMap(([direction, n]) => [at.id, direction, at.tenant, ...amountArgs(amounts), now, n]),
+        );
+      } catch (err) {
+        throw isDuplicateKey(err) ? new ResolveAbort('already-resolved') : err;
+      }
+      if (decision === 'release') {
+        const usage = releaseUsageByAmounts(amounts);
+        await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [
+          ...usage.args,
+          now,
+          at.tenant,
+          [...RESOURCE_NAMES],
+        ]);
+      }
+      return 'resolved' as const;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof ResolveAbort) return err.outcome;
+      throw err;
+    });
+}
+
+class ResolveAbort extends Error {
+  readonly outcome: Exclude<ResolveOutcome, 'resolved'>;
+  constructor(outcome: Exclude<ResolveOutcome, 'resolved'>) {
+    super(outcome);
+    this.outcome = outcome;
+  }
+}

@@ -59,6 +59,18 @@ describe('KubeClient', () => {
     expect(text).toMatch(/rest_client_requests_total\{code="200",method="GET",host="127.0.0.1:6443"\} 1/);
   });
 
+  it('a read limiter, when given, is taken by reads (GET) only; writes take the write limiter', async () => {
+    const fetch: FetchLike = async () => ({ status: 200, headers: { get: () => null }, text: async () => '{"items":[]}' });
+    const taken = { reads: 0, writes: 0 };
+    const readLimiter = { take: async () => void taken.reads++ } as unknown as TokenBucket;
+    const limiter = { take: async () => void taken.writes++ } as unknown as TokenBucket;
+    const c = new KubeClient({ kc: kubeConfig(), fetch, limiter, readLimiter });
+    await c.get('/api/v1/namespaces/a/services/s');
+    await c.list('/api/v1/namespaces/a/pods');
+    await c.mergePatch('/apis/apps/v1/namespaces/a/deployments/d', { spec: { replicas: 2 } });
+    expect(taken).toEqual({ reads: 2, writes: 1 });
+  });
+
   it('throws KubeApiError with the parsed v1.Status', async () => {
     const fetch: FetchLike = async () => ({
       status: 409,

@@ -20,6 +20,8 @@ export interface KubeClientOptions {
   kc: KubeConfig;
   /** Applied to writes only (POST/PUT/PATCH/DELETE). */
   limiter?: TokenBucket;
+  /** Applied to reads (GET), when given: a client whose live reads must stay bounded. */
+  readLimiter?: TokenBucket;
   metrics?: Metrics;
   fieldManager?: string;
   fetch?: FetchLike;
@@ -79,6 +81,7 @@ export class KubeClient {
 
     const signal = this.#opts.signal;
     signal?.throwIfAborted();
+    if (method === 'GET' && this.#opts.readLimiter) await untilAborted(this.#opts.readLimiter.take(), signal);
     if (WRITE.has(method)) {
       if (this.#opts.limiter) await untilAborted(this.#opts.limiter.take(), signal);
       this.#opts.metrics?.kubeWrites.inc({ resource: resourceOf(path, method), verb: VERB[method] ?? method });

@@ -6,7 +6,7 @@ import type { Admission } from '../../schema/api.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
-import { reservationState, type MovementDirection } from '../../ledger/rows.ts';
+import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -43,7 +43,7 @@ export async function insertMovement(
 }
 
 const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
-    r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_pods, r.last_error,
+    r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at,
     (SELECT COUNT(*) FROM outbox o WHERE o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox
@@ -85,7 +85,9 @@ function toStored(row: Row): StoredAdmission {
           ? null
           : endpointFor(str(row.b_cr_name), str(row.b_namespace), (json(row.spec) as ModelServiceSpec).port),
       releaseBlockedSince: timeOrNull(row.release_blocked_since),
+      releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
       releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
+      releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
       lastError: strOrNull(row.last_error),
       deadOutboxRows: int(row.dead_outbox),
     },

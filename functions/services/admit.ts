@@ -100,7 +100,9 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     binding: null,
     endpoint: null,
     releaseBlockedSince: null,
+    releaseBlockedReason: null,
     releaseBlockedPods: null,
+    releaseBlockedFinalizers: null,
     lastError: null,
     deadOutboxRows: 0,
   };

@@ -79,7 +79,7 @@ const FENCED: Record<string, FencedCase<unknown>> = {
   // the other reservation columns the controller writes
   'store.setReleaseBlocked': fencedCase({
     arrange: () => bound('releasing'),
-    act: (id, epoch) => setReleaseBlocked(db, id, new Date(), ['pod-a'], epoch, later()),
+    act: (id, epoch) => setReleaseBlocked(db, { tenant: 'acme', id }, new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, later()),
   }),
   'store.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, id, epoch, later()) }),
   // the outbox

@@ -27,7 +27,8 @@ import {
   acquireEpoch,
   loadLedgerRecord,
   markReady,
-  openReservationIds,
+  openReservationsPage,
+  resolveConflict,
   ackCreate,
   release,
   setReleaseBlocked,
@@ -81,7 +82,7 @@ async function exerciseEverything(): Promise<void> {
   if (!create) throw new Error('no create row to claim');
   await as('controller/ledger/store.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
   await as('controller/ledger/store.ts:loadLedgerRecord', () => loadLedgerRecord(db, id));
-  await as('controller/ledger/store.ts:openReservationIds', () => openReservationIds(db));
+  await as('controller/ledger/store.ts:openReservationsPage', () => openReservationsPage(db, { before: new Date(), after: null, limit: 500 }));
   await as('controller/ledger/store.ts:markReady', () => markReady(db, id, epoch, new Date()));
   await as('controller/ledger/store.ts:touchReconciled', () => touchReconciled(db, id, epoch, new Date()));
 
@@ -105,8 +106,15 @@ async function exerciseEverything(): Promise<void> {
   if (!del) throw new Error('no delete row to claim');
   await as('controller/ledger/outbox-store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
   await as('controller/ledger/store.ts:transition', () => transition(db, id, ['deleting'], 'releasing', epoch, new Date(), null));
-  await as('controller/ledger/store.ts:setReleaseBlocked', () => setReleaseBlocked(db, id, new Date(), ['pod-a'], epoch, new Date()));
+  await as('controller/ledger/store.ts:setReleaseBlocked', () => setReleaseBlocked(db, { tenant, id }, new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, new Date()));
   await as('controller/ledger/store.ts:release', () => release(db, id, epoch, new Date()));
+  // A second admission ends in conflict; an operator resolves it (npm run tenant -- resolve).
+  const other = await admit(deps, { tenant, idempotencyKey: 'k3', requestId: 'r4', parsed: parsed({ name: 'llm-2' }) });
+  await transition(L.db, other.admission.id, ['admitted'], 'conflict', epoch, new Date(), 'test');
+  await as('controller/ledger/store.ts:resolveConflict', async () => {
+    await resolveConflict(db, { tenant, id: other.admission.id }, 'keep', 'disputed', new Date());
+    await resolveConflict(db, { tenant, id: other.admission.id }, 'release', 'settled', new Date());
+  });
   await as('controller/ledger/check.ts:checkLedger', () => checkLedger(db, null, 'ns', { settled: false }));
 }
 
@@ -196,7 +204,8 @@ describe('every ledger statement, planned by vtgate', () => {
       'functions/db/scheduled-runs.ts:staleReservations',
       'controller/ledger/store.ts:acquireEpoch',
       'controller/ledger/store.ts:loadLedgerRecord',
-      'controller/ledger/store.ts:openReservationIds',
+      'controller/ledger/store.ts:openReservationsPage',
+      'controller/ledger/store.ts:resolveConflict',
       'controller/ledger/store.ts:markReady',
       'controller/ledger/store.ts:transition',
       'controller/ledger/store.ts:touchReconciled',
@@ -276,7 +285,7 @@ describe("today's flows executed on the Vitess ledger", () => {
     await attempt('functions/services/sweep.ts:sweep', () =>
       sweep(deps, { cron: `vitess-${tenant}`, scheduledTime: 1, staleAfterMs: 0, pageSize: 10, maxStatements: 10, holder: 'w' }),
     );
-    await attempt('controller/ledger/store.ts:openReservationIds', () => openReservationIds(V.db));
+    await attempt('controller/ledger/store.ts:openReservationsPage', () => openReservationsPage(V.db, { before: new Date(), after: null, limit: 500 }));
     await attempt('controller/ledger/store.ts:transition', () => transition(V.db, '01ARZ3NDEKTSV4RRFFQ69G5FAV', ['deleting'], 'releasing', 1, new Date(), null));
     await attempt('controller/ledger/outbox-store.ts:claimDue', () => claimDue(V.db, { holder: 'ctl-vitess', epoch: 1, leaseMs: 1000, limit: 10, now: new Date() }));
   });

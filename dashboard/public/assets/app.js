@@ -13,6 +13,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
  * @typedef {import('./startup.js').StartupFacts & {
  *   id: string, name: string, spec: { replicas: number },
  *   endpoint: string | null, releaseBlockedSince?: string | null, releaseBlockedPods?: string[] | null,
+ *   releaseBlockedReason?: string | null, releaseBlockedFinalizers?: string[] | null,
  *   lastError?: string | null, lastFailure?: import('./startup.js').LastFailure | null
  * }} Admission
  */
@@ -127,7 +128,11 @@ function admissionRow(a, onDelete) {
   const tl = el('td');
   tl.append(timelineCell(a));
   if (a.releaseBlockedSince) {
-    tl.append(el('div', 'blocked', `ReleaseBlocked since ${new Date(a.releaseBlockedSince).toLocaleTimeString()}: waiting for ${(a.releaseBlockedPods ?? []).join(', ') || 'pods'}`));
+    const waitingFor =
+      a.releaseBlockedReason === 'Finalizers'
+        ? `the ModelService to leave deletion (finalizers: ${(a.releaseBlockedFinalizers ?? []).join(', ') || 'none'})`
+        : (a.releaseBlockedPods ?? []).join(', ') || 'pods';
+    tl.append(el('div', 'blocked', `ReleaseBlocked since ${new Date(a.releaseBlockedSince).toLocaleTimeString()}: waiting for ${waitingFor}`));
   }
   if (a.lastFailure) tl.append(el('div', 'failure', describeFailure(a.lastFailure)));
   else if (a.lastError) tl.append(el('div', 'failure', a.lastError));

@@ -1,0 +1,70 @@
+// An operator resolves a conflict (`npm run tenant -- resolve <admission-id> --release|--keep
+// --reason "…"`): a conflict is never released automatically, so a person decides. The decision
+// is refused while the live cluster still has the CR with the bound UID or any pod carrying the
+// admission id — release only what is really gone. The rule is `refusal()` (pure); the write is
+// `resolveConflict()` in store.ts (one conditional transaction with its audit movement).
+import type { Db } from '../../ledger/db.ts';
+import { crNameFor } from '../../schema/admission.ts';
+import { LABELS, type ModelService } from '../../schema/model-service.ts';
+import { paths, type KubeClient } from '../runtime/kube.ts';
+import { loadLedgerRecord, resolveConflict, type LedgerRecord, type Resolution } from './store.ts';
+
+/** The decision was refused; nothing was written. */
+export class ResolveRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ResolveRefused';
+  }
+}
+
+export interface LiveAdmission {
+  /** The CR under the bound (or deterministic) name, if any: its namespace/name and UID. */
+  cr: { ref: string; uid: string } | null;
+  /** Pods anywhere in the cluster labelled with the admission id. */
+  pods: string[];
+}
+
+/** Why the decision must be refused, or undefined when it may be written. */
+export function refusal(rec: LedgerRecord | undefined, live: LiveAdmission): string | undefined {
+  if (!rec) return 'no such admission';
+  if (rec.state !== 'conflict') return `admission ${rec.id} is ${rec.state}, not in conflict: only a conflict is resolved by an operator`;
+  const bound = rec.binding?.uid ?? null;
+  if (live.cr && bound !== null && live.cr.uid === bound) {
+    return `the ModelService ${live.cr.ref} with the bound UID ${bound} still exists: delete it (and let its pods go) first`;
+  }
+  if (live.pods.length > 0) return `${live.pods.length} pod(s) of the admission still exist: ${live.pods.sort().join(', ')}`.slice(0, 1000);
+  return undefined;
+}
+
+export interface ResolveDeps {
+  db: Db;
+  /** An operator's client (admin kubeconfig): it reads pods in every namespace. */
+  kube: KubeClient;
+  /** Where an undelivered admission's CR would be (its binding's namespace wins). */
+  namespace: string;
+  now: () => Date;
+}
+
+async function readLive(kube: KubeClient, rec: LedgerRecord, namespace: string): Promise<LiveAdmission> {
+  const ns = rec.binding?.namespace ?? namespace;
+  const name = rec.binding?.crName ?? crNameFor(rec.id);
+  const ms = await kube.getOrUndefined<ModelService>(paths.modelService(ns, name));
+  const pods = await kube.list<{ metadata: { namespace?: string; name: string } }>('/api/v1/pods', { labelSelector: `${LABELS.admissionId}=${rec.id}` });
+  return {
+    cr: ms ? { ref: `${ns}/${name}`, uid: ms.metadata.uid ?? '' } : null,
+    pods: pods.items.map((p) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`),
+  };
+}
+
+/** Checks the live cluster, then writes the decision; throws ResolveRefused when it may not. */
+export async function resolveAdmission(deps: ResolveDeps, id: string, decision: Resolution, reason: string): Promise<LedgerRecord> {
+  const rec = await loadLedgerRecord(deps.db, id);
+  const why = refusal(rec, rec ? await readLive(deps.kube, rec, deps.namespace) : { cr: null, pods: [] });
+  if (why || !rec) throw new ResolveRefused(why ?? 'no such admission');
+  const outcome = await resolveConflict(deps.db, rec, decision, reason, deps.now());
+  if (outcome === 'not-in-conflict') throw new ResolveRefused(`admission ${id} left conflict meanwhile; nothing written`);
+  if (outcome === 'already-resolved') throw new ResolveRefused(`admission ${id} was already resolved with --${decision}; nothing written`);
+  const after = await loadLedgerRecord(deps.db, id);
+  if (!after) throw new ResolveRefused('no such admission');
+  return after;
+}

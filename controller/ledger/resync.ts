@@ -1,0 +1,82 @@
+// The periodic ledger resync (LEDGER_RESYNC_MS): re-enqueues every open reservation, so one whose
+// events were missed is still looked at. Bounded: it pages through the open reservations
+// (`pageSize` rows per statement, stalest `last_reconciled_at` first, each row at most once per
+// tick), and what the reconciles then read is bounded too — delivered/ready reservations are
+// decided on the informer cache, and the ledger's live reads go through a rate limiter
+// (LEDGER_READ_QPS / LEDGER_READ_BURST, controller/main.ts).
+import type { Db } from '../../ledger/db.ts';
+import { childAbort } from '../runtime/abort.ts';
+import { errorMessage } from '../runtime/errors.ts';
+import type { Logger } from '../runtime/log.ts';
+import { openReservationsPage, type ResyncCursor } from './store.ts';
+
+export interface ResyncOptions {
+  db: Db;
+  enqueue: (reservationId: string) => void;
+  pageSize: number;
+  now: () => Date;
+  onPage?: () => void;
+}
+
+/** One resync: every open reservation not reconciled since the tick started, page by page. */
+export async function resyncOnce(o: ResyncOptions, signal: AbortSignal): Promise<{ pages: number; enqueued: number }> {
+  const db = o.db.withSignal(signal);
+  const before = o.now();
+  let after: ResyncCursor | null = null;
+  let pages = 0;
+  let enqueued = 0;
+  do {
+    signal.throwIfAborted();
+    const page = await openReservationsPage(db, { before, after, limit: o.pageSize });
+    pages++;
+    o.onPage?.();
+    for (const id of page.ids) o.enqueue(id);
+    enqueued += page.ids.length;
+    after = page.next;
+  } while (after);
+  return { pages, enqueued };
+}
+
+/** Runs `tick` at start and then every `everyMs` (jittered) while leading; 0 disables it. */
+export class ResyncLoop {
+  readonly #everyMs: number;
+  readonly #tick: (signal: AbortSignal) => Promise<void>;
+  readonly #log: Logger;
+  #timer: NodeJS.Timeout | undefined;
+  #started = false;
+  #abort = new AbortController();
+  #running: Promise<void> | undefined;
+
+  constructor(everyMs: number, tick: (signal: AbortSignal) => Promise<void>, log: Logger) {
+    this.#everyMs = everyMs;
+    this.#tick = tick;
+    this.#log = log;
+  }
+
+  get started(): boolean {
+    return this.#started;
+  }
+
+  start(signal?: AbortSignal): void {
+    this.#started = true;
+    this.#abort = childAbort(signal);
+    if (this.#everyMs > 0) this.#running = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#started = false;
+    clearTimeout(this.#timer);
+    this.#abort.abort(new Error('ledger resync stopping'));
+    await this.#running;
+  }
+
+  async #run(): Promise<void> {
+    if (!this.#started) return;
+    await this.#tick(this.#abort.signal).catch((err: unknown) => {
+      if (this.#started) this.#log.warn('ledger resync failed', { err: errorMessage(err) });
+    });
+    if (!this.#started) return;
+    this.#timer = setTimeout(() => (this.#running = this.#run()), this.#everyMs * (0.9 + Math.random() * 0.2));
+    this.#timer.unref();
+  }
+}
