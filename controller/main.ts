@@ -18,7 +18,8 @@
 //   LEDGER_WORKERS      concurrent reservation reconciles (default 4)
 //   READY_DEADLINE_MS   a ModelService never Ready this long after creation is deleted (default 10 min)
 //   RELEASE_BLOCKED_AFTER_MS  pods still present this long into a release → ReleaseBlocked (default 2 min)
-//   OUTBOX_MAX_ATTEMPTS an outbox row failing this often is dead (default 8)
+//   OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_CAP_MS  retry delay of a failed outbox row: base·2^n, jittered,
+//                       capped (default 1 s, 5 min); a row is retried until done, dead only if it cannot succeed
 //   OUTBOX_LEASE_MS     claim lease of an outbox row (default 60 s)
 //   LEDGER_FAST_PATHS   "false": only outbox rows (incl. the cron's reconcile rows) drive the ledger
 //   LEDGER_RESYNC_MS    re-check every open reservation this often (default 60 s; 0 = off)
@@ -67,7 +68,8 @@ const parsed = z
     LEDGER_WORKERS: int(4, 1),
     READY_DEADLINE_MS: int(600_000, 1000),
     RELEASE_BLOCKED_AFTER_MS: int(120_000),
-    OUTBOX_MAX_ATTEMPTS: int(8, 1),
+    OUTBOX_BACKOFF_BASE_MS: int(1_000, 1),
+    OUTBOX_BACKOFF_CAP_MS: int(300_000, 1),
     OUTBOX_LEASE_MS: int(60_000, 1000),
     LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
     LEDGER_RESYNC_MS: int(60_000),
@@ -143,7 +145,7 @@ if (db) {
     config: {
       readyDeadlineMs: env.READY_DEADLINE_MS,
       releaseBlockedAfterMs: env.RELEASE_BLOCKED_AFTER_MS,
-      maxAttempts: env.OUTBOX_MAX_ATTEMPTS,
+      outboxBackoff: { baseMs: env.OUTBOX_BACKOFF_BASE_MS, capMs: Math.max(env.OUTBOX_BACKOFF_BASE_MS, env.OUTBOX_BACKOFF_CAP_MS) },
     },
     fastPaths: env.LEDGER_FAST_PATHS === 'true',
     workers: env.LEDGER_WORKERS,

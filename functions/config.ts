@@ -13,6 +13,7 @@ export interface Env {
   RECONCILE_PAGE_SIZE?: string | number;
   RECONCILE_MAX_STATEMENTS?: string | number;
   OUTBOX_RETENTION_DAYS?: string | number;
+  DB_TIMEOUT_MS?: string | number;
 }
 
 const intVar = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -27,6 +28,8 @@ const configSchema = z.object({
   RECONCILE_MAX_STATEMENTS: intVar(40, 4, 900),
   /** Days acknowledged outbox rows are kept (0 = forever). */
   OUTBOX_RETENTION_DAYS: intVar(7, 0, 3650),
+  /** Deadline of a request's database work, all round trips together (a hung database → 503). */
+  DB_TIMEOUT_MS: intVar(5000, 100, 60_000),
 });
 
 export interface Config {
@@ -37,6 +40,7 @@ export interface Config {
   reconcilePageSize: number;
   reconcileMaxStatements: number;
   outboxRetentionMs: number;
+  dbTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -60,5 +64,6 @@ export function parseConfig(env: Env): Config {
     reconcilePageSize: c.RECONCILE_PAGE_SIZE,
     reconcileMaxStatements: c.RECONCILE_MAX_STATEMENTS,
     outboxRetentionMs: c.OUTBOX_RETENTION_DAYS * 86_400_000,
+    dbTimeoutMs: c.DB_TIMEOUT_MS,
   };
 }

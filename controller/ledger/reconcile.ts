@@ -3,9 +3,13 @@
 // reconcile rows), and on resync. The work queue guarantees that one reservation is never
 // handled by two workers at once, so a delivery and a delete of the same admission are ordered.
 //
-//   1. deliver claimed `create` rows: create the CR under its deterministic name; on
-//      AlreadyExists read it back: ours (admission id + tenant) → adopt, else → conflict; then
-//      binding + delivered + row done in ONE claim- and epoch-guarded transaction;
+//   1. deliver claimed `create` rows (or, for a reservation still `admitted` without one, a
+//      claimed `reconcile` row: the cron's safety net re-delivers through it): create the CR
+//      under its deterministic name; on AlreadyExists read it back: ours (admission id + tenant)
+//      → adopt, else → conflict; then binding + delivered + row done in ONE claim- and
+//      epoch-guarded transaction. A delivery that can never succeed throws TerminalError: the
+//      reservation moves to `conflict` with its reason and the row is dead. Anything else is
+//      retried with capped backoff for as long as the reservation is `admitted`;
 //   2. one step of the state machine (decide.ts) against LIVE reads of the CR and its pods;
 //   3. acknowledge the claimed delete/reconcile rows (or give them back with backoff).
 // No Kubernetes call ever runs inside a SQL transaction.
@@ -13,10 +17,10 @@ import type { Db } from '../../ledger/db.ts';
 import { modelServiceSpecSchema, type Condition, type ModelService } from '../../schema/model-service.ts';
 import type { Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import { errorMessage } from '../runtime/errors.ts';
+import { errorMessage, TerminalError } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
-import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
+import { ack, fail, retryDelayMs, type Backoff, type ClaimedRow } from './outbox-store.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import type { LedgerCluster } from './cluster.ts';
@@ -33,7 +37,7 @@ export interface LedgerDeps {
   /** The fencing epoch this leader acquired (acquired once, on first use). */
   epoch: () => Promise<number>;
   now: () => Date;
-  config: LedgerConfig & { maxAttempts: number };
+  config: LedgerConfig & { outboxBackoff: Backoff };
   /** Outbox rows claimed for a reservation, handed over by the poller. */
   takeClaims: (reservationId: string) => ClaimedRow[];
   metrics: LedgerMetrics;
@@ -51,7 +55,8 @@ export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSi
     let log = d.log.child({ admissionId: id, key: id });
     try {
       let rec = await loadLedgerRecord(d.db, id);
-      for (const row of rows.filter((r) => r.kind === 'create')) {
+      const deliveries = deliveryRows(rows, rec);
+      for (const row of deliveries) {
         if (await deliver(d, row, rec, log)) rec = await loadLedgerRecord(d.db, id);
       }
       if (rec) log = log.child({ reqId: rec.requestId });
@@ -60,7 +65,7 @@ export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSi
       if (rec && (rec.lastReconciledAt === null || d.now().getTime() - rec.lastReconciledAt.getTime() > 60_000)) {
         await touchReconciled(d.db, id, await d.epoch(), d.now());
       }
-      for (const row of rows.filter((r) => r.kind !== 'create')) await ack(d.db, row, d.now());
+      for (const row of rows.filter((r) => !deliveries.includes(r))) await ack(d.db, row, d.now());
       return result;
     } catch (err) {
       await giveBack(d, rows, err, log);
@@ -69,7 +74,17 @@ export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSi
   };
 }
 
-/** Delivers one claimed `create` row; true when it changed the ledger (the caller re-reads it). */
+/**
+ * The claimed rows that deliver: every `create` row; failing that, while the reservation is
+ * still `admitted` (its create row died, or was claimed by nobody in time), one `reconcile` row.
+ */
+export function deliveryRows(rows: readonly ClaimedRow[], rec: { state: string } | undefined): ClaimedRow[] {
+  const creates = rows.filter((r) => r.kind === 'create');
+  if (creates.length > 0 || rec?.state !== 'admitted') return creates;
+  return rows.filter((r) => r.kind === 'reconcile').slice(0, 1);
+}
+
+/** Delivers one claimed row; true when it changed the ledger (the caller re-reads it). */
 async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<boolean> {
   const log = parent.child({ reqId: row.requestId });
   if (!rec || rec.state !== 'admitted') {
@@ -77,12 +92,28 @@ async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined
     await ack(d.db, row, d.now());
     return false;
   }
-  const spec = modelServiceSpecSchema.safeParse(rec.spec);
-  if (!spec.success) {
-    await toConflict(d, rec, `the admitted spec is not a valid ModelService spec: ${spec.error.message}`.slice(0, 1000), log);
-    await ack(d.db, row, d.now());
+  try {
+    return await createAndAck(d, row, rec, log);
+  } catch (err) {
+    if (!(err instanceof TerminalError)) throw err; // transient: giveBack() retries it with backoff
+    await refuse(d, rec, row, err, log);
     return true;
   }
+}
+
+/** A delivery that can never succeed: the reservation moves to `conflict` with the reason, the row is dead. */
+async function refuse(d: Scoped, rec: LedgerRecord, row: ClaimedRow, err: TerminalError, log: Logger): Promise<void> {
+  await toConflict(d, rec, err.message.slice(0, 1000), log);
+  const now = d.now();
+  if ((await fail(d.db, row, `${err.reason}: ${err.message}`, { now, retryAt: now, terminal: true })) === 'dead') {
+    d.metrics.deadRows.inc({ kind: row.kind });
+    log.error('delivery refused: it cannot succeed', { seq: row.seq, kind: row.kind, reason: err.reason, error: err.message });
+  }
+}
+
+async function createAndAck(d: Scoped, row: ClaimedRow, rec: LedgerRecord, log: Logger): Promise<boolean> {
+  const spec = modelServiceSpecSchema.safeParse(rec.spec);
+  if (!spec.success) throw new TerminalError('InvalidSpec', `the admitted spec is not a valid ModelService spec: ${spec.error.message}`);
   const want = modelServiceFor(rec, spec.data, d.namespace);
   const { created, object } = await d.cluster.createModelService(want);
   crashPoint('after-cr-create-before-ack');
@@ -176,18 +207,20 @@ function releaseBlocked(pods: string[], since: Date): Condition {
   };
 }
 
+/** Gives the claimed rows back after a failed reconcile: retried with capped backoff, dead only when the error is terminal. */
 async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {
   const now = d.now();
+  const terminal = err instanceof TerminalError;
   for (const row of rows) {
     // A row whose claim was lost matches nothing here (fail() requires the claim): harmless.
-    const outcome = await fail(d.db, row, errorMessage(err), {
-      now,
-      retryAt: new Date(now.getTime() + retryDelayMs(row.attempts + 1)),
-      maxAttempts: d.config.maxAttempts,
-    }).catch(() => 'unknown');
+    // On a database outage this fails too: the row is claimed again when its lease runs out.
+    const retryAt = new Date(now.getTime() + retryDelayMs(row.attempts + 1, d.config.outboxBackoff));
+    const outcome = await fail(d.db, row, errorMessage(err), { now, retryAt, terminal }).catch(() => 'unknown');
     if (outcome === 'dead') {
       d.metrics.deadRows.inc({ kind: row.kind });
-      log.error('outbox row is dead after its last attempt', { seq: row.seq, kind: row.kind, error: errorMessage(err) });
+      log.error('outbox row is dead: its error cannot be retried away', { seq: row.seq, kind: row.kind, error: errorMessage(err) });
+    } else if (outcome === 'retry') {
+      log.info('outbox row retried later', { seq: row.seq, kind: row.kind, attempt: row.attempts + 1, retryAt: retryAt.toISOString() });
     }
   }
 }

@@ -11,6 +11,7 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { KubeClient } from '../runtime/kube.ts';
 import type { Manager } from '../runtime/manager.ts';
+import type { Backoff } from './outbox-store.ts';
 import { OutboxPoller } from './poller.ts';
 import { kubeLedgerCluster } from './cluster.ts';
 import type { LedgerConfig } from './decide.ts';
@@ -22,7 +23,7 @@ export interface LedgerOptions {
   db: Db;
   namespace: string;
   holder: string;
-  config: LedgerConfig & { maxAttempts: number };
+  config: LedgerConfig & { outboxBackoff: Backoff };
   fastPaths: boolean;
   workers: number;
   resyncMs: number;

@@ -102,6 +102,7 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     releaseBlockedSince: null,
     releaseBlockedPods: null,
     lastError: null,
+    nextAttemptAt: at, // the create row is due at once
     deadOutboxRows: 0,
   };
 }
