@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFrozen, isLeading } from '../support/controller.ts';
+import { probeEveryRoute } from '../support/outage.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -29,26 +30,6 @@ afterAll(async () => {
 
 const inList = (ids: string[]) => ids.map(() => '?').join(', ');
 
-/** Every route of the tenant API that touches the database, at once; each answer with its latency. */
-async function probeEveryRoute(id: string, n: number): Promise<Array<{ route: string; status: number; code?: string; ms: number }>> {
-  const body = { name: `probe${n}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } };
-  const calls: Array<[string, () => ReturnType<System['api']>]> = [
-    ['POST /requests', () => sys.api('/requests', { method: 'POST', body, idempotencyKey: `freeze-probe-${n}` })],
-    ['GET /requests', () => sys.api('/requests')],
-    ['GET /requests/:id', () => sys.api(`/requests/${id}`)],
-    ['DELETE /requests/:id', () => sys.api(`/requests/${id}`, { method: 'DELETE' })],
-    ['GET /quota', () => sys.api('/quota')],
-    ['GET /healthz', () => sys.api('/healthz')],
-  ];
-  return Promise.all(
-    calls.map(async ([route, call]) => {
-      const t0 = Date.now();
-      const r = await call();
-      return { route, status: r.status, code: r.body.error?.code, ms: Date.now() - t0 };
-    }),
-  );
-}
-
 describe('hung database (ps-http-sim frozen with SIGSTOP)', () => {
   it('the Worker answers 503 within its deadline, the controller backs off and keeps its Lease, then everything converges', { timeout: 170_000 }, async () => {
     const early = await sys.admit(5);
@@ -66,7 +47,7 @@ describe('hung database (ps-http-sim frozen with SIGSTOP)', () => {
       await waitFor('ps-http-sim to be stopped', async () => isFrozen(sim), { timeoutMs: 5000, intervalMs: 20 });
       // Probe every route, round after round, for as long as the freeze lasts (less one round).
       while (Date.now() - frozenAt < FREEZE_MS - 2 * WORKER_DB_TIMEOUT_MS) {
-        const answers = await probeEveryRoute(fresh[0]!, probes);
+        const answers = await probeEveryRoute(sys, fresh[0]!, probes);
         for (const a of answers) {
           expect(a, a.route).toMatchObject({ status: 503, code: 'database_unavailable' });
           slowest = Math.max(slowest, a.ms);

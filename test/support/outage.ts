@@ -3,7 +3,8 @@
 //    kube-apiserver, CEL) bound to ONE namespace, so suites running beside it are untouched;
 //  - kube-apiserver stopped and started again with the very same command line (the stack's own
 //    process, found through the run dir's pid file; the new one is registered there too);
-//  - a hung or restarted database: see database-outage.ts.
+//  - every database route probed at once while the database is hung or down (probeEveryRoute);
+//    the suite-owned MariaDB that can be restarted is private-mariadb.ts.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
@@ -12,6 +13,7 @@ import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { pidFile, startProcess } from '../../scripts/testenv/proc.ts';
 import { makeModelService } from './builders.ts';
+import type { System } from './system.ts';
 import { waitFor } from './wait.ts';
 
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
@@ -147,4 +149,31 @@ export async function stopApiServer(kube: KubeClient): Promise<Restart> {
       return Date.now();
     },
   };
+}
+
+export interface RouteAnswer {
+  route: string;
+  status: number;
+  code: string | undefined;
+  ms: number;
+}
+
+/** Calls every route of the tenant API that touches the database, at once; each answer with its latency. */
+export async function probeEveryRoute(sys: Pick<System, 'api'>, id: string, n: number): Promise<RouteAnswer[]> {
+  const body = { name: `probe${n}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } };
+  const calls: Array<[string, () => ReturnType<System['api']>]> = [
+    ['POST /requests', () => sys.api('/requests', { method: 'POST', body, idempotencyKey: `outage-probe-${n}` })],
+    ['GET /requests', () => sys.api('/requests')],
+    ['GET /requests/:id', () => sys.api(`/requests/${id}`)],
+    ['DELETE /requests/:id', () => sys.api(`/requests/${id}`, { method: 'DELETE' })],
+    ['GET /quota', () => sys.api('/quota')],
+    ['GET /healthz', () => sys.api('/healthz')],
+  ];
+  return Promise.all(
+    calls.map(async ([route, call]) => {
+      const t0 = Date.now();
+      const r = await call();
+      return { route, status: r.status, code: r.body.error?.code, ms: Date.now() - t0 };
+    }),
+  );
 }
