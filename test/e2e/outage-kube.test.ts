@@ -6,6 +6,8 @@
 //     used to be dead; once the policy is gone all 20 are ready, each charged once.
 //  2. kube-apiserver is stopped and started again mid-batch: the controller re-lists and
 //     delivers, nothing is duplicated.
+//  3. An admission whose create row is dead anyway (as rows died under the old 8-attempt rule)
+//     is delivered through the reconcile row the Worker's cron enqueues for it.
 // The backoff cap (2 s) and the outages are short by configuration; each test is boxed at 90 s.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,9 +45,9 @@ const createAttempts = async (ids: string[]) =>
   (await sys.ledger.db.execute(`SELECT attempts FROM outbox WHERE kind = 'create' AND reservation_id IN (${inList(ids)})`, ids)).rows.map((r) => Number(r.attempts));
 
 /** Every admission charged once, delivered as exactly one CR, and the ledger's invariants clean. */
-async function expectDeliveredOnce(ids: string[]): Promise<void> {
+async function expectDeliveredOnce(ids: string[], deadRows = 0): Promise<void> {
   expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (${inList(ids)})`, ids)).toBe(ids.length);
-  expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE dead_at IS NOT NULL AND reservation_id IN (${inList(ids)})`, ids)).toBe(0);
+  expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE dead_at IS NOT NULL AND reservation_id IN (${inList(ids)})`, ids)).toBe(deadRows);
   const crs = await sys.kube.list<{ metadata: { labels?: Record<string, string> } }>(paths.modelServices(sys.namespace));
   const perAdmission = new Map<string, number>();
   for (const cr of crs.items) {
@@ -96,5 +98,25 @@ describe('API-server outage', () => {
     measured.apiServerBackToAllReady = Date.now() - up;
     await expectDeliveredOnce(ids);
     expect(ctl.alive()).toBe(true); // no crash, no lost lease: the same process delivered everything
+  });
+
+  it('an admitted reservation whose create row is dead is re-delivered through the cron\'s reconcile row', { timeout: 90_000 }, async () => {
+    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const [id] = await sys.admit(1);
+    await waitFor('the delivery to fail once', async () => (await createAttempts([id!]))[0]! > 0, { timeoutMs: 20_000 });
+    // Dead, and out of the controller's hands: releasing the claim makes any fail()/ack in flight match nothing.
+    await sys.ledger.db.execute(
+      "UPDATE outbox SET dead_at = UTC_TIMESTAMP(3), claimed_by = NULL, claimed_until = NULL WHERE kind = 'create' AND reservation_id = ?",
+      [id!],
+    );
+    await denial.remove();
+    expect((await sys.api(`/requests/${id!}`)).body).toMatchObject({ state: 'admitted', deadOutboxRows: 1, nextAttemptAt: null });
+
+    const t0 = Date.now();
+    expect(await sys.worker.scheduled('*/5 * * * *', Date.now())).toBe(200);
+    await sys.untilState([id!], 'ready', 30_000);
+    measured.cronToReady = Date.now() - t0;
+    expect(await sys.ledger.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile' AND done_at IS NOT NULL AND reservation_id = ?", [id!])).toBe(1);
+    await expectDeliveredOnce([id!], 1); // the row that died on purpose stays visible
   });
 });
