@@ -8,6 +8,8 @@
 //     delivers, nothing is duplicated.
 //  3. An admission whose create row is dead anyway (as rows died under the old 8-attempt rule)
 //     is delivered through the reconcile row the Worker's cron enqueues for it.
+//  4. A delivery that can never succeed (the stored spec is not a valid ModelService spec) is
+//     not retried: TerminalError moves the reservation to `conflict` with the reason, the row is dead.
 // The backoff cap (2 s) and the outages are short by configuration; each test is boxed at 90 s.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,5 +120,26 @@ describe('API-server outage', () => {
     measured.cronToReady = Date.now() - t0;
     expect(await sys.ledger.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile' AND done_at IS NOT NULL AND reservation_id = ?", [id!])).toBe(1);
     await expectDeliveredOnce([id!], 1); // the row that died on purpose stays visible
+  });
+
+  it('a delivery that cannot succeed is terminal: conflict with its reason, the row dead, not retried', { timeout: 60_000 }, async () => {
+    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const [id] = await sys.admit(1);
+    await waitFor('the delivery to fail once', async () => (await createAttempts([id!]))[0]! > 0, { timeoutMs: 20_000 });
+    // A spec that no newer schema of ours accepts any more (replicas must be ≥ 1).
+    await sys.ledger.db.execute("UPDATE reservation SET spec = JSON_SET(spec, '$.replicas', -1) WHERE id = ?", [id!]);
+    await denial.remove();
+    const conflict = await waitFor('the admission → conflict', async () => {
+      const a = (await sys.api(`/requests/${id!}`)).body;
+      return a.state === 'conflict' ? a : undefined;
+    });
+    expect(conflict).toMatchObject({ deadOutboxRows: 1, nextAttemptAt: null });
+    expect(conflict.lastError).toMatch(/not a valid ModelService spec/);
+    const row = await sys.ledger.db.execute("SELECT attempts, last_error FROM outbox WHERE kind = 'create' AND reservation_id = ?", [id!]);
+    expect(String(row.rows[0]?.last_error)).toMatch(/^InvalidSpec: /);
+    const attempts = Number(row.rows[0]?.attempts);
+    await sleep(3000); // longer than the backoff cap: a retried row would have been tried again
+    expect(await createAttempts([id!])).toEqual([attempts]);
+    expect(await sys.kube.getOrUndefined(paths.modelService(sys.namespace, `md-${id!.toLowerCase()}`))).toBeUndefined();
   });
 });
