@@ -40,6 +40,8 @@ export interface LedgerDeps {
   config: LedgerConfig & { outboxBackoff: Backoff };
   /** Outbox rows claimed for a reservation, handed over by the poller. */
   takeClaims: (reservationId: string) => ClaimedRow[];
+  /** Hands claimed rows back to the poller unfailed (their failure could not be recorded). */
+  keepClaims: (rows: ClaimedRow[]) => void;
   metrics: LedgerMetrics;
   events?: EventRecorder;
   log: Logger;
@@ -68,7 +70,9 @@ export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSi
       for (const row of rows.filter((r) => !deliveries.includes(r))) await ack(d.db, row, d.now());
       return result;
     } catch (err) {
-      await giveBack(d, rows, err, log);
+      // Rows whose failure could not be written (the database is down) stay ours until their
+      // claim runs out: the key's next retry takes them again, rather than waiting for the lease.
+      d.keepClaims(await giveBack(d, rows, err, log));
       throw err;
     }
   };
@@ -207,15 +211,21 @@ function releaseBlocked(pods: string[], since: Date): Condition {
   };
 }
 
-/** Gives the claimed rows back after a failed reconcile: retried with capped backoff, dead only when the error is terminal. */
-async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {
+/**
+ * Gives the claimed rows back after a failed reconcile: retried with capped backoff, dead only
+ * when the error is terminal. Returns the rows whose failure could not be recorded.
+ */
+async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<ClaimedRow[]> {
   const now = d.now();
   const terminal = err instanceof TerminalError;
+  const unrecorded: ClaimedRow[] = [];
   for (const row of rows) {
     // A row whose claim was lost matches nothing here (fail() requires the claim): harmless.
-    // On a database outage this fails too: the row is claimed again when its lease runs out.
     const retryAt = new Date(now.getTime() + retryDelayMs(row.attempts + 1, d.config.outboxBackoff));
-    const outcome = await fail(d.db, row, errorMessage(err), { now, retryAt, terminal }).catch(() => 'unknown');
+    const outcome = await fail(d.db, row, errorMessage(err), { now, retryAt, terminal }).catch(() => {
+      unrecorded.push(row);
+      return 'unknown';
+    });
     if (outcome === 'dead') {
       d.metrics.deadRows.inc({ kind: row.kind });
       log.error('outbox row is dead: its error cannot be retried away', { seq: row.seq, kind: row.kind, error: errorMessage(err) });
@@ -223,4 +233,5 @@ async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger
       log.info('outbox row retried later', { seq: row.seq, kind: row.kind, attempt: row.attempts + 1, retryAt: retryAt.toISOString() });
     }
   }
+  return unrecorded;
 }

@@ -59,6 +59,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     now: () => new Date(),
     config: o.config,
     takeClaims: (id) => poller.take(id), // runs only after start, when `poller` exists
+    keepClaims: (rows) => poller.restore(rows),
     metrics: ledgerMetrics(mgr.metrics.registry),
     events: o.events,
     log,
