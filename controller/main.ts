@@ -23,6 +23,7 @@
 //   OUTBOX_LEASE_MS     claim lease of an outbox row (default 60 s)
 //   LEDGER_FAST_PATHS   "false": only outbox rows (incl. the cron's reconcile rows) drive the ledger
 //   LEDGER_RESYNC_MS    re-check every open reservation this often (default 60 s; 0 = off)
+//   LEDGER_RETRY_MAX_MS cap of a failing reservation's retry delay (per-key backoff, default 10 s)
 //   MODELDOCK_CRASH_AT  test-only crash injection, see runtime/crash.ts
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -73,6 +74,7 @@ const parsed = z
     OUTBOX_LEASE_MS: int(60_000, 1000),
     LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
     LEDGER_RESYNC_MS: int(60_000),
+    LEDGER_RETRY_MAX_MS: int(10_000, 10),
   })
   .safeParse(process.env);
 if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -150,6 +152,7 @@ if (db) {
     fastPaths: env.LEDGER_FAST_PATHS === 'true',
     workers: env.LEDGER_WORKERS,
     resyncMs: env.LEDGER_RESYNC_MS,
+    retryMaxMs: env.LEDGER_RETRY_MAX_MS,
     events,
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
   });

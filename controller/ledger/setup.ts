@@ -27,6 +27,8 @@ export interface LedgerOptions {
   fastPaths: boolean;
   workers: number;
   resyncMs: number;
+  /** Cap of a failing reservation's retry delay (per-key backoff; default 10 s, see main.ts). */
+  retryMaxMs?: number;
   events?: EventRecorder;
   client?: KubeClient;
   poll?: { minIntervalMs?: number; maxIntervalMs?: number; leaseMs?: number; batch?: number };
@@ -67,6 +69,9 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
   const controller = new Controller({
     name: LEDGER_CONTROLLER,
     workers: o.workers,
+    // Ledger reconciles are cheap, and an outage fails every key at once: a short cap means the
+    // ledger resumes within seconds of the database coming back, not after minutes of backoff.
+    maxDelayMs: o.retryMaxMs ?? 10_000,
     log: mgr.log,
     metrics: mgr.metrics,
     reconcile: (req, ctx) => reconcile(req.name, ctx.signal),
