@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /** Pure logic beside the code, no I/O; also the test command of `npm run mutation` (stryker.config.json). */
 export const unitProject = {
@@ -10,9 +10,12 @@ export const unitProject = {
   },
 };
 
-// Three projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
-// against the real local stack that test/global-setup.ts starts ONCE per run) and `vitess`
-// (test/vitess/: the sharded ledger on real vtgate, started by test/global-setup-vitess.ts).
+// Four projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
+// against the real local stack that test/global-setup.ts starts ONCE per run), `outage`
+// (test/e2e/outage-*.test.ts: they stop, restart and freeze the stack's components, so they get
+// a stack of their own and run one at a time) and `vitess` (test/vitess/: the sharded ledger on
+// real vtgate, started by test/global-setup-vitess.ts).
+const OUTAGE_SUITES = 'test/e2e/outage-*.test.ts';
 export default defineConfig({
   test: {
     projects: [
@@ -21,6 +24,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/{integration,e2e}/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, OUTAGE_SUITES],
           environment: 'node',
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 120_000,
@@ -28,6 +32,18 @@ export default defineConfig({
           // Suites share one control plane on 2 cores; keep parallelism modest.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'outage',
+          include: [OUTAGE_SUITES],
+          environment: 'node',
+          globalSetup: ['test/global-setup.ts'], // its own run dir: .stack/test-outage
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
         },
       },
       {

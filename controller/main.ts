@@ -18,13 +18,15 @@
 //   LEDGER_WORKERS      concurrent reservation reconciles (default 4)
 //   READY_DEADLINE_MS   a ModelService never Ready this long after creation is deleted (default 10 min)
 //   RELEASE_BLOCKED_AFTER_MS  pods still present this long into a release → ReleaseBlocked (default 2 min)
-//   OUTBOX_MAX_ATTEMPTS an outbox row failing this often is dead (default 8)
+//   OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_CAP_MS  retry delay of a failed outbox row: base·2^n, jittered,
+//                       capped (default 1 s, 5 min); a row is retried until done, dead only if it cannot succeed
 //   OUTBOX_LEASE_MS     claim lease of an outbox row (default 60 s)
 //   LEDGER_FAST_PATHS   "false": only outbox rows (incl. the cron's reconcile rows) drive the ledger
 //   LEDGER_RESYNC_MS    re-check every open reservation this often (default 60 s; 0 = off)
 //   ALLOWED_IMAGE_REGISTRIES  host[:port][/path] list re-checked at delivery (the Worker's policy; empty = any)
 //   LEDGER_RESYNC_PAGE  open reservations read per resync statement (default 500)
 //   LEDGER_READ_QPS, LEDGER_READ_BURST  rate limit of the ledger's live API reads (default 20/s, burst 40)
+//   LEDGER_RETRY_MAX_MS cap of a failing reservation's retry delay (per-key backoff, default 10 s)
 //   MODELDOCK_CRASH_AT  test-only crash injection, see runtime/crash.ts
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -71,7 +73,8 @@ const parsed = z
     LEDGER_WORKERS: int(4, 1),
     READY_DEADLINE_MS: int(600_000, 1000),
     RELEASE_BLOCKED_AFTER_MS: int(120_000),
-    OUTBOX_MAX_ATTEMPTS: int(8, 1),
+    OUTBOX_BACKOFF_BASE_MS: int(1_000, 1),
+    OUTBOX_BACKOFF_CAP_MS: int(300_000, 1),
     OUTBOX_LEASE_MS: int(60_000, 1000),
     LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
     LEDGER_RESYNC_MS: int(60_000),
@@ -79,6 +82,7 @@ const parsed = z
     LEDGER_RESYNC_PAGE: int(500, 1),
     LEDGER_READ_QPS: z.coerce.number().positive().default(20),
     LEDGER_READ_BURST: int(40, 1),
+    LEDGER_RETRY_MAX_MS: int(10_000, 10),
   })
   .safeParse(process.env);
 if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -161,14 +165,15 @@ if (db) {
     config: {
       readyDeadlineMs: env.READY_DEADLINE_MS,
       releaseBlockedAfterMs: env.RELEASE_BLOCKED_AFTER_MS,
-      maxAttempts: env.OUTBOX_MAX_ATTEMPTS,
       allowedRegistries,
+      outboxBackoff: { baseMs: env.OUTBOX_BACKOFF_BASE_MS, capMs: Math.max(env.OUTBOX_BACKOFF_BASE_MS, env.OUTBOX_BACKOFF_CAP_MS) },
     },
     fastPaths: env.LEDGER_FAST_PATHS === 'true',
     workers: env.LEDGER_WORKERS,
     resyncMs: env.LEDGER_RESYNC_MS,
     resyncPageSize: env.LEDGER_RESYNC_PAGE,
     client: ledgerClient,
+    retryMaxMs: env.LEDGER_RETRY_MAX_MS,
     events,
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
   });

@@ -150,6 +150,12 @@ describe('configuration', () => {
     expect(() => parseConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);
     expect(() => parseConfig({ DATABASE_URL: 'http://u:p@h', MAX_REPLICAS: 'many' })).toThrow(/MAX_REPLICAS/);
   });
+
+  it('DB_TIMEOUT_MS: the deadline of a request\'s database work, 5 s unless set, bounded', () => {
+    expect(parseConfig({ DATABASE_URL: 'http://u:p@h' }).dbTimeoutMs).toBe(5000);
+    expect(parseConfig({ DATABASE_URL: 'http://u:p@h', DB_TIMEOUT_MS: '1500' }).dbTimeoutMs).toBe(1500);
+    expect(() => parseConfig({ DATABASE_URL: 'http://u:p@h', DB_TIMEOUT_MS: '0' })).toThrow(/DB_TIMEOUT_MS/);
+  });
 });
 
 describe('shortfallsOf', () => {

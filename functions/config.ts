@@ -23,6 +23,7 @@ export interface Env {
   MAX_CPU?: string;
   MAX_MEMORY?: string;
   ALLOWED_IMAGE_REGISTRIES?: string;
+  DB_TIMEOUT_MS?: string | number;
 }
 
 const intVar = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -66,6 +67,8 @@ const configSchema = z.object({
   MAX_MEMORY: quantityVar(memoryMiB),
   /** Comma list of host[:port][/path] an image must come from; empty = any registry. */
   ALLOWED_IMAGE_REGISTRIES: z.string().optional(),
+  /** Deadline of a request's database work, all round trips together (a hung database → 503). */
+  DB_TIMEOUT_MS: intVar(5000, 100, 60_000),
 });
 
 export interface Config {
@@ -77,6 +80,7 @@ export interface Config {
   reconcileMaxStatements: number;
   outboxRetentionMs: number;
   policy: AdmissionPolicy;
+  dbTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -121,5 +125,6 @@ export function parseConfig(env: Env): Config {
     reconcileMaxStatements: c.RECONCILE_MAX_STATEMENTS,
     outboxRetentionMs: c.OUTBOX_RETENTION_DAYS * 86_400_000,
     policy,
+    dbTimeoutMs: c.DB_TIMEOUT_MS,
   };
 }

@@ -20,7 +20,18 @@ export interface ScheduledController {
 export type { ExecutionContext } from 'hono';
 
 const newId = ulidGenerator();
-const depsFor = (config: Config): ServiceDeps => ({ db: createDb({ url: config.databaseUrl }), clock: () => new Date(), newId });
+/**
+ * The services' deps for one request: every round trip has the DB_TIMEOUT_MS deadline, and so
+ * has the request's database work as a whole (the signal starts now), so a hung database
+ * answers 503 database_unavailable within DB_TIMEOUT_MS — a transaction's ROLLBACK included.
+ */
+const depsFor = (config: Config): ServiceDeps => ({
+  db: createDb({ url: config.databaseUrl, timeoutMs: config.dbTimeoutMs }).withSignal(AbortSignal.timeout(config.dbTimeoutMs)),
+  clock: () => new Date(),
+  newId,
+});
+/** The cron run spends many statements: each round trip has the deadline, the run has its lease. */
+const sweepDeps = (config: Config): ServiceDeps => ({ db: createDb({ url: config.databaseUrl, timeoutMs: config.dbTimeoutMs }), clock: () => new Date(), newId });
 
 let cached: { env: Env; config: Config; app: OpenAPIHono<AppEnv> } | undefined;
 
@@ -51,7 +62,7 @@ export default {
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
     const { config } = appFor(env);
-    const run = sweep(depsFor(config), {
+    const run = sweep(sweepDeps(config), {
       cron: controller.cron,
       scheduledTime: controller.scheduledTime,
       staleAfterMs: config.reconcileStaleAfterMs,

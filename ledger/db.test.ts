@@ -5,6 +5,7 @@ import { createDb, DatabaseUnavailable, type DbFetch } from './db.ts';
 const hung: DbFetch = (_input, init) =>
   new Promise((_resolve, reject) => {
     const signal = (init as { signal?: AbortSignal } | undefined)?.signal;
+    if (signal?.aborted) reject(signal.reason as Error); // as fetch does
     signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
   });
 
@@ -21,5 +22,21 @@ describe('createDb: deadlines and cancellation', () => {
     const pending = db.execute('SELECT 1');
     ac.abort(new Error('shutdown'));
     await expect(pending).rejects.toBeInstanceOf(DatabaseUnavailable);
+  });
+
+  it('a transaction under an aborted request signal sends no ROLLBACK that could wait a second deadline', async () => {
+    const sent: Array<{ query: string; aborted: boolean }> = [];
+    const recording: DbFetch = (input, init) => {
+      const signal = (init as { signal?: AbortSignal } | undefined)?.signal;
+      const query = (JSON.parse(String(init?.body ?? '{}')) as { query?: string }).query ?? '';
+      sent.push({ query, aborted: signal?.aborted ?? false });
+      // BEGIN answers; the database hangs from the next statement on.
+      return query === 'BEGIN' ? Promise.resolve(Response.json({ session: { signature: 's' }, result: {} })) : hung(input, init);
+    };
+    // The Worker's shape: a per-call deadline AND one deadline for the request's database work.
+    const db = createDb({ url: 'http://u:p@127.0.0.1:1', fetch: recording, timeoutMs: 60_000 }).withSignal(AbortSignal.timeout(50));
+    await expect(db.transaction(async (tx) => tx.execute('SELECT 1'))).rejects.toBeInstanceOf(DatabaseUnavailable);
+    expect(sent.map((s) => s.query)).toEqual(['BEGIN', 'SELECT 1', 'ROLLBACK']);
+    expect(sent[2]?.aborted).toBe(true); // the ROLLBACK went out already aborted: it cannot hang
   });
 });

@@ -46,7 +46,13 @@ export const admissionSchema = z
       .describe('Why the release is blocked: PodsStillPresent (see releaseBlockedPods) or Finalizers (no pod left, the ModelService stays in deletion; see releaseBlockedFinalizers).'),
     releaseBlockedPods: z.array(z.string()).nullable().describe('The pods that still exist and keep the quota (ReleaseBlocked).'),
     releaseBlockedFinalizers: z.array(z.string()).nullable().describe('The finalizers that keep the ModelService in deletion (ReleaseBlocked, reason Finalizers).'),
-    lastError: z.string().nullable(),
+    lastError: z
+      .string()
+      .nullable()
+      .describe('The error a pending outbox row (a delivery, a delete) is being retried for; else the reason of the last transition (conflict, never Ready).'),
+    nextAttemptAt: timestamp
+      .nullable()
+      .describe('When the controller next works on a pending outbox row of this admission (retries back off to OUTBOX_BACKOFF_CAP_MS); null when none is pending.'),
     deadOutboxRows: z.number().int().min(0).describe('Outbox deliveries that failed permanently and need an operator.'),
   })
   .describe('An admitted request to run a model: a reservation of quota.');

@@ -20,7 +20,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const runDir = process.env.MODELDOCK_TEST_STACK_DIR ?? join(repoRoot, '.stack/test');
+  // The outage suites stop and freeze the stack's components: their project gets a stack of its own.
+  const base = process.env.MODELDOCK_TEST_STACK_DIR ?? join(repoRoot, '.stack/test');
+  const runDir = project.name === 'integration' ? base : `${base}-${project.name}`;
   return runStack(runDir, () => startStack({ runDir, log: (m) => console.error(m) }), async (stack) => {
     const { metricsToken } = await installBase(stack.info, repoRoot, 24 * 3600);
     project.provide('stack', { ...stack.info, metricsToken });

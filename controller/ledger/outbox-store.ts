@@ -92,14 +92,18 @@ export class ClaimLost extends Error {
   }
 }
 
-/** Counts a failed attempt and gives the row back for later (backoff), or marks it dead after maxAttempts failures. */
+/**
+ * Counts a failed attempt. A transient failure gives the row back for `retryAt` (backoff): it is
+ * retried for as long as it is not done — a delivery never dies of an outage. Only a `terminal`
+ * failure (the work can never succeed, e.g. an invalid spec) marks the row dead.
+ */
 export async function fail(
   q: Queryable,
   row: ClaimedRow,
   error: string,
-  o: { now: Date; retryAt: Date; maxAttempts: number },
+  o: { now: Date; retryAt: Date; terminal?: boolean },
 ): Promise<'retry' | 'dead'> {
-  const dead = row.attempts + 1 >= o.maxAttempts;
+  const dead = o.terminal === true;
   await q.execute(
     `UPDATE outbox o ${FENCE}
         SET o.attempts = o.attempts + 1, o.claimed_by = NULL, o.claimed_until = NULL, o.last_error = ?, o.available_at = ?,
@@ -110,7 +114,16 @@ export async function fail(
   return dead ? 'dead' : 'retry';
 }
 
+export interface Backoff {
+  /** Delay after the first failure. */
+  baseMs: number;
+  /** Longest delay between two attempts (OUTBOX_BACKOFF_CAP_MS, default 5 min). */
+  capMs: number;
+}
+
+export const DEFAULT_OUTBOX_BACKOFF: Backoff = { baseMs: 1000, capMs: 300_000 };
+
 /** Exponential backoff for the n-th attempt (1-based), jittered within [cap/2, cap]. */
-export function retryDelayMs(attempt: number, baseMs = 1000, maxMs = 300_000, random = Math.random): number {
-  return Math.round(jitteredBackoffMs(attempt - 1, baseMs, maxMs, random));
+export function retryDelayMs(attempt: number, backoff: Backoff = DEFAULT_OUTBOX_BACKOFF, random = Math.random): number {
+  return Math.round(jitteredBackoffMs(attempt - 1, backoff.baseMs, backoff.capMs, random));
 }

@@ -41,6 +41,20 @@ export class OutboxPoller {
     return rows ? [...rows.values()].sort((a, b) => a.seq - b.seq) : [];
   }
 
+  /**
+   * Takes back rows whose failure could not be recorded (the database is down): the next
+   * reconcile of their reservation gets them again while their claim lasts. A row claimed anew
+   * meanwhile (its lease ran out) keeps the newer claim.
+   */
+  restore(rows: readonly ClaimedRow[], now: Date = new Date()): void {
+    for (const row of rows) {
+      if (row.claim.until.getTime() <= now.getTime()) continue; // expired: the poller claims it again
+      const mine = this.#claims.get(row.reservationId) ?? new Map<number, ClaimedRow>();
+      if (!mine.has(row.seq)) mine.set(row.seq, row);
+      this.#claims.set(row.reservationId, mine);
+    }
+  }
+
   get started(): boolean {
     return !this.#stopped;
   }

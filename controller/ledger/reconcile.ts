@@ -3,10 +3,14 @@
 // reconcile rows), and on resync. The work queue guarantees that one reservation is never
 // handled by two workers at once, so a delivery and a delete of the same admission are ordered.
 //
-//   1. deliver claimed `create` rows: a spec that is invalid or that the image policy refuses is a
-//      conflict (no CR is created); otherwise create the CR under its deterministic name; on
-//      AlreadyExists read it back: ours (admission id + tenant) → adopt, else → conflict; then
-//      binding + delivered + row done in ONE claim- and epoch-guarded transaction;
+//   1. deliver claimed `create` rows (or, for a reservation still `admitted` without one, a
+//      claimed `reconcile` row: the cron's safety net re-delivers through it): create the CR
+//      under its deterministic name; on AlreadyExists read it back: ours (admission id + tenant)
+//      → adopt, else → conflict; then binding + delivered + row done in ONE claim- and
+//      epoch-guarded transaction. A delivery that can never succeed (an invalid spec, an image the
+//      controller's policy refuses) throws TerminalError: the
+//      reservation moves to `conflict` with its reason and the row is dead. Anything else is
+//      retried with capped backoff for as long as the reservation is `admitted`;
 //   2. one step of the state machine (decide.ts). A delivered/ready reservation is decided on the
 //      informer cache (once synced) when the answer is "nothing to do" or "first Ready"; any other
 //      action (release path, conflict, deadline, scale revert) is re-decided on a LIVE read before
@@ -18,10 +22,10 @@ import type { Db } from '../../ledger/db.ts';
 import { modelServiceSpecSchema, RESOURCE_NAMES, RESOURCE_UNITS, type Amounts, type Condition, type ModelService } from '../../schema/model-service.ts';
 import type { Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import { errorMessage } from '../runtime/errors.ts';
+import { errorMessage, TerminalError } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
-import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
+import { ack, fail, retryDelayMs, type Backoff, type ClaimedRow } from './outbox-store.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { imageRefusal, type RegistryRule } from '../../schema/policy.ts';
@@ -42,9 +46,11 @@ export interface LedgerDeps {
   epoch: () => Promise<number>;
   now: () => Date;
   /** `allowedRegistries`: the controller's own copy of the image policy, re-checked at delivery (none = any). */
-  config: LedgerConfig & { maxAttempts: number; allowedRegistries?: readonly RegistryRule[] };
+  config: LedgerConfig & { outboxBackoff: Backoff; allowedRegistries?: readonly RegistryRule[] };
   /** Outbox rows claimed for a reservation, handed over by the poller. */
   takeClaims: (reservationId: string) => ClaimedRow[];
+  /** Hands claimed rows back to the poller unfailed (their failure could not be recorded). */
+  keepClaims: (rows: ClaimedRow[]) => void;
   metrics: LedgerMetrics;
   events?: EventRecorder;
   log: Logger;
@@ -60,7 +66,8 @@ export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSi
     let log = d.log.child({ admissionId: id, key: id });
     try {
       let rec = await loadLedgerRecord(d.db, id);
-      for (const row of rows.filter((r) => r.kind === 'create')) {
+      const deliveries = deliveryRows(rows, rec);
+      for (const row of deliveries) {
         if (await deliver(d, row, rec, log)) rec = await loadLedgerRecord(d.db, id);
       }
       if (rec) log = log.child({ reqId: rec.requestId });
@@ -69,16 +76,28 @@ export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSi
       if (rec && (rec.lastReconciledAt === null || d.now().getTime() - rec.lastReconciledAt.getTime() > 60_000)) {
         await touchReconciled(d.db, id, await d.epoch(), d.now());
       }
-      for (const row of rows.filter((r) => r.kind !== 'create')) await ack(d.db, row, d.now());
+      for (const row of rows.filter((r) => !deliveries.includes(r))) await ack(d.db, row, d.now());
       return result;
     } catch (err) {
-      await giveBack(d, rows, err, log);
+      // Rows whose failure could not be written (the database is down) stay ours until their
+      // claim runs out: the key's next retry takes them again, rather than waiting for the lease.
+      d.keepClaims(await giveBack(d, rows, err, log));
       throw err;
     }
   };
 }
 
-/** Delivers one claimed `create` row; true when it changed the ledger (the caller re-reads it). */
+/**
+ * The claimed rows that deliver: every `create` row; failing that, while the reservation is
+ * still `admitted` (its create row died, or was claimed by nobody in time), one `reconcile` row.
+ */
+export function deliveryRows(rows: readonly ClaimedRow[], rec: { state: string } | undefined): ClaimedRow[] {
+  const creates = rows.filter((r) => r.kind === 'create');
+  if (creates.length > 0 || rec?.state !== 'admitted') return creates;
+  return rows.filter((r) => r.kind === 'reconcile').slice(0, 1);
+}
+
+/** Delivers one claimed row; true when it changed the ledger (the caller re-reads it). */
 async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<boolean> {
   const log = parent.child({ reqId: row.requestId });
   if (!rec || rec.state !== 'admitted') {
@@ -86,20 +105,32 @@ async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined
     await ack(d.db, row, d.now());
     return false;
   }
-  const spec = modelServiceSpecSchema.safeParse(rec.spec);
-  if (!spec.success) {
-    await toConflict(d, rec, `the admitted spec is not a valid ModelService spec: ${spec.error.message}`.slice(0, 1000), log);
-    await ack(d.db, row, d.now());
+  try {
+    return await createAndAck(d, row, rec, log);
+  } catch (err) {
+    if (!(err instanceof TerminalError)) throw err; // transient: giveBack() retries it with backoff
+    await refuse(d, rec, row, err, log);
     return true;
   }
+}
+
+/** A delivery that can never succeed: the reservation moves to `conflict` with the reason, the row is dead. */
+async function refuse(d: Scoped, rec: LedgerRecord, row: ClaimedRow, err: TerminalError, log: Logger): Promise<void> {
+  await toConflict(d, rec, err.message.slice(0, 1000), log);
+  const now = d.now();
+  if ((await fail(d.db, row, `${err.reason}: ${err.message}`, { now, retryAt: now, terminal: true })) === 'dead') {
+    d.metrics.deadRows.inc({ kind: row.kind });
+    log.error('delivery refused: it cannot succeed', { seq: row.seq, kind: row.kind, reason: err.reason, error: err.message });
+  }
+}
+
+async function createAndAck(d: Scoped, row: ClaimedRow, rec: LedgerRecord, log: Logger): Promise<boolean> {
+  const spec = modelServiceSpecSchema.safeParse(rec.spec);
+  if (!spec.success) throw new TerminalError('InvalidSpec', `the admitted spec is not a valid ModelService spec: ${spec.error.message}`);
   // The policy may have been tightened since admission: what it now refuses is never created.
   // A conflict without a CR stays deletable by the tenant (its release needs no operator).
   const refusal = imageRefusal(spec.data.image, d.config.allowedRegistries ?? []);
-  if (refusal) {
-    await toConflict(d, rec, `refused by the image policy at delivery: ${refusal}`.slice(0, 1000), log);
-    await ack(d.db, row, d.now());
-    return true;
-  }
+  if (refusal) throw new TerminalError('ImagePolicy', `refused by the image policy at delivery: ${refusal}`);
   const want = modelServiceFor(rec, spec.data, d.namespace);
   const { created, object } = await d.cluster.createModelService(want);
   crashPoint('after-cr-create-before-ack');
@@ -236,18 +267,27 @@ function releaseBlocked(b: ReleaseBlocker, since: Date): Condition {
   return { type: 'ReleaseBlocked', status: 'True', reason: b.reason, message: message.slice(0, 1000), lastTransitionTime: since.toISOString() };
 }
 
-async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<void> {
+/**
+ * Gives the claimed rows back after a failed reconcile: retried with capped backoff, dead only
+ * when the error is terminal. Returns the rows whose failure could not be recorded.
+ */
+async function giveBack(d: Scoped, rows: ClaimedRow[], err: unknown, log: Logger): Promise<ClaimedRow[]> {
   const now = d.now();
+  const terminal = err instanceof TerminalError;
+  const unrecorded: ClaimedRow[] = [];
   for (const row of rows) {
     // A row whose claim was lost matches nothing here (fail() requires the claim): harmless.
-    const outcome = await fail(d.db, row, errorMessage(err), {
-      now,
-      retryAt: new Date(now.getTime() + retryDelayMs(row.attempts + 1)),
-      maxAttempts: d.config.maxAttempts,
-    }).catch(() => 'unknown');
+    const retryAt = new Date(now.getTime() + retryDelayMs(row.attempts + 1, d.config.outboxBackoff));
+    const outcome = await fail(d.db, row, errorMessage(err), { now, retryAt, terminal }).catch(() => {
+      unrecorded.push(row);
+      return 'unknown';
+    });
     if (outcome === 'dead') {
       d.metrics.deadRows.inc({ kind: row.kind });
-      log.error('outbox row is dead after its last attempt', { seq: row.seq, kind: row.kind, error: errorMessage(err) });
+      log.error('outbox row is dead: its error cannot be retried away', { seq: row.seq, kind: row.kind, error: errorMessage(err) });
+    } else if (outcome === 'retry') {
+      log.info('outbox row retried later', { seq: row.seq, kind: row.kind, attempt: row.attempts + 1, retryAt: retryAt.toISOString() });
     }
   }
+  return unrecorded;
 }

@@ -29,6 +29,8 @@ export interface LedgerOptions {
   resyncMs: number;
   /** Rows per resync page (default 500). */
   resyncPageSize?: number;
+  /** Cap of a failing reservation's retry delay (per-key backoff; default 10 s, see main.ts). */
+  retryMaxMs?: number;
   events?: EventRecorder;
   client?: KubeClient;
   poll?: { minIntervalMs?: number; maxIntervalMs?: number; leaseMs?: number; batch?: number };
@@ -64,6 +66,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     now: () => new Date(),
     config: o.config,
     takeClaims: (id) => poller.take(id), // runs only after start, when `poller` exists
+    keepClaims: (rows) => poller.restore(rows),
     metrics,
     events: o.events,
     log,
@@ -71,6 +74,9 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
   const controller = new Controller({
     name: LEDGER_CONTROLLER,
     workers: o.workers,
+    // Ledger reconciles are cheap, and an outage fails every key at once: a short cap means the
+    // ledger resumes within seconds of the database coming back, not after minutes of backoff.
+    maxDelayMs: o.retryMaxMs ?? 10_000,
     log: mgr.log,
     metrics: mgr.metrics,
     reconcile: (req, ctx) => reconcile(req.name, ctx.signal),

@@ -46,7 +46,10 @@ const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amou
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at,
-    (SELECT COUNT(*) FROM outbox o WHERE o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox
+    (SELECT COUNT(*) FROM outbox o WHERE o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox,
+    (SELECT MIN(o.available_at) FROM outbox o WHERE o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL) AS next_attempt_at,
+    (SELECT o.last_error FROM outbox o WHERE o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL AND o.last_error IS NOT NULL
+      ORDER BY o.seq DESC LIMIT 1) AS retry_error
   FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id`;
 
 export interface StoredAdmission {
@@ -88,7 +91,10 @@ function toStored(row: Row): StoredAdmission {
       releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
       releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
       releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
-      lastError: strOrNull(row.last_error),
+      // The error a pending outbox row is being retried for (a delivery in an outage) is the
+      // current one; otherwise the reason of the reservation's last transition.
+      lastError: strOrNull(row.retry_error) ?? strOrNull(row.last_error),
+      nextAttemptAt: timeOrNull(row.next_attempt_at),
       deadOutboxRows: int(row.dead_outbox),
     },
   };

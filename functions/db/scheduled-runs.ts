@@ -42,14 +42,18 @@ export async function finishRun(q: Queryable, key: RunKey, holder: string, now: 
 const TERMINAL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
 
 /**
- * Non-terminal reservations after `afterId` (ascending) not reconciled (or created) since
- * `staleBefore` and without a pending reconcile row.
+ * Non-terminal reservations after `afterId` (ascending) without a pending reconcile row that
+ * either were not reconciled (or created) since `staleBefore`, or are still `admitted` with no
+ * live outbox row (every row of theirs is done or dead: nothing would ever deliver them — the
+ * reconcile row enqueued for them does). Crosses tenants by design: the safety net sees all.
  */
 export async function staleReservations(q: Queryable, afterId: string, staleBefore: Date, limit: number): Promise<string[]> {
   const r = await q.execute(
     `SELECT r.id FROM reservation r
      WHERE r.id > ? AND r.state NOT IN (${TERMINAL})
-       AND COALESCE(r.last_reconciled_at, r.created_at) < ?
+       AND (COALESCE(r.last_reconciled_at, r.created_at) < ?
+            OR (r.state = 'admitted'
+                AND NOT EXISTS (SELECT 1 FROM outbox l WHERE l.reservation_id = r.id AND l.done_at IS NULL AND l.dead_at IS NULL)))
        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.dedupe_key = CONCAT('reconcile:', r.id, ':pending'))
      ORDER BY r.id LIMIT ?`,
     [afterId, staleBefore, limit],

@@ -104,6 +104,7 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     releaseBlockedPods: null,
     releaseBlockedFinalizers: null,
     lastError: null,
+    nextAttemptAt: at, // the create row is due at once
     deadOutboxRows: 0,
   };
 }

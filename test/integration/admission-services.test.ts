@@ -249,6 +249,42 @@ describe('sweep (scheduled)', () => {
     expect(tight).toMatchObject({ claimed: true, enqueued: 3, complete: false, statements: 4, purged: 0 });
   });
 
+  it('re-enqueues an admitted reservation whose every outbox row is dead, however recently reconciled; not one with a live row', async () => {
+    await L.setQuota('sd', 'cpu=10', 'memory=10Gi');
+    const dead = (await admit(L.deps(), input('sd', { name: 'dead' }))).admission.id;
+    const live = (await admit(L.deps(), input('sd', { name: 'live' }))).admission.id;
+    // Both were looked at just now (the resync touches admitted reservations too), so staleness alone selects neither.
+    await L.db.execute("UPDATE reservation SET last_reconciled_at = '2100-01-01 00:00:00' WHERE tenant = 'sd'");
+    await L.db.execute("UPDATE outbox SET dead_at = UTC_TIMESTAMP(3), attempts = 8, last_error = 'boom' WHERE reservation_id = ?", [dead]);
+    const r = await sweep(L.deps(), { cron: '*/5 * * * *', staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 40, holder: 'h', scheduledTime: 20_000 });
+    expect(r).toMatchObject({ claimed: true, complete: true });
+    const pending = await L.db.execute(
+      "SELECT reservation_id FROM outbox WHERE kind = 'reconcile' AND done_at IS NULL AND dead_at IS NULL AND reservation_id IN (?, ?)",
+      [dead, live],
+    );
+    expect(pending.rows.map((row) => row.reservation_id)).toEqual([dead]);
+  });
+
+  it('GET shows the error a pending outbox row is retried for and when it is tried next', async () => {
+    await L.setQuota('na', 'cpu=10', 'memory=10Gi');
+    const { id } = (await admit(L.deps(), input('na', { name: 'retrying' }))).admission;
+    expect((await getAdmission(L.deps(), 'na', id)).lastError).toBeNull();
+    await L.db.execute(
+      "UPDATE outbox SET attempts = 3, last_error = 'POST modelservices: 500 InternalError', available_at = '2100-01-01 00:00:05.250' WHERE reservation_id = ?",
+      [id],
+    );
+    expect(await getAdmission(L.deps(), 'na', id)).toMatchObject({
+      state: 'admitted',
+      lastError: 'POST modelservices: 500 InternalError',
+      nextAttemptAt: '2100-01-01T00:00:05.250Z',
+      deadOutboxRows: 0,
+    });
+    // Delivered (ackCreate: row done + state in one transaction): nothing pending any more.
+    await L.db.execute('UPDATE outbox SET done_at = UTC_TIMESTAMP(3) WHERE reservation_id = ?', [id]);
+    await L.db.execute("UPDATE reservation SET state = 'delivered' WHERE id = ?", [id]);
+    expect(await getAdmission(L.deps(), 'na', id)).toMatchObject({ lastError: null, nextAttemptAt: null });
+  });
+
   it('deletes acknowledged outbox rows past the retention once the scan completed; keeps recent, pending and dead rows', async () => {
     const before = await L.count('SELECT COUNT(*) FROM outbox');
     await L.db.execute(

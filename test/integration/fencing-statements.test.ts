@@ -94,11 +94,11 @@ const FENCED: Record<string, FencedCase<unknown>> = {
   'outbox-store.ack reconcile': fencedCase({ arrange: (epoch) => claimedRow(epoch, 'reconcile'), act: (row, epoch) => ack(db, withEpoch(row, epoch), later()) }),
   'outbox-store.fail retry': fencedCase({
     arrange: (epoch) => claimedRow(epoch, 'delete'),
-    act: (row, epoch) => fail(db, withEpoch(row, epoch), 'late', { now: later(), retryAt: new Date(Date.now() + 86_400_000), maxAttempts: 5 }),
+    act: (row, epoch) => fail(db, withEpoch(row, epoch), 'late', { now: later(), retryAt: new Date(Date.now() + 86_400_000) }),
   }),
   'outbox-store.fail dead': fencedCase({
     arrange: (epoch) => claimedRow(epoch, 'reconcile'),
-    act: (row, epoch) => fail(db, withEpoch(row, epoch), 'late', { now: later(), retryAt: new Date(Date.now() + 86_400_000), maxAttempts: 1 }),
+    act: (row, epoch) => fail(db, withEpoch(row, epoch), 'late', { now: later(), retryAt: new Date(Date.now() + 86_400_000), terminal: true }),
   }),
 };
 

@@ -163,8 +163,9 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
       epoch: () => (epoch ??= acquireEpoch(ledger.db, 'test', new Date())),
       // Past the deadline of every CR this suite creates (the deadline runs from the CR's creationTimestamp).
       now: () => new Date(Date.now() + 2 * READY_DEADLINE_MS),
-      config: { readyDeadlineMs: READY_DEADLINE_MS, releaseBlockedAfterMs: 60_000, maxAttempts: 5 },
+      config: { readyDeadlineMs: READY_DEADLINE_MS, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 } },
       takeClaims: () => [],
+      keepClaims: () => undefined,
       metrics: ledgerMetrics(new Metrics().registry),
       log: testLogger(),
     });

@@ -108,7 +108,7 @@ describe('bounded ledger resync', () => {
       db: L.db,
       namespace: ns.name,
       holder: 'resync-test',
-      config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 120_000, maxAttempts: 8 },
+      config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 120_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 } },
       fastPaths: true,
       workers: 4,
       resyncMs: 3_600_000, // one tick at start, the next one is ours (resyncOnce below)

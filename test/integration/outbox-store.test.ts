@@ -1,5 +1,5 @@
 // The outbox lease against real MariaDB: rows are claimed once, acknowledged only while the
-// claim holds and the epoch is current, retried with backoff, and dead after N attempts.
+// claim holds and the epoch is current, retried with backoff for as long as it takes, and dead only on a terminal failure.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
@@ -92,31 +92,40 @@ describe('outbox claim / ack', () => {
     for (const r of taken) expect(await ack(db, r, new Date())).toBe(false);
   });
 
-  it('fail() backs off, and marks the row dead after maxAttempts (still visible, never dropped)', async () => {
+  it('fail() backs off and retries a transient failure for as long as it takes (never dead), and marks a terminal one dead', async () => {
     const epoch = await acquireEpoch(db, 'ctl', new Date());
     await drain(epoch);
     await rows(1, 'reconcile');
     let now = new Date();
-    for (let attempt = 1; attempt <= 3; attempt++) {
+    const TRANSIENT = 20; // far past the 8 attempts after which a row used to die
+    for (let attempt = 1; attempt <= TRANSIENT + 1; attempt++) {
       const [r] = await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now });
       expect(r?.attempts).toBe(attempt - 1); // failures so far
       const retryAt = new Date(now.getTime() + 5000);
-      const outcome = await fail(db, r!, `boom ${attempt}`, { now, retryAt, maxAttempts: 3 });
-      expect(outcome).toBe(attempt < 3 ? 'retry' : 'dead');
+      const terminal = attempt > TRANSIENT;
+      const outcome = await fail(db, r!, `boom ${attempt}`, { now, retryAt, terminal });
+      expect(outcome).toBe(terminal ? 'dead' : 'retry');
       expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now })).toEqual([]); // not due yet
+      if (!terminal) {
+        const live = await db.execute('SELECT dead_at, last_error, available_at FROM outbox WHERE seq = ?', [r!.seq]);
+        expect(live.rows[0]).toMatchObject({ dead_at: null, last_error: `boom ${attempt}` });
+      }
       now = new Date(retryAt.getTime() + 1);
     }
     const dead = await db.execute('SELECT dead_at, last_error, dedupe_key FROM outbox WHERE dead_at IS NOT NULL ORDER BY seq DESC LIMIT 1');
-    expect(dead.rows[0]).toMatchObject({ last_error: 'boom 3', dedupe_key: null });
+    expect(dead.rows[0]).toMatchObject({ last_error: `boom ${TRANSIENT + 1}`, dedupe_key: null });
     expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 3_600_000) })).toEqual([]);
   });
 });
 
 describe('retryDelayMs', () => {
   it('grows exponentially with jitter inside [cap/2, cap] and is capped', () => {
-    expect(retryDelayMs(1, 1000, 300_000, () => 0)).toBe(500);
-    expect(retryDelayMs(1, 1000, 300_000, () => 1)).toBe(1000);
-    expect(retryDelayMs(4, 1000, 300_000, () => 1)).toBe(8000);
-    expect(retryDelayMs(30, 1000, 300_000, () => 1)).toBe(300_000);
+    const b = { baseMs: 1000, capMs: 300_000 };
+    expect(retryDelayMs(1, b, () => 0)).toBe(500);
+    expect(retryDelayMs(1, b, () => 1)).toBe(1000);
+    expect(retryDelayMs(4, b, () => 1)).toBe(8000);
+    expect(retryDelayMs(30, b, () => 1)).toBe(300_000);
+    expect(retryDelayMs(10_000, b, () => 1)).toBe(300_000); // no overflow, however long the outage
+    expect(retryDelayMs(30, { baseMs: 100, capMs: 2000 }, () => 1)).toBe(2000);
   });
 });

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { connect, type Connection } from '@planetscale/database';
 import { inject } from 'vitest';
+import type { ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { startPsHttpSim } from '../../scripts/testenv/ps-http-sim.ts';
 import type { StackInfo } from '../../scripts/testenv/stack.ts';
 
@@ -16,6 +17,8 @@ export interface TestDatabase {
   /** DATABASE_URL for this database. */
   url: string;
   conn: Connection;
+  /** The ps-http-sim in front of this database only (outage tests freeze it with SIGSTOP). */
+  sim: ManagedProcess;
   drop(): Promise<void>;
 }
 
@@ -36,6 +39,7 @@ export async function createTestDatabase(stack: DatabaseStack = inject('stack'))
     name,
     url: sim.url,
     conn: connect({ url: sim.url }),
+    sim: sim.process,
     async drop() {
       await sim.process.stop();
       await connect({ url: stack.databaseUrl }).execute(`DROP DATABASE IF EXISTS ${name}`);

@@ -7,6 +7,7 @@ import { createDatabaseSecret } from '../../scripts/testenv/install.ts';
 import { checkLedger, type Drift } from '../../controller/ledger/check.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { createLedgerDatabase, type LedgerDatabase } from './admission.ts';
+import type { DatabaseStack } from './db.ts';
 import { startController, type ControllerProcess } from './controller.ts';
 export type { ControllerProcess };
 import { installModelDock } from './install.ts';
@@ -37,10 +38,12 @@ export interface System {
 // The API's JSON, loosely typed for assertions.
 export type ApiBody = Record<string, unknown> & { error?: { code: string; message: string } };
 
-export async function startSystem(opts: { quota?: string[]; workerVars?: Record<string, string> } = {}): Promise<System> {
+export async function startSystem(
+  opts: { quota?: string[]; workerVars?: Record<string, string>; /** Default: the stack's MariaDB. */ database?: DatabaseStack } = {},
+): Promise<System> {
   const { kc, core } = kubeClients();
   const kube = new KubeClient({ kc });
-  const ledger = await createLedgerDatabase();
+  const ledger = await createLedgerDatabase(opts.database);
   await ledger.setQuota(TENANT, ...(opts.quota ?? ['cpu=16', 'memory=64Gi', 'nvidia.com/gpu=4', 'modelservices=1000']));
   const ns = await createNamespace(core, 'e2e');
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));

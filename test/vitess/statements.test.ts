@@ -96,7 +96,7 @@ async function exerciseEverything(): Promise<void> {
   );
   const [reconcile] = await claimDue(L.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: clock });
   if (!reconcile) throw new Error('no reconcile row to claim');
-  await as('controller/ledger/outbox-store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock, maxAttempts: 5 }));
+  await as('controller/ledger/outbox-store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock }));
 
   // The tenant deletes; the controller acknowledges the delete row and releases.
   clock = new Date();

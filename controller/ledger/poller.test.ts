@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../ledger/db.ts';
+import { createLogger } from '../runtime/log.ts';
+import type { ClaimedRow } from './outbox-store.ts';
+import { OutboxPoller } from './poller.ts';
+
+const unusedDb = {} as Db; // restore() and take() never touch the database
+const poller = () => new OutboxPoller({ db: unusedDb, holder: 'h', epoch: async () => 1, enqueue: () => undefined, log: createLogger({ level: 'error' }) });
+const row = (seq: number, until: number, by = 'c'): ClaimedRow => ({
+  seq,
+  reservationId: 'r1',
+  kind: 'create',
+  attempts: 0,
+  requestId: null,
+  claim: { by, until: new Date(until), epoch: 1 },
+});
+
+describe('OutboxPoller.restore: rows whose failure could not be recorded', () => {
+  it('are handed to the next reconcile of their reservation while the claim lasts', () => {
+    const p = poller();
+    p.restore([row(1, 10_000)], new Date(5_000));
+    expect(p.take('r1').map((r) => r.seq)).toEqual([1]);
+    expect(p.take('r1')).toEqual([]); // exactly once
+  });
+
+  it('are dropped once the claim ran out (the poller claims them again)', () => {
+    const p = poller();
+    p.restore([row(1, 10_000)], new Date(10_000));
+    expect(p.take('r1')).toEqual([]);
+  });
+});

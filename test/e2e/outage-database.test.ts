@@ -1,0 +1,91 @@
+// Issue 12, item 3: a HUNG database, end to end on the real stack. The suite's own ps-http-sim
+// (nobody else's) is frozen with SIGSTOP for 60 s — connections are accepted, nothing answers —
+// while deliveries and deletions are in flight:
+//  - the Worker answers every route 503 database_unavailable within its deadline
+//    (DB_TIMEOUT_MS, default 5 s), while the database is still frozen;
+//  - the controller's ledger calls time out and back off; it neither crashes nor loses its Lease;
+//  - after SIGCONT everything converges: all ready or released, charged once, released once.
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isFrozen, isLeading } from '../support/controller.ts';
+import { probeEveryRoute } from '../support/outage.ts';
+import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
+import { waitFor } from '../support/wait.ts';
+
+const FREEZE_MS = 60_000;
+const WORKER_DB_TIMEOUT_MS = 5000; // the default: the Worker is started without DB_TIMEOUT_MS
+
+let sys: System;
+let ctl: ControllerProcess;
+const measured: Record<string, number> = {};
+beforeAll(async () => {
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'] });
+  ctl = await sys.startController('ctl-db-freeze');
+});
+afterAll(async () => {
+  console.log(`[measure] hung database (ms): ${JSON.stringify(measured)}`);
+  await sys?.stop();
+});
+
+const inList = (ids: string[]) => ids.map(() => '?').join(', ');
+
+describe('hung database (ps-http-sim frozen with SIGSTOP)', () => {
+  it('the Worker answers 503 within its deadline, the controller backs off and keeps its Lease, then everything converges', { timeout: 170_000 }, async () => {
+    const early = await sys.admit(5);
+    await sys.untilState(early, 'ready');
+    const fresh = await sys.admit(10);
+    for (const id of early) expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
+    const logFrom = readFileSync(ctl.proc.logFile, 'utf8').length;
+
+    const sim = sys.ledger.sim.pid;
+    process.kill(sim, 'SIGSTOP');
+    const frozenAt = Date.now();
+    let probes = 0;
+    let slowest = 0;
+    try {
+      await waitFor('ps-http-sim to be stopped', async () => isFrozen(sim), { timeoutMs: 5000, intervalMs: 20 });
+      // Probe every route, round after round, for as long as the freeze lasts (less one round).
+      while (Date.now() - frozenAt < FREEZE_MS - 2 * WORKER_DB_TIMEOUT_MS) {
+        const answers = await probeEveryRoute(sys, fresh[0]!, probes);
+        for (const a of answers) {
+          expect(a, a.route).toMatchObject({ status: 503, code: 'database_unavailable' });
+          slowest = Math.max(slowest, a.ms);
+        }
+        probes += answers.length;
+        expect(isFrozen(sim)).toBe(true); // every answer came while the database was still hung
+      }
+      measured.probes = probes;
+      measured.slowest503 = slowest;
+      // Without its deadline a call would wait for the whole freeze; with it, about DB_TIMEOUT_MS.
+      expect(slowest).toBeLessThan(2 * WORKER_DB_TIMEOUT_MS);
+      await sleep(Math.max(0, FREEZE_MS - (Date.now() - frozenAt)));
+
+      // The controller: its ledger calls timed out (30 s deadline) and it is alive and still leading.
+      const log = readFileSync(ctl.proc.logFile, 'utf8').slice(logFrom);
+      expect(log).toMatch(/database unreachable: .*(timeout|aborted)/i);
+      expect(ctl.alive()).toBe(true);
+      expect(await isLeading(ctl)).toBe(true);
+    } finally {
+      process.kill(sim, 'SIGCONT');
+    }
+    const thawedAt = Date.now();
+    measured.frozen = thawedAt - frozenAt;
+
+    await sys.untilState(fresh, 'ready', 60_000);
+    await sys.untilState(early, 'released', 60_000);
+    measured.thawToConverged = Date.now() - thawedAt;
+    expect(ctl.alive()).toBe(true); // the same process, never restarted
+    expect(await isLeading(ctl)).toBe(true);
+
+    // No money lost or doubled: one charge each, one release for each deleted admission, and no
+    // probe admission made while the database was hung.
+    const all = [...early, ...fresh];
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (${inList(all)})`, all)).toBe(15);
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'release' AND reservation_id IN (${inList(early)})`, early)).toBe(5);
+    expect(await sys.ledger.count("SELECT COUNT(*) FROM reservation WHERE name LIKE 'probe%'")).toBe(0);
+    await waitFor('the ledger invariants', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
+      expect(await sys.check()).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,145 @@
+// Issue 12, item 2: API-server outages, end to end on the real stack. A delivery never dies of a
+// transient error: it is retried with capped backoff for as long as the reservation is admitted.
+//  1. A ValidatingAdmissionPolicy (CEL, built into kube-apiserver) refuses every ModelService
+//     create in the suite's namespace while 20 admissions are made: they stay `admitted`, with
+//     the error and the next attempt visible, retried past the 8 failures after which a row
+//     used to be dead; once the policy is gone all 20 are ready, each charged once.
+//  2. kube-apiserver is stopped and started again mid-batch: the controller re-lists and
+//     delivers, nothing is duplicated.
+//  3. An admission whose create row is dead anyway (as rows died under the old 8-attempt rule)
+//     is delivered through the reconcile row the Worker's cron enqueues for it.
+//  4. A delivery that can never succeed (the stored spec is not a valid ModelService spec) is
+//     not retried: TerminalError moves the reservation to `conflict` with the reason, the row is dead.
+// The backoff cap (2 s) and the outages are short by configuration; each test is boxed at 90 s.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paths } from '../../controller/runtime/kube.ts';
+import { LABELS } from '../../schema/model-service.ts';
+import { DENIAL_MESSAGE, denyModelServiceCreates, stopApiServer } from '../support/outage.ts';
+import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
+import { waitFor } from '../support/wait.ts';
+
+/** The old rule: dead after this many failures. Retrying past it proves it is gone. */
+const OLD_MAX_ATTEMPTS = 8;
+const CTL_ENV = {
+  OUTBOX_BACKOFF_BASE_MS: '250',
+  OUTBOX_BACKOFF_CAP_MS: '2000',
+  // Longer than the API-server restart: the leader keeps its lease across it instead of exiting.
+  LEASE_DURATION_MS: '60000',
+  LEASE_RENEW_DEADLINE_MS: '45000',
+  LEASE_RETRY_PERIOD_MS: '1000',
+};
+
+let sys: System;
+let ctl: ControllerProcess;
+const measured: Record<string, number> = {};
+beforeAll(async () => {
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'] });
+  ctl = await sys.startController('ctl-kube-outage', CTL_ENV);
+});
+afterAll(async () => {
+  console.log(`[measure] API-server outages (ms): ${JSON.stringify(measured)}`);
+  await sys?.stop();
+});
+
+const inList = (ids: string[]) => ids.map(() => '?').join(', ');
+const createAttempts = async (ids: string[]) =>
+  (await sys.ledger.db.execute(`SELECT attempts FROM outbox WHERE kind = 'create' AND reservation_id IN (${inList(ids)})`, ids)).rows.map((r) => Number(r.attempts));
+
+/** Every admission charged once, delivered as exactly one CR, and the ledger's invariants clean. */
+async function expectDeliveredOnce(ids: string[], deadRows = 0): Promise<void> {
+  expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (${inList(ids)})`, ids)).toBe(ids.length);
+  expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE dead_at IS NOT NULL AND reservation_id IN (${inList(ids)})`, ids)).toBe(deadRows);
+  const crs = await sys.kube.list<{ metadata: { labels?: Record<string, string> } }>(paths.modelServices(sys.namespace));
+  const perAdmission = new Map<string, number>();
+  for (const cr of crs.items) {
+    const id = cr.metadata.labels?.[LABELS.admissionId];
+    if (id) perAdmission.set(id, (perAdmission.get(id) ?? 0) + 1);
+  }
+  for (const id of ids) expect(perAdmission.get(id), id).toBe(1);
+  await waitFor('the ledger invariants', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
+    expect(await sys.check()).toEqual([]);
+  });
+}
+
+describe('API-server outage', () => {
+  it('a policy refuses every create while 20 are admitted: retried past the old limit, then all 20 ready, each charged once', { timeout: 90_000 }, async () => {
+    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const ids = await sys.admit(20);
+    await waitFor(`every delivery to have failed more than ${OLD_MAX_ATTEMPTS} times`, async () => {
+      const attempts = await createAttempts(ids);
+      return attempts.length === ids.length && attempts.every((a) => a > OLD_MAX_ATTEMPTS);
+    }, { timeoutMs: 45_000 });
+    for (const id of ids) {
+      const a = (await sys.api(`/requests/${id}`)).body;
+      expect(a).toMatchObject({ state: 'admitted', deadOutboxRows: 0 });
+      expect(a.lastError).toContain(DENIAL_MESSAGE);
+      expect(a.nextAttemptAt).toEqual(expect.any(String));
+    }
+
+    const t0 = Date.now();
+    await denial.remove();
+    await sys.untilState(ids, 'ready', 40_000);
+    measured.policyRemovedToAllReady = Date.now() - t0;
+    for (const id of ids) expect((await sys.api(`/requests/${id}`)).body).toMatchObject({ lastError: null, nextAttemptAt: null });
+    await expectDeliveredOnce(ids);
+    expect(ctl.alive()).toBe(true);
+  });
+
+  it('kube-apiserver stopped and restarted mid-batch: the controller re-lists, all ready, nothing duplicated', { timeout: 90_000 }, async () => {
+    const before = await sys.admit(10);
+    const outage = await stopApiServer(sys.kube);
+    const during = await sys.admit(10); // the Worker needs only the database
+    // Evidence that deliveries were tried against the stopped server (and will be retried).
+    await waitFor('a delivery to fail during the outage', async () => (await createAttempts(during)).some((a) => a > 0), { timeoutMs: 20_000 });
+    await sleep(3000); // a few more backoff rounds in the outage
+    const up = await outage.start();
+    measured.apiServerDown = up - outage.stoppedAt;
+    const ids = [...before, ...during];
+    await sys.untilState(ids, 'ready', 50_000);
+    measured.apiServerBackToAllReady = Date.now() - up;
+    await expectDeliveredOnce(ids);
+    expect(ctl.alive()).toBe(true); // no crash, no lost lease: the same process delivered everything
+  });
+
+  it('an admitted reservation whose create row is dead is re-delivered through the cron\'s reconcile row', { timeout: 90_000 }, async () => {
+    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const [id] = await sys.admit(1);
+    await waitFor('the delivery to fail once', async () => (await createAttempts([id!]))[0]! > 0, { timeoutMs: 20_000 });
+    // Dead, and out of the controller's hands: releasing the claim makes any fail()/ack in flight match nothing.
+    await sys.ledger.db.execute(
+      "UPDATE outbox SET dead_at = UTC_TIMESTAMP(3), claimed_by = NULL, claimed_until = NULL WHERE kind = 'create' AND reservation_id = ?",
+      [id!],
+    );
+    await denial.remove();
+    expect((await sys.api(`/requests/${id!}`)).body).toMatchObject({ state: 'admitted', deadOutboxRows: 1, nextAttemptAt: null });
+
+    const t0 = Date.now();
+    expect(await sys.worker.scheduled('*/5 * * * *', Date.now())).toBe(200);
+    await sys.untilState([id!], 'ready', 30_000);
+    measured.cronToReady = Date.now() - t0;
+    expect(await sys.ledger.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile' AND done_at IS NOT NULL AND reservation_id = ?", [id!])).toBe(1);
+    await expectDeliveredOnce([id!], 1); // the row that died on purpose stays visible
+  });
+
+  it('a delivery that cannot succeed is terminal: conflict with its reason, the row dead, not retried', { timeout: 60_000 }, async () => {
+    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const [id] = await sys.admit(1);
+    await waitFor('the delivery to fail once', async () => (await createAttempts([id!]))[0]! > 0, { timeoutMs: 20_000 });
+    // A spec that no newer schema of ours accepts any more (replicas must be ≥ 1).
+    await sys.ledger.db.execute("UPDATE reservation SET spec = JSON_SET(spec, '$.replicas', -1) WHERE id = ?", [id!]);
+    await denial.remove();
+    const conflict = await waitFor('the admission → conflict', async () => {
+      const a = (await sys.api(`/requests/${id!}`)).body;
+      return a.state === 'conflict' ? a : undefined;
+    });
+    expect(conflict).toMatchObject({ deadOutboxRows: 1, nextAttemptAt: null });
+    expect(conflict.lastError).toMatch(/not a valid ModelService spec/);
+    const row = await sys.ledger.db.execute("SELECT attempts, last_error FROM outbox WHERE kind = 'create' AND reservation_id = ?", [id!]);
+    expect(String(row.rows[0]?.last_error)).toMatch(/^InvalidSpec: /);
+    const attempts = Number(row.rows[0]?.attempts);
+    await sleep(3000); // longer than the backoff cap: a retried row would have been tried again
+    expect(await createAttempts([id!])).toEqual([attempts]);
+    expect(await sys.kube.getOrUndefined(paths.modelService(sys.namespace, `md-${id!.toLowerCase()}`))).toBeUndefined();
+  });
+});

@@ -1,0 +1,179 @@
+// Outages of the real stack's components, for the outage suites (test/e2e/outage-*.test.ts):
+//  - an API server that refuses ModelService creates: a ValidatingAdmissionPolicy (built into
+//    kube-apiserver, CEL) bound to ONE namespace, so suites running beside it are untouched;
+//  - kube-apiserver stopped and started again with the very same command line (the stack's own
+//    process, found through the run dir's pid file; the new one is registered there too);
+//  - every database route probed at once while the database is hung or down (probeEveryRoute);
+//    the suite-owned MariaDB that can be restarted is private-mariadb.ts.
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { inject } from 'vitest';
+import { isApiError } from '../../controller/runtime/errors.ts';
+import type { KubeClient } from '../../controller/runtime/kube.ts';
+import { paths } from '../../controller/runtime/kube.ts';
+import { pidFile, startProcess } from '../../scripts/testenv/proc.ts';
+import { makeModelService } from './builders.ts';
+import type { System } from './system.ts';
+import { waitFor } from './wait.ts';
+
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+export const DENIAL_MESSAGE = 'modeldock outage test: ModelService creates are refused';
+
+export interface Denial {
+  /** Removes the policy and waits until a create is admitted again. */
+  remove(): Promise<void>;
+}
+
+/** Probes with a server-side dry run: admission policies run on it, nothing is stored. */
+async function createRefused(kube: KubeClient, ns: string): Promise<boolean> {
+  try {
+    await kube.request('POST', paths.modelServices(ns), { query: { dryRun: 'All' }, body: makeModelService('outage-probe').namespace(ns).obj() });
+    return false;
+  } catch (err) {
+    if (isApiError(err) && err.message.includes(DENIAL_MESSAGE)) return true;
+    throw err;
+  }
+}
+
+/** Every ModelService CREATE in `ns` is refused (422 Invalid, from the policy) until remove(). */
+export async function denyModelServiceCreates(kube: KubeClient, ns: string): Promise<Denial> {
+  const name = `modeldock-outage-${ns}`;
+  await kube.request('POST', `${ADMISSION}/validatingadmissionpolicies`, {
+    body: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: ['modeldock.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['modelservices'] }] },
+        validations: [{ expression: 'false', message: DENIAL_MESSAGE }],
+      },
+    },
+  });
+  await kube.request('POST', `${ADMISSION}/validatingadmissionpolicybindings`, {
+    body: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+      },
+    },
+  });
+  // The API server loads policies through an informer: wait until this one is in force.
+  await waitFor('the ValidatingAdmissionPolicy to refuse creates', () => createRefused(kube, ns), { timeoutMs: 30_000 });
+  return {
+    async remove() {
+      await kube.request('DELETE', `${ADMISSION}/validatingadmissionpolicybindings/${name}`);
+      await kube.request('DELETE', `${ADMISSION}/validatingadmissionpolicies/${name}`);
+      await waitFor('creates to be admitted again', async () => !(await createRefused(kube, ns)), { timeoutMs: 30_000 });
+    },
+  };
+}
+
+interface ProcInfo {
+  pid: number;
+  argv: string[];
+  env: Record<string, string>;
+}
+
+function procInfo(pid: number): ProcInfo | undefined {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const env = Object.fromEntries(
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter((kv) => kv.includes('='))
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    );
+    return { pid, argv, env };
+  } catch {
+    return undefined; // exited
+  }
+}
+
+/** The live process of this run's stack whose binary is `binary` (a pid of the run dir's pid file). */
+export function stackProcess(binary: string): ProcInfo {
+  const { runDir } = inject('stack');
+  const pids = readFileSync(pidFile(runDir), 'utf8').split('\n').map(Number).filter((p) => Number.isInteger(p) && p > 1);
+  const found = pids.map(procInfo).filter((p): p is ProcInfo => p !== undefined && p.argv[0]?.endsWith(`/${binary}`) === true);
+  const live = found.at(-1);
+  if (!live) throw new Error(`no live ${binary} among the stack's processes in ${runDir}`);
+  return live;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export interface Restart {
+  /** When the old process had exited (the outage begins). */
+  stoppedAt: number;
+  /** Starts the same command line again and resolves once it serves; returns when it served. */
+  start(): Promise<number>;
+}
+
+/** Stops the stack's kube-apiserver (SIGTERM, then SIGKILL). Call `start()` to bring it back. */
+export async function stopApiServer(kube: KubeClient): Promise<Restart> {
+  const { runDir, logDir } = inject('stack');
+  const old = stackProcess('kube-apiserver');
+  process.kill(old.pid, 'SIGTERM');
+  for (let i = 0; i < 100 && alive(old.pid); i++) await sleep(100);
+  if (alive(old.pid)) process.kill(old.pid, 'SIGKILL');
+  await waitFor('the old kube-apiserver to exit', async () => !alive(old.pid), { timeoutMs: 10_000 });
+  const stoppedAt = Date.now();
+  return {
+    stoppedAt,
+    async start() {
+      const [command, ...args] = old.argv;
+      if (!command) throw new Error('kube-apiserver: empty command line');
+      await startProcess(
+        {
+          name: 'kube-apiserver-restarted',
+          command,
+          args,
+          env: old.env,
+          logDir,
+          ready: async () => (await kube.get('/api/v1/namespaces/default').then(() => true)),
+          timeoutMs: 60_000,
+        },
+        runDir,
+      );
+      return Date.now();
+    },
+  };
+}
+
+export interface RouteAnswer {
+  route: string;
+  status: number;
+  code: string | undefined;
+  ms: number;
+}
+
+/** Calls every route of the tenant API that touches the database, at once; each answer with its latency. */
+export async function probeEveryRoute(sys: Pick<System, 'api'>, id: string, n: number): Promise<RouteAnswer[]> {
+  const body = { name: `probe${n}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } };
+  const calls: Array<[string, () => ReturnType<System['api']>]> = [
+    ['POST /requests', () => sys.api('/requests', { method: 'POST', body, idempotencyKey: `outage-probe-${n}` })],
+    ['GET /requests', () => sys.api('/requests')],
+    ['GET /requests/:id', () => sys.api(`/requests/${id}`)],
+    ['DELETE /requests/:id', () => sys.api(`/requests/${id}`, { method: 'DELETE' })],
+    ['GET /quota', () => sys.api('/quota')],
+    ['GET /healthz', () => sys.api('/healthz')],
+  ];
+  return Promise.all(
+    calls.map(async ([route, call]) => {
+      const t0 = Date.now();
+      const r = await call();
+      return { route, status: r.status, code: r.body.error?.code, ms: Date.now() - t0 };
+    }),
+  );
+}
