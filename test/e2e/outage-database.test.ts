@@ -14,13 +14,13 @@ import { startSystem, type ControllerProcess, type System } from '../support/sys
 import { waitFor } from '../support/wait.ts';
 
 const FREEZE_MS = 60_000;
-const WORKER_DB_TIMEOUT_MS = 5000; // the default: the Worker is started without DB_TIMEOUT_MS
+const WORKER_DB_TIMEOUT_MS = 5000; // the production default (functions/config.ts), set explicitly
 
 let sys: System;
 let ctl: ControllerProcess;
 const measured: Record<string, number> = {};
 beforeAll(async () => {
-  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'] });
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi', 'modelservices=1000'], workerVars: { DB_TIMEOUT_MS: String(WORKER_DB_TIMEOUT_MS) } });
   ctl = await sys.startController('ctl-db-freeze');
 });
 afterAll(async () => {

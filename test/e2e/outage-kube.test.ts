@@ -34,7 +34,7 @@ let sys: System;
 let ctl: ControllerProcess;
 const measured: Record<string, number> = {};
 beforeAll(async () => {
-  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'] });
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi', 'modelservices=1000'] });
   ctl = await sys.startController('ctl-kube-outage', CTL_ENV);
 });
 afterAll(async () => {

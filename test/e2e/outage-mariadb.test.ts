@@ -19,7 +19,7 @@ let ctl: ControllerProcess;
 const measured: Record<string, number> = {};
 beforeAll(async () => {
   mariadb = await startPrivateMariaDB('mariadb-outage');
-  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi'], database: mariadb.stack });
+  sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi', 'modelservices=1000'], database: mariadb.stack });
   ctl = await sys.startController('ctl-mariadb-restart');
 });
 afterAll(async () => {

@@ -29,6 +29,7 @@ afterAll(async () => ledger?.drop());
 
 /** Writes that are deliberately not fenced, with the reason. */
 const UNFENCED: Record<string, string> = {
+  'store.resolveConflict': "an operator's decision (npm run tenant -- resolve), not the leader's: it runs without an epoch, guarded by the conflict state and a live read of the cluster",
   'store.acquireEpoch': 'it is the fence: becoming leader bumps the epoch',
 };
 

@@ -104,7 +104,15 @@ describe('ledger cluster: pods of an admission', () => {
     metadata: { name, labels: { [LABELS.admissionId]: admissionId }, finalizers: ['modeldock.io/test-hold'] },
     spec: {
       securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [{ name: 'main', image: 'example.invalid/hold:1', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+      containers: [
+        {
+          name: 'main',
+          image: 'example.invalid/hold:1',
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          // the namespace's LimitRange and ResourceQuota (k8s/base/limits.yaml) refuse a pod without limits
+          resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '100m', memory: '128Mi' } },
+        },
+      ],
     },
   });
   const release = (name: string) => admin.mergePatch(`/api/v1/namespaces/${ns.name}/pods/${name}`, { metadata: { finalizers: null } }).catch(() => undefined);

@@ -49,6 +49,9 @@ function resolveCli(...args: string[]): Promise<{ code: number; out: string }> {
   });
 }
 
+/** Limits inside the namespace's LimitRange and ResourceQuota (k8s/base/limits.yaml): they refuse a pod without. */
+const LIMITS = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '100m', memory: '128Mi' } };
+
 let n = 0;
 /** An admission charged 500m / 512Mi, moved to conflict, bound to `uid` (the CR the controller created). */
 async function conflictBoundTo(uid: string | null): Promise<string> {
@@ -70,7 +73,7 @@ async function createCr(id: string): Promise<ModelService> {
     apiVersion: 'modeldock.io/v1alpha1',
     kind: 'ModelService',
     metadata: { name: crNameFor(id), labels: { [LABELS.admissionId]: id, [LABELS.tenant]: 'acme' } },
-    spec: { image: 'ghcr.io/acme/m:1', replicas: 0 },
+    spec: { image: 'ghcr.io/acme/m:1', replicas: 0, resources: { cpu: '500m', memory: '512Mi' } },
   });
 }
 
@@ -99,7 +102,7 @@ describe('npm run tenant -- resolve', () => {
     const pod = `${cr.metadata.name}-leftover`;
     await kube.create(paths.pods(ns.name), {
       metadata: { name: pod, labels: { [LABELS.admissionId]: id } },
-      spec: { containers: [{ name: 'c', image: 'ghcr.io/acme/m:1' }] },
+      spec: { containers: [{ name: 'c', image: 'ghcr.io/acme/m:1', resources: LIMITS }] },
     });
     const refusedPod = await resolveCli(id, '--release', '--reason', 'operator checked');
     expect(refusedPod.code).toBe(3);

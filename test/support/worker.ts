@@ -33,7 +33,11 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
   const dir = join(stack.runDir, name);
   mkdirSync(dir, { recursive: true });
   const envFile = join(dir, 'worker.env');
-  const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), ...opts.vars };
+  // DB_TIMEOUT_MS: 30 s unless a test sets it. On 2 shared cores a burst of 100 requests through
+  // workerd's 6 connections outlasts the 5 s production default, and a statement aborted at the
+  // deadline keeps its locks in ps-http-sim until its session idles out, so every later request of
+  // the suite would wait on them too. The outage suites set the default explicitly.
+  const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), DB_TIMEOUT_MS: '30000', ...opts.vars };
   writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`).join('\n') + '\n');
   const url = `http://127.0.0.1:${port}`;
   const process = await startProcess(
