@@ -87,12 +87,12 @@ describe('API-server outage', () => {
   });
 
   it('kube-apiserver stopped and restarted mid-batch: the controller re-lists, all ready, nothing duplicated', { timeout: 90_000 }, async () => {
-    const before = await sys.admit(10);
+    const before = await sys.admit(5);
     const outage = await stopApiServer(sys.kube);
-    const during = await sys.admit(10); // the Worker needs only the database
+    const during = await sys.admit(5); // the Worker needs only the database
     // Evidence that deliveries were tried against the stopped server (and will be retried).
     await waitFor('a delivery to fail during the outage', async () => (await createAttempts(during)).some((a) => a > 0), { timeoutMs: 20_000 });
-    await sleep(3000); // a few more backoff rounds in the outage
+    await sleep(1000); // another backoff round in the outage
     const up = await outage.start();
     measured.apiServerDown = up - outage.stoppedAt;
     const ids = [...before, ...during];
