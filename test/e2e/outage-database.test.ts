@@ -28,7 +28,6 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-const inList = (ids: string[]) => ids.map(() => '?').join(', ');
 
 describe('hung database (ps-http-sim frozen with SIGSTOP)', () => {
   it('the Worker answers 503 within its deadline, the controller backs off and keeps its Lease, then everything converges', { timeout: 170_000 }, async () => {
@@ -81,8 +80,8 @@ describe('hung database (ps-http-sim frozen with SIGSTOP)', () => {
     // No money lost or doubled: one charge each, one release for each deleted admission, and no
     // probe admission made while the database was hung.
     const all = [...early, ...fresh];
-    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (${inList(all)})`, all)).toBe(15);
-    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'release' AND reservation_id IN (${inList(early)})`, early)).toBe(5);
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (?)`, [all])).toBe(15);
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'release' AND reservation_id IN (?)`, [early])).toBe(5);
     expect(await sys.ledger.count("SELECT COUNT(*) FROM reservation WHERE name LIKE 'probe%'")).toBe(0);
     await waitFor('the ledger invariants', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
       expect(await sys.check()).toEqual([]);

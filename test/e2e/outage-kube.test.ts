@@ -42,14 +42,13 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-const inList = (ids: string[]) => ids.map(() => '?').join(', ');
 const createAttempts = async (ids: string[]) =>
-  (await sys.ledger.db.execute(`SELECT attempts FROM outbox WHERE kind = 'create' AND reservation_id IN (${inList(ids)})`, ids)).rows.map((r) => Number(r.attempts));
+  (await sys.ledger.db.execute(`SELECT attempts FROM outbox WHERE kind = 'create' AND reservation_id IN (?)`, [ids])).rows.map((r) => Number(r.attempts));
 
 /** Every admission charged once, delivered as exactly one CR, and the ledger's invariants clean. */
 async function expectDeliveredOnce(ids: string[], deadRows = 0): Promise<void> {
-  expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (${inList(ids)})`, ids)).toBe(ids.length);
-  expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE dead_at IS NOT NULL AND reservation_id IN (${inList(ids)})`, ids)).toBe(deadRows);
+  expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (?)`, [ids])).toBe(ids.length);
+  expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE dead_at IS NOT NULL AND reservation_id IN (?)`, [ids])).toBe(deadRows);
   const crs = await sys.kube.list<{ metadata: { labels?: Record<string, string> } }>(paths.modelServices(sys.namespace));
   const perAdmission = new Map<string, number>();
   for (const cr of crs.items) {

@@ -28,7 +28,6 @@ afterAll(async () => {
   await mariadb?.stop();
 });
 
-const inList = (ids: string[]) => ids.map(() => '?').join(', ');
 
 describe('MariaDB restarted mid-run', () => {
   it('503 while it is down, the controller backs off and keeps its Lease, then everything converges, money intact', { timeout: 120_000 }, async () => {
@@ -60,8 +59,8 @@ describe('MariaDB restarted mid-run', () => {
     expect(await isLeading(ctl)).toBe(true);
 
     const all = [...early, ...fresh];
-    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (${inList(all)})`, all)).toBe(15);
-    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'release' AND reservation_id IN (${inList(early)})`, early)).toBe(5);
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (?)`, [all])).toBe(15);
+    expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'release' AND reservation_id IN (?)`, [early])).toBe(5);
     expect(await sys.ledger.count("SELECT COUNT(*) FROM reservation WHERE name LIKE 'probe%'")).toBe(0);
     await waitFor('the ledger invariants', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
       expect(await sys.check()).toEqual([]);

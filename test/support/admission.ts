@@ -1,6 +1,6 @@
 // Shared set-up of the admission suites: a migrated test database, tenants with quotas, and
 // helpers to read the ledger directly.
-import { createDb, type Db, type DbFetch } from '../../ledger/db.ts';
+import { createDb, type Db, type DbFetch, type SqlArg } from '../../ledger/db.ts';
 import type { ServiceDeps } from '../../functions/services/deps.ts';
 import { ulidGenerator } from '../../functions/services/deps.ts';
 import { migrate } from '../../ledger/migrate.ts';
@@ -12,7 +12,7 @@ export interface LedgerDatabase extends TestDatabase {
   db: Db;
   deps(opts?: { fetch?: DbFetch; clock?: () => Date }): ServiceDeps;
   setQuota(tenant: string, ...limits: string[]): Promise<void>;
-  count(sql: string, args?: (string | number)[]): Promise<number>;
+  count(sql: string, args?: readonly SqlArg[]): Promise<number>;
   /** A fingerprint of every ledger table: equal fingerprints ⇒ no row changed. */
   fingerprint(): Promise<string>;
 }
