@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, chargedResources, releaseUsageSql, RESOURCE_NAMES } from './resources.ts';
+import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, chargedResources, releaseUsageByAmounts, releaseUsageSql, RESOURCE_NAMES } from './resources.ts';
 
 describe('the resource → column mapping', () => {
   it('one column per resource, in RESOURCE_NAMES order, optionally under an alias', () => {
@@ -27,5 +27,11 @@ describe('the release arithmetic', () => {
     expect(chargedResources({ cpu: 1500, memory: 0, 'nvidia.com/gpu': 1, modelservices: 1 })).toEqual(['cpu', 'nvidia.com/gpu', 'modelservices']);
     expect(chargedResources({ cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 })).toEqual([]);
     expect(chargedResources({ cpu: 1, memory: 1, 'nvidia.com/gpu': 1, modelservices: 0 })).toEqual(['cpu', 'memory', 'nvidia.com/gpu']);
+  });
+  it('the same arithmetic with the amounts as arguments: one WHEN per resource, in RESOURCE_NAMES order', () => {
+    expect(releaseUsageByAmounts({ cpu: 1500, memory: 2048, 'nvidia.com/gpu': 0, modelservices: 1 })).toEqual({
+      sql: 'used = used - CASE resource WHEN ? THEN ? WHEN ? THEN ? WHEN ? THEN ? WHEN ? THEN ? ELSE 0 END',
+      args: ['cpu', 1500, 'memory', 2048, 'nvidia.com/gpu', 0, 'modelservices', 1],
+    });
   });
 });

@@ -78,6 +78,15 @@ describe('admissionRequestSchema', () => {
   });
 });
 
+describe('admissionRequestSchema documentation (the OpenAPI document tenants read)', () => {
+  it('describes the request, its name and the configured replica bound', () => {
+    const schema = admissionRequestSchema(5);
+    expect(schema.description).toBe('A request to run a model image. The tenant is taken from the API key, never from the body.');
+    expect(schema.shape.name.description).toBe('Name of the model service (DNS-1123 label), chosen by the tenant.');
+    expect(schema.shape.replicas.description).toBe('Desired number of pods (0..5).');
+  });
+});
+
 describe('the admission policy', () => {
   const noResources = { name: 'free', image: 'ghcr.io/x/miner:1', replicas: 16 };
   const decide = (body: unknown, over: Parameters<typeof testPolicy>[0] = {}) => toAdmission(admissionRequestSchema().parse(body), testPolicy(over));

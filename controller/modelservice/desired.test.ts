@@ -39,31 +39,39 @@ describe('invalidName', () => {
 
 describe('desiredDeployment', () => {
   const m = ms({ 'modeldock.io/tenant': 'acme' }, { resources: { cpu: '500m', memory: '1Gi', 'nvidia.com/gpu': '1' }, env: [{ name: 'A', value: '1' }, { name: 'EMPTY', value: '' }], args: ['--x'], port: 9000, readinessPath: '/ready' });
-  const d = desiredDeployment(m, m.spec);
-  const pod = d.spec!.template!.spec!;
-  const c = pod.containers[0]!;
+  // Built inside each test, never at collection time: a mutant is only active while a test runs.
+  const build = () => {
+    const d = desiredDeployment(m, m.spec);
+    const pod = d.spec!.template!.spec!;
+    return { d, pod, c: pod.containers[0]! };
+  };
 
   it('is owned by the ModelService (controller, blockOwnerDeletion)', () => {
+    const { d } = build();
     expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'modeldock.io/v1alpha1', kind: 'ModelService', name: 'md-01abc', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
     expect(isControlledBy(d, m)).toBe(true);
     expect(isControlledBy(d, { metadata: { ...m.metadata, uid: 'other' } })).toBe(false);
   });
   it('labels the object and the pod template; selects by managed-by + model-service only', () => {
+    const { d } = build();
     expect(d.metadata.labels).toEqual(d.spec!.template!.metadata!.labels);
     expect(d.metadata.labels?.['modeldock.io/tenant']).toBe('acme');
     expect(d.spec!.selector!.matchLabels).toEqual({ 'app.kubernetes.io/managed-by': 'modeldock', 'modeldock.io/model-service': 'md-01abc' });
     expect(selectorString(m)).toBe('app.kubernetes.io/managed-by=modeldock,modeldock.io/model-service=md-01abc');
   });
   it('maps the spec: replicas, image, port, env, args, requests = limits, readiness probe', () => {
+    const { d, c } = build();
     expect(d.spec!.replicas).toBe(2);
     expect(c.image).toBe('example.invalid/m:1');
     expect(c.ports).toEqual([{ name: 'http', containerPort: 9000, protocol: 'TCP' }]);
     expect(c.env).toEqual([{ name: 'A', value: '1' }, { name: 'EMPTY' }]);
     expect(c.args).toEqual(['--x']);
     expect(c.resources).toEqual({ requests: { cpu: '500m', memory: '1024Mi', 'nvidia.com/gpu': '1' }, limits: { cpu: '500m', memory: '1024Mi', 'nvidia.com/gpu': '1' } });
-    expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' } });
+    expect(c.readinessProbe).toEqual({ httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 });
+    expect(c.name).toBe('model');
   });
   it('runs restricted: numeric non-root user, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp, read-only root', () => {
+    const { pod, c } = build();
     expect(pod.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
     expect(c.securityContext).toEqual({
       allowPrivilegeEscalation: false,
@@ -76,10 +84,12 @@ describe('desiredDeployment', () => {
     });
   });
   it('mounts a size-limited emptyDir at /tmp (the only writable path)', () => {
+    const { pod, c } = build();
     expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }]);
     expect(c.volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
   });
   it('no ServiceAccount token and no service links in tenant pods', () => {
+    const { pod } = build();
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.enableServiceLinks).toBe(false);
   });

@@ -44,6 +44,7 @@ describe('computeStatus phase', () => {
   it.each([
     ['no Deployment yet → Pending', { deployment: undefined }, 'Pending'],
     ['Deployment not observed by its controller → Pending', { deployment: { metadata: { name: 'a', generation: 1 }, spec: { replicas: 2 } } }, 'Pending'],
+    ['Deployment with a status but no observedGeneration → Pending', { deployment: { metadata: { name: 'a', generation: 1 }, spec: { replicas: 2 }, status: { replicas: 2, updatedReplicas: 2, availableReplicas: 2 } } }, 'Pending'],
     ['rolling out → Progressing', { deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 1 }) }, 'Progressing'],
     ['latest generation not observed → Progressing', { deployment: { ...done, metadata: { name: 'a', generation: 2 } } }, 'Progressing'],
     ['old replicas still around → Progressing', { deployment: dep({ replicas: 3, updatedReplicas: 2, availableReplicas: 2 }) }, 'Progressing'],
@@ -223,6 +224,10 @@ describe('podFailure: every failure reason, and terminations', () => {
     expect(podFailure([pod('p', [cs])])).toMatchObject({ exitCode: 3 });
     expect(podFailure([pod('p', [{ ...cs, state: { waiting: { reason: 'CrashLoopBackOff' } } }])])).toMatchObject({ exitCode: 1 });
   });
+  it('only CrashLoopBackOff carries the exit code of a termination: an image pull failure after a run does not', () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'ImagePullBackOff', message: 'pull' } }, lastState: { terminated: { exitCode: 1 } } };
+    expect(podFailure([pod('p', [cs])])).toEqual({ reason: 'ImagePullBackOff', message: 'pull', pod: 'p', container: 'model' });
+  });
   it('a container terminated with a non-zero code is a failure; code 0 or none is not', () => {
     expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 2 } } }])])).toEqual({ reason: 'Error', message: 'exited with code 2', pod: 'p', container: 'model', exitCode: 2 });
     expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 137, reason: 'OOMKilled', message: 'oom' } } }])])).toEqual({ reason: 'OOMKilled', message: 'oom', pod: 'p', container: 'model', exitCode: 137 });
@@ -249,6 +254,13 @@ describe('timeline details', () => {
     expect(at([bound, sched])).toBe('2026-01-01T00:00:04Z');
     expect(at([sched, bound])).toBe('2026-01-01T00:00:04Z');
     expect(at([notYet])).toBe('2026-01-01T00:00:08Z');
+    const initializedFirst = pod('i', [], {
+      conditions: [
+        { type: 'Initialized', status: 'True', lastTransitionTime: '2026-01-01T00:00:01Z' },
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-01-01T00:00:05Z' },
+      ],
+    });
+    expect(at([initializedFirst])).toBe('2026-01-01T00:00:05Z');
   });
   it('readyAt: the earliest Ready pod, else now once a replica is available; kept once set', () => {
     const r = (t: string, status = 'True') => pod(t, [], { conditions: [{ type: 'Ready', status, lastTransitionTime: t }] });

@@ -99,7 +99,7 @@ export function rolloutComplete(d: Deployment | undefined, desired: number): boo
 export function computeStatus(o: Observed): ModelServiceStatus {
   const { ms, spec, deployment: d, pods } = o;
   const prev = ms.status ?? {};
-  const desired = spec?.replicas ?? ms.spec?.replicas ?? 0;
+  const desired = spec?.replicas ?? ms.spec.replicas;
   const available = d?.status?.availableReplicas ?? 0;
   const failure = podFailure(pods);
 
