@@ -85,14 +85,16 @@ export async function acquireEpoch(db: Db, holder: string, now: Date): Promise<n
 }
 
 /** Raises (never lowers) a fence row; the holder and time change only when it is raised. */
-const RAISE = `ON DUPLICATE KEY UPDATE holder = IF(VALUES(epoch) > epoch, VALUES(holder), holder),
-       updated_at = IF(VALUES(epoch) > epoch, VALUES(updated_at), updated_at), epoch = GREATEST(epoch, VALUES(epoch))`;
+const RAISE = `ON DUPLICATE KEY UPDATE
+       holder = IF(VALUES(epoch) > tenant_fence.epoch, VALUES(holder), tenant_fence.holder),
+       updated_at = IF(VALUES(epoch) > tenant_fence.epoch, VALUES(updated_at), tenant_fence.updated_at),
+       epoch = GREATEST(tenant_fence.epoch, VALUES(epoch))`;
 
 /** One shard's takeover: every tenant with a quota row on it gets its fence raised to `epoch`. */
 async function raiseFences(shard: Db, epoch: number, holder: string, now: Date): Promise<void> {
   await shard.execute(
     `INSERT INTO tenant_fence (tenant, epoch, holder, updated_at)
-     SELECT DISTINCT tenant, ?, ?, ? FROM tenant_quota
+     SELECT DISTINCT q.tenant, ?, ?, ? FROM tenant_quota q
      ${RAISE}`,
     [epoch, holder, now],
   );
