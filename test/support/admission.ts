@@ -57,6 +57,7 @@ async function vitessLedgerDatabase(info: VitessInfo): Promise<LedgerDatabase> {
     for (const table of SHARDED_TABLES) await shard.db.execute(`DELETE FROM ${table}`);
   }
   await db.execute('DELETE FROM scheduled_run');
+  await db.execute("UPDATE controller_epoch SET epoch = 0, holder = '' WHERE id = 1"); // as a fresh migration leaves it
   const t: TestDatabase = { name: 'vitess', url: info.databaseUrl, conn: connect({ url: info.databaseUrl }), drop: async () => undefined };
   return ledgerDatabase({ ...t, backend: 'vitess' }, db);
 }
