@@ -70,7 +70,11 @@ export function ledgerReconciler(deps: LedgerDeps): (key: string, signal: AbortS
     }
     const id = at.id;
     const d: Scoped = { ...deps, db: deps.db.withSignal(signal), cluster: deps.cluster(signal) };
-    const rows = d.takeClaims(id);
+    // Only the claims of this key's tenant: a key from a mislabelled object (another tenant) must
+    // not acknowledge rows it cannot find the reservation of. The others go back to the poller.
+    const taken = d.takeClaims(id);
+    const rows = taken.filter((r) => r.tenant === at.tenant);
+    if (rows.length < taken.length) d.keepClaims(taken.filter((r) => r.tenant !== at.tenant));
     let log = d.log.child({ admissionId: id, key });
     try {
       // The tenant's fence is raised to this leader's epoch before anything of it is read.
