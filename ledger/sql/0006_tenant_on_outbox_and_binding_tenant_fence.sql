@@ -4,12 +4,13 @@
 --
 -- Order on PlanetScale: apply this on the UNSHARDED database first (the backfill joins outbox and
 -- binding to reservation by id, which only an unsharded keyspace can do), then move the tables to
--- the sharded keyspace (docs/planetscale.md). On a fresh sharded keyspace the two UPDATEs change
--- nothing: vtgate never accepted an outbox or binding row without its tenant.
+-- the sharded keyspace (docs/planetscale.md). On a sharded keyspace the runner skips the two
+-- UPDATEs (marked unsharded-only, ledger/migrate.ts): there is nothing to backfill, since vtgate
+-- never accepted an outbox or binding row without its tenant.
 ALTER TABLE outbox ADD COLUMN tenant VARCHAR(63) NOT NULL DEFAULT '';
 ALTER TABLE binding ADD COLUMN tenant VARCHAR(63) NOT NULL DEFAULT '';
-UPDATE outbox SET tenant = (SELECT r.tenant FROM reservation r WHERE r.id = outbox.reservation_id) WHERE tenant = '';
-UPDATE binding SET tenant = (SELECT r.tenant FROM reservation r WHERE r.id = binding.reservation_id) WHERE tenant = '';
+UPDATE /* unsharded-only */ outbox SET tenant = (SELECT r.tenant FROM reservation r WHERE r.id = outbox.reservation_id) WHERE tenant = '';
+UPDATE /* unsharded-only */ binding SET tenant = (SELECT r.tenant FROM reservation r WHERE r.id = binding.reservation_id) WHERE tenant = '';
 -- Lookups by (tenant, reservation): GET /requests/:id's outbox columns, the sweep's live-row test.
 ALTER TABLE outbox ADD KEY ix_outbox_tenant_reservation (tenant, reservation_id, seq);
 ALTER TABLE binding ADD KEY ix_binding_tenant (tenant, reservation_id);
