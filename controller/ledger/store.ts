@@ -6,7 +6,7 @@
 // one shard (ledger/shards.ts).
 import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
-import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, releaseUsageSql, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason, type ReservationState } from '../../schema/admission.ts';
@@ -200,17 +200,38 @@ export async function openReservationsPage(
   return { keys, next };
 }
 
-/** delivered → ready, and ever_ready/first_ready_at on the binding, in one fenced statement. */
-export async function markReady(q: Queryable, key: ReservationKey, epoch: number, now: Date): Promise<boolean> {
-  const r = await q.execute(
-    `UPDATE reservation r JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id ${FENCE('r')}
-        SET r.state = 'ready', r.state_changed_at = ?, r.updated_at = ?,
-            b.ever_ready = 1, b.first_ready_at = COALESCE(b.first_ready_at, ?), b.updated_at = ?
-      WHERE r.tenant = ? AND r.id = ? AND r.state = 'delivered'`,
-    [epoch, now, now, now, now, key.tenant, key.id],
-  );
-  return r.rowsAffected > 0;
+/**
+ * delivered → ready, and ever_ready/first_ready_at on the binding: one transaction of two fenced
+ * single-table statements (vtgate does not merge a three-table UPDATE into one shard's route).
+ * Only a reservation with a binding moves; a second call changes nothing.
+ */
+export async function markReady(db: Db, key: ReservationKey, epoch: number, now: Date): Promise<boolean> {
+  return db
+    .transaction(async (tx) => {
+      const moved = await tx.execute(
+        `UPDATE reservation r ${FENCE('r')}
+            SET r.state = 'ready', r.state_changed_at = ?, r.updated_at = ?
+          WHERE r.tenant = ? AND r.id = ? AND r.state = 'delivered'
+            AND EXISTS (SELECT 1 FROM binding b WHERE b.tenant = r.tenant AND b.reservation_id = r.id)`,
+        [epoch, now, now, key.tenant, key.id],
+      );
+      if (moved.rowsAffected !== 1) throw new NothingToMark();
+      const bound = await tx.execute(
+        `UPDATE binding b ${FENCE('b')}
+            SET b.ever_ready = 1, b.first_ready_at = COALESCE(b.first_ready_at, ?), b.updated_at = ?
+          WHERE b.tenant = ? AND b.reservation_id = ?`,
+        [epoch, now, now, key.tenant, key.id],
+      );
+      if (bound.rowsAffected !== 1) throw new NothingToMark(); // the fence moved between the two: roll back
+      return true;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof NothingToMark) return false;
+      throw err;
+    });
 }
+
+class NothingToMark extends Error {}
 
 /** A guarded state change: only from one of `from`, only while `epoch` is current. */
 export async function transition(
@@ -258,7 +279,9 @@ export async function setReleaseBlocked(
  * Release = ONE conditional transaction: releasing → released only if still releasing and the
  * epoch is current; the `quota_movement` release row (its primary key refuses a second
  * release); usage decremented by the reservation's own amounts. Returns false (and changes
- * nothing) when there was nothing to release. BEGIN + 3 statements + COMMIT.
+ * nothing) when there was nothing to release. BEGIN + 4 statements + COMMIT, each by
+ * (tenant, …): the amounts are read back from the row the first statement locked, then written
+ * as values (vtgate routes an INSERT … SELECT or an UPDATE … JOIN row by row, not as one shard's).
  */
 export async function release(db: Db, key: ReservationKey, epoch: number, now: Date): Promise<boolean> {
   return db
@@ -271,17 +294,21 @@ export async function release(db: Db, key: ReservationKey, epoch: number, now: D
         [epoch, now, now, key.tenant, key.id],
       );
       if (moved.rowsAffected !== 1) throw new NothingToRelease();
+      const row = (await tx.execute(`SELECT ${amountColumns()} FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
+      if (!row) throw new NothingToRelease();
+      const amounts = amountsFromRow(row);
       await tx.execute(
         `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at)
-         SELECT id, 'release', tenant, ${amountColumns()}, ? FROM reservation WHERE tenant = ? AND id = ?`,
-        [now, key.tenant, key.id],
+         VALUES (?, 'release', ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?)`,
+        [key.id, key.tenant, ...amountArgs(amounts), now],
       );
-      await tx.execute(
-        `UPDATE tenant_quota q JOIN reservation r ON r.tenant = q.tenant AND r.id = ?
-            SET ${releaseUsageSql('q', 'r')}, q.updated_at = ?
-          WHERE q.tenant = ?`,
-        [key.id, now, key.tenant],
-      );
+      const usage = releaseUsageByAmounts(amounts);
+      await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [
+        ...usage.args,
+        now,
+        key.tenant,
+        [...RESOURCE_NAMES],
+      ]);
       crashPoint('inside-release-before-commit');
       return true;
     })

@@ -240,7 +240,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/ledger/outbox-store.ts:ack',
       'controller/ledger/store.ts:ackCreate',
       'controller/ledger/outbox-store.ts:fail',
-      'controller/ledger/check.ts:checkLedger',
+      'controller/ledger/check.ts:checkShard',
     ]) {
       expect(sites, site).toContain(site);
     }
