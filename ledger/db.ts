@@ -40,8 +40,9 @@ export class DatabaseUnavailable extends Error {
   }
 }
 
-// MySQL client/server errnos that mean "no usable connection" rather than "bad SQL".
-const UNAVAILABLE_ERRNOS = /errno (1040|1053|1077|2002|2003|2005|2006|2013)\b/;
+// MySQL client/server errnos that mean "no usable connection" rather than "bad SQL" (1203: Vitess's
+// vttablet has no transaction slot left, "transaction pool connection limit exceeded": retry later).
+const UNAVAILABLE_ERRNOS = /errno (1040|1053|1077|1203|2002|2003|2005|2006|2013)\b/;
 
 function classify(err: unknown): unknown {
   if (err instanceof UnknownError) return new DatabaseUnavailable(err.message, { cause: err });

@@ -275,7 +275,7 @@ describe('sweep (scheduled)', () => {
     const { id } = (await admit(L.deps(), input('na', { name: 'retrying' }))).admission;
     expect((await getAdmission(L.deps(), 'na', id)).lastError).toBeNull();
     await L.db.execute(
-      "UPDATE outbox SET attempts = 3, last_error = 'POST modelservices: 500 InternalError', available_at = '2100-01-01 00:00:05.250' WHERE reservation_id = ?",
+      "UPDATE outbox SET attempts = 3, last_error = 'POST modelservices: 500 InternalError', available_at = '2100-01-01 00:00:05.250' WHERE tenant = 'na' AND reservation_id = ?",
       [id],
     );
     expect(await getAdmission(L.deps(), 'na', id)).toMatchObject({
