@@ -74,7 +74,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     maxDelayMs: o.retryMaxMs ?? 10_000,
     log: mgr.log,
     metrics: mgr.metrics,
-    reconcile: (req, ctx) => reconcile(req.name, ctx.signal),
+    reconcile: (req, ctx) => reconcile(req.key, ctx.signal), // `<tenant>/<id>` (key.ts), whole
   });
   const poller = new OutboxPoller({ shards, holder: o.holder, fence, enqueue: (row) => controller.enqueue(ledgerKey({ tenant: row.tenant, id: row.reservationId })), log, ...o.poll });
 
