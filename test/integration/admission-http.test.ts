@@ -208,7 +208,7 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
     await L.db.execute("UPDATE reservation SET state = 'conflict' WHERE id = ?", [id]);
     await L.db.execute(
       "INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) SELECT tenant, id, 'ns', ?, 'uid-1', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) FROM reservation WHERE id = ?",
-      [`md-${id.toLowerCase()}`],
+      [`md-${id.toLowerCase()}`, id],
     );
     const r = await call('DELETE', `/requests/${id}`);
     expect(r.status).toBe(409);
