@@ -11,11 +11,23 @@ export const unitProject = {
 };
 
 // Four projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
-// against the real local stack that test/global-setup.ts starts ONCE per run), `outage`
-// (test/e2e/outage-*.test.ts: they stop, restart and freeze the stack's components, so they get
-// a stack of their own and run one at a time) and `vitess` (test/vitess/: the sharded ledger on
-// real vtgate, started by test/global-setup-vitess.ts).
+// against the real local stack that test/global-setup.ts starts ONCE per run, the ledger on
+// MariaDB), `outage` (test/e2e/outage-*.test.ts: they stop, restart and freeze the stack's
+// components, so they get a stack of their own and run one at a time) and `vitess` (test/vitess/,
+// and the BOTH_BACKENDS suites again with the ledger on the 2-shard Vitess keyspace; a stack of
+// its own with Vitess, started by test/global-setup-vitess.ts).
 const OUTAGE_SUITES = 'test/e2e/outage-*.test.ts';
+/** The ledger suites that run on both backends: MariaDB (`integration`) and Vitess (`vitess`). */
+export const BOTH_BACKENDS = [
+  'test/integration/ledger-store.test.ts',
+  'test/integration/outbox-store.test.ts',
+  'test/integration/fencing-statements.test.ts',
+  'test/integration/admission-services.test.ts',
+  'test/integration/admission-workerd-ledger.test.ts',
+  'test/e2e/lifecycle.test.ts',
+  'test/e2e/crash-matrix.test.ts',
+  'test/e2e/fencing.test.ts',
+];
 export default defineConfig({
   test: {
     projects: [
@@ -49,11 +61,13 @@ export default defineConfig({
       {
         test: {
           name: 'vitess',
-          include: ['test/vitess/**/*.test.ts'],
+          include: ['test/vitess/**/*.test.ts', ...BOTH_BACKENDS],
           environment: 'node',
+          env: { MODELDOCK_LEDGER_BACKEND: 'vitess' },
           globalSetup: ['test/global-setup-vitess.ts'],
           testTimeout: 120_000,
           hookTimeout: 600_000,
+          // One suite at a time: the suites share the run's one Vitess ledger (each empties it).
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
         },

@@ -18,6 +18,7 @@ const untouchable: Db = {
   },
   transaction: () => Promise.reject(new Error('unexpected transaction')),
   withSignal: () => untouchable,
+  onShard: () => untouchable,
 };
 const logs: unknown[] = [];
 const config = parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', MAX_BODY_BYTES: '2048', MAX_REPLICAS: '4' });

@@ -24,6 +24,11 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** The same database; its calls are also aborted when `signal` aborts. */
   withSignal(signal: AbortSignal): Db;
+  /**
+   * The same database with every session targeted at one shard (`USE \`ledger:-80\``, Vitess's
+   * shard targeting): statements run on that shard as written, unrouted. ledger/shards.ts.
+   */
+  onShard(target: string): Db;
 }
 
 export type DbFetch = NonNullable<Config['fetch']>;
@@ -35,8 +40,9 @@ export class DatabaseUnavailable extends Error {
   }
 }
 
-// MySQL client/server errnos that mean "no usable connection" rather than "bad SQL".
-const UNAVAILABLE_ERRNOS = /errno (1040|1053|1077|2002|2003|2005|2006|2013)\b/;
+// MySQL client/server errnos that mean "no usable connection" rather than "bad SQL" (1203: Vitess's
+// vttablet has no transaction slot left, "transaction pool connection limit exceeded": retry later).
+const UNAVAILABLE_ERRNOS = /errno (1040|1053|1077|1203|2002|2003|2005|2006|2013)\b/;
 
 function classify(err: unknown): unknown {
   if (err instanceof UnknownError) return new DatabaseUnavailable(err.message, { cause: err });
@@ -76,6 +82,8 @@ export interface DbOptions {
   timeoutMs?: number;
   /** Aborts every call in flight and every later one. */
   signal?: AbortSignal;
+  /** A Vitess shard (`ledger:-80`): each session starts with `USE` it (one more round trip). */
+  target?: string;
 }
 
 const DEFAULT_DB_TIMEOUT_MS = 30_000;
@@ -92,11 +100,20 @@ export function createDb(opts: DbOptions): Db {
   const base: DbFetch = opts.fetch ?? ((input, init) => fetch(input, init as RequestInit));
   // A Client opens a fresh Connection (session) per call: concurrent requests never share one.
   const client = new Client({ url: opts.url, fetch: deadlineFetch(base, opts.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS, opts.signal) });
+  const { target } = opts;
+  if (target !== undefined && !/^[a-z0-9_]+:[0-9a-f]*-[0-9a-f]*$/.test(target)) throw new Error(`not a shard target: ${target}`);
+  /** A fresh session (ps-http-sim keeps one MySQL connection per session), targeted if asked. */
+  const session = async (): Promise<Queryable> => {
+    const q = queryable(client.connection());
+    if (target !== undefined) await q.execute(`USE \`${target}\``);
+    return q;
+  };
   return {
     withSignal: (signal) => createDb({ ...opts, signal: opts.signal ? AbortSignal.any([opts.signal, signal]) : signal }),
-    execute: (sql, args) => queryable(client.connection()).execute(sql, args),
+    onShard: (shard) => createDb({ ...opts, target: shard }),
+    execute: async (sql, args) => (await session()).execute(sql, args),
     async transaction(fn) {
-      const tx = queryable(client.connection());
+      const tx = await session();
       await tx.execute('BEGIN');
       let result;
       try {

@@ -7,6 +7,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './db.ts';
+import { ledgerShards } from './shards.ts';
+
+/**
+ * Marks a statement that only an unsharded database can run (a backfill joining two tables by a
+ * non-sharding column): on a sharded keyspace the runner skips it. Such a statement must be a
+ * no-op on every sharded ledger, i.e. only needed for rows written before the ledger was sharded
+ * (the operator migrates BEFORE sharding, docs/planetscale.md).
+ */
+export const UNSHARDED_ONLY = '/* unsharded-only */';
 
 export const SQL_DIR = fileURLToPath(new URL('./sql/', import.meta.url));
 
@@ -64,6 +73,7 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
     done.set(Number(row.version), String(row.checksum));
   }
   const result: MigrateResult = { applied: [], alreadyApplied: [] };
+  let sharded: boolean | undefined;
   for (const m of migrations) {
     const recorded = done.get(m.version);
     if (recorded !== undefined) {
@@ -77,6 +87,7 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
     // IGNORE), and an ALTER … ADD that already took effect before a crash (duplicate column or
     // key name, errno 1060/1061) counts as applied, so an interrupted run can simply be repeated.
     for (const statement of m.statements) {
+      if (statement.includes(UNSHARDED_ONLY) && (sharded ??= (await ledgerShards(db)).length > 1)) continue;
       try {
         await db.execute(statement);
       } catch (err) {

@@ -6,7 +6,7 @@ import { RELEASE_BLOCKED_REASONS, RESERVATION_STATES, type ReleaseBlockedReason,
 import { str } from './columns.ts';
 
 /** Every table of the ledger (schema_migrations aside), in dependency order. */
-export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'controller_epoch', 'scheduled_run'] as const;
+export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'tenant_fence', 'controller_epoch', 'scheduled_run'] as const;
 
 /** `quota_movement.direction`: at most one row of each per reservation (primary key). The
  *  `resolve-*` rows audit an operator's decision on a conflict (`npm run tenant -- resolve`). */

@@ -8,7 +8,10 @@
 //   released-pods      no pod of a released reservation is left
 // `settled: false` skips the checks that hold only once the controller has converged
 // (one-cr, orphan-cr, released-pods); the money checks must hold at every instant.
-import type { Queryable } from '../../ledger/db.ts';
+// The ledger is read shard by shard (ledger/shards.ts): a tenant's rows all live on its shard,
+// so every money check is a check within one shard.
+import type { Db, Queryable } from '../../ledger/db.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str } from '../../ledger/columns.ts';
 import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
@@ -33,17 +36,25 @@ interface ResRow {
 }
 
 export async function checkLedger(
-  db: Queryable,
+  db: Db,
   kube: KubeClient | null,
   namespace: string,
   o: { settled?: boolean } = {},
 ): Promise<Drift[]> {
   const drift: Drift[] = [];
+  const rows: ResRow[] = [];
+  for (const shard of await ledgerShards(db)) rows.push(...(await checkShard(shard.db, drift)));
+  if (!kube || o.settled === false) return drift;
+  return [...drift, ...(await checkCluster(rows, kube, namespace))];
+}
+
+/** The money checks of one shard (every tenant's rows are on its shard); returns its reservations. */
+async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
   const res = await db.execute(
     `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, b.uid, b.cr_name,
-            (SELECT COUNT(*) FROM quota_movement m WHERE m.reservation_id = r.id AND m.direction = 'charge') AS charges,
-            (SELECT COUNT(*) FROM quota_movement m WHERE m.reservation_id = r.id AND m.direction = 'release') AS releases
-       FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id`,
+            (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'charge') AS charges,
+            (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'release') AS releases
+       FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id`,
   );
   const rows: ResRow[] = res.rows.map((r) => ({
     id: str(r.id),
@@ -83,9 +94,12 @@ export async function checkLedger(
   for (const [k, want] of expected) {
     if (want !== 0 && !seen.has(k)) drift.push({ check: 'usage', tenant: k.split('\u0000')[0], detail: `no quota row holds ${want}` });
   }
+  return rows;
+}
 
-  if (!kube || o.settled === false) return drift;
-
+/** The checks that compare the ledger with the cluster (they hold once the controller has converged). */
+async function checkCluster(rows: readonly ResRow[], kube: KubeClient, namespace: string): Promise<Drift[]> {
+  const drift: Drift[] = [];
   const crs = (await kube.list<ModelService>(paths.modelServices(namespace))).items;
   const byId = new Map(rows.map((r) => [r.id, r]));
   const crByName = new Map(crs.map((c) => [c.metadata.name, c]));

@@ -1,7 +1,9 @@
 // The controller's side of the outbox: claim due rows with a conditional-UPDATE lease (no
-// SKIP LOCKED), acknowledge or fail them. Every write is fenced by the controller epoch and by
-// the claim itself (claimed_by is unique per claim batch; claimed_until must not have passed),
-// so a paused ex-leader or a worker whose lease ran out cannot acknowledge anything.
+// SKIP LOCKED), acknowledge or fail them. Every write is fenced by the controller epoch (the
+// row's tenant's fence, ledger/fence.ts) and by the claim itself (claimed_by is unique per claim
+// batch; claimed_until must not have passed), so a paused ex-leader or a worker whose lease ran
+// out cannot acknowledge anything. The claim scans ONE shard (the poller walks the shards); an
+// acknowledgement names its row by (tenant, seq), so it is single-shard.
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../../ledger/db.ts';
 import { int, str, strOrNull } from '../../ledger/columns.ts';
@@ -17,6 +19,7 @@ export interface Claim {
 
 export interface ClaimedRow {
   seq: number;
+  tenant: string;
   reservationId: string;
   kind: OutboxKind;
   /** Failed attempts so far (a lease that ran out or a leader change is not a failure). */
@@ -31,16 +34,19 @@ export interface ClaimOptions {
   leaseMs: number;
   limit: number;
   now: Date;
+  /** Runs before the claim with the tenants of the due rows (the poller raises their fences). */
+  beforeClaim?: (tenants: string[]) => Promise<void>;
 }
 
 /**
- * Claims up to `limit` due rows, oldest first. Three statements, no transaction needed.
- * A row is claimable when unclaimed, when its lease ran out, or when it was claimed under an
- * older epoch: a deposed leader is fenced anyway, so a new leader need not wait for its leases.
+ * Claims up to `limit` due rows of one shard (`q`: a shard's Db, ledger/shards.ts), oldest first.
+ * Three statements, no transaction needed. A row is claimable when unclaimed, when its lease ran
+ * out, or when it was claimed under an older epoch: a deposed leader is fenced anyway, so a new
+ * leader need not wait for its leases.
  */
 export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRow[]> {
   const due = await q.execute(
-    `SELECT seq FROM outbox
+    `SELECT seq, tenant FROM outbox
       WHERE done_at IS NULL AND dead_at IS NULL AND available_at <= ?
         AND (claimed_until IS NULL OR claimed_until < ? OR epoch < ?)
       ORDER BY seq LIMIT ?`,
@@ -48,9 +54,10 @@ export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRo
   );
   if (due.rows.length === 0) return [];
   const seqs = due.rows.map((r) => int(r.seq));
+  await o.beforeClaim?.([...new Set(due.rows.map((r) => str(r.tenant)))]);
   const claim: Claim = { by: `${o.holder}/${randomBytes(6).toString('hex')}`, until: new Date(o.now.getTime() + o.leaseMs), epoch: o.epoch };
   const took = await q.execute(
-    `UPDATE outbox o ${FENCE}
+    `UPDATE outbox o ${FENCE('o')}
         SET o.claimed_by = ?, o.claimed_until = ?, o.epoch = ?
       WHERE o.seq IN (?) AND o.done_at IS NULL AND o.dead_at IS NULL
         AND (o.claimed_until IS NULL OR o.claimed_until < ? OR o.epoch < ?)`,
@@ -58,11 +65,12 @@ export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRo
   );
   if (took.rowsAffected === 0) return [];
   const rows = await q.execute(
-    `SELECT seq, reservation_id, kind, attempts, request_id FROM outbox WHERE seq IN (?) AND claimed_by = ? ORDER BY seq`,
+    `SELECT seq, tenant, reservation_id, kind, attempts, request_id FROM outbox WHERE seq IN (?) AND claimed_by = ? ORDER BY seq`,
     [seqs, claim.by],
   );
   return rows.rows.map((r) => ({
     seq: int(r.seq),
+    tenant: str(r.tenant),
     reservationId: str(r.reservation_id),
     kind: str(r.kind) as OutboxKind,
     attempts: int(r.attempts),
@@ -71,16 +79,16 @@ export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRo
   }));
 }
 
-const HOLDS = 'o.seq = ? AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL';
+const HOLDS = 'o.tenant = ? AND o.seq = ? AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL';
 
 /** Marks a row done while we still hold its claim; a reconcile row frees its dedupe key. */
 export async function ack(q: Queryable, row: ClaimedRow, now: Date): Promise<boolean> {
   const r = await q.execute(
-    `UPDATE outbox o ${FENCE}
+    `UPDATE outbox o ${FENCE('o')}
         SET o.done_at = ?, o.claimed_until = NULL, o.last_error = NULL,
             o.dedupe_key = CASE WHEN o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
       WHERE ${HOLDS}`,
-    [row.claim.epoch, now, row.seq, row.claim.by, now],
+    [row.claim.epoch, now, row.tenant, row.seq, row.claim.by, now],
   );
   return r.rowsAffected === 1;
 }
@@ -105,11 +113,11 @@ export async function fail(
 ): Promise<'retry' | 'dead'> {
   const dead = o.terminal === true;
   await q.execute(
-    `UPDATE outbox o ${FENCE}
+    `UPDATE outbox o ${FENCE('o')}
         SET o.attempts = o.attempts + 1, o.claimed_by = NULL, o.claimed_until = NULL, o.last_error = ?, o.available_at = ?,
             o.dead_at = ?, o.dedupe_key = CASE WHEN ? AND o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
       WHERE ${HOLDS}`,
-    [row.claim.epoch, error.slice(0, 2000), o.retryAt, dead ? o.now : null, dead, row.seq, row.claim.by, o.now],
+    [row.claim.epoch, error.slice(0, 2000), o.retryAt, dead ? o.now : null, dead, row.tenant, row.seq, row.claim.by, o.now],
   );
   return dead ? 'dead' : 'retry';
 }

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../ledger/db.ts';
 import { createLogger } from '../runtime/log.ts';
 import type { ClaimedRow } from './outbox-store.ts';
 import { OutboxPoller } from './poller.ts';
 
-const unusedDb = {} as Db; // restore() and take() never touch the database
-const poller = () => new OutboxPoller({ db: unusedDb, holder: 'h', epoch: async () => 1, enqueue: () => undefined, log: createLogger({ level: 'error' }) });
+// restore() and take() never touch the database
+const noShards = async () => [];
+const fence = { epoch: async () => 1, forTenants: async () => 1 };
+const poller = () => new OutboxPoller({ shards: noShards, holder: 'h', fence, enqueue: () => undefined, log: createLogger({ level: 'error' }) });
 const row = (seq: number, until: number, by = 'c'): ClaimedRow => ({
   seq,
+  tenant: 'acme',
   reservationId: 'r1',
   kind: 'create',
   attempts: 0,

@@ -1,18 +1,21 @@
 // The outbox poller (leader only): claims due rows in bounded batches with a conditional-UPDATE
-// lease, hands them to the ledger controller's queue keyed by reservation id (so everything
-// about one admission is serialized), and polls with a short interval that backs off when idle.
-import type { Db } from '../../ledger/db.ts';
+// lease, shard by shard (a bounded page per shard and round; one shard on a single MySQL), hands
+// them to the ledger controller's queue keyed by (tenant, reservation id) (so everything about
+// one admission is serialized), and polls with a short interval that backs off when idle.
+import type { LedgerShard } from '../../ledger/shards.ts';
 import { childAbort } from '../runtime/abort.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
+import type { LeaderFence } from './leader-fence.ts';
 import { claimDue, type ClaimedRow } from './outbox-store.ts';
 
 export interface PollerOptions {
-  db: Db;
+  /** The ledger's shards (re-read now and then: a reshard changes them). */
+  shards: () => Promise<LedgerShard[]>;
   holder: string;
-  epoch: () => Promise<number>;
-  enqueue: (reservationId: string) => void;
+  fence: LeaderFence;
+  enqueue: (row: ClaimedRow) => void;
   log: Logger;
   now?: () => Date;
   leaseMs?: number;
@@ -96,22 +99,28 @@ export class OutboxPoller {
     }
   }
 
-  /** One claim round; returns how many rows were claimed. */
+  /** One claim round over every shard (`batch` rows at most per shard); returns how many rows were claimed. */
   async #pollOnce(): Promise<number> {
-    const rows = await claimDue(this.#o.db.withSignal(this.#abort.signal), {
-      holder: this.#o.holder,
-      epoch: await this.#o.epoch(),
-      leaseMs: this.#o.leaseMs ?? 60_000,
-      limit: this.#o.batch ?? 50,
-      now: (this.#o.now ?? (() => new Date()))(),
-    });
-    if (rows.length > 0) crashPoint('after-claim');
-    for (const row of rows) {
-      const mine = this.#claims.get(row.reservationId) ?? new Map<number, ClaimedRow>();
-      mine.set(row.seq, row); // a re-claim after an expired lease replaces the stale claim
-      this.#claims.set(row.reservationId, mine);
-      this.#o.enqueue(row.reservationId);
+    const epoch = await this.#o.fence.epoch();
+    let claimed = 0;
+    for (const shard of await this.#o.shards()) {
+      const rows = await claimDue(shard.db.withSignal(this.#abort.signal), {
+        holder: this.#o.holder,
+        epoch,
+        leaseMs: this.#o.leaseMs ?? 60_000,
+        limit: this.#o.batch ?? 50,
+        now: (this.#o.now ?? (() => new Date()))(),
+        beforeClaim: async (tenants) => void (await this.#o.fence.forTenants(tenants)),
+      });
+      if (rows.length > 0) crashPoint('after-claim');
+      for (const row of rows) {
+        const mine = this.#claims.get(row.reservationId) ?? new Map<number, ClaimedRow>();
+        mine.set(row.seq, row); // a re-claim after an expired lease replaces the stale claim
+        this.#claims.set(row.reservationId, mine);
+        this.#o.enqueue(row);
+      }
+      claimed += rows.length;
     }
-    return rows.length;
+    return claimed;
   }
 }

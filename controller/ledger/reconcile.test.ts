@@ -3,7 +3,7 @@ import type { ClaimedRow } from './outbox-store.ts';
 import { deliveryRows } from './reconcile.ts';
 
 const claim = { by: 'c', until: new Date(0), epoch: 1 };
-const row = (seq: number, kind: ClaimedRow['kind']): ClaimedRow => ({ seq, reservationId: 'r', kind, attempts: 0, requestId: null, claim });
+const row = (seq: number, kind: ClaimedRow['kind']): ClaimedRow => ({ seq, tenant: 'acme', reservationId: 'r', kind, attempts: 0, requestId: null, claim });
 
 describe('deliveryRows: which claimed rows deliver a reservation', () => {
   const create = row(1, 'create');

@@ -1,4 +1,4 @@
-// reconcile(reservation id): the one place where the ledger meets the cluster. It runs for
+// reconcile(tenant/reservation id, key.ts): the one place where the ledger meets the cluster. It runs for
 // informer events (CR or labelled pod changed), for outbox rows (create, delete, and the cron's
 // reconcile rows), and on resync. The work queue guarantees that one reservation is never
 // handled by two workers at once, so a delivery and a delete of the same admission are ordered.
@@ -32,6 +32,8 @@ import { imageRefusal, type RegistryRule } from '../../schema/policy.ts';
 import { observe, type LedgerCluster } from './cluster.ts';
 import { decide, type LedgerAction, type LedgerConfig, type ReleaseBlocker } from './decide.ts';
 import type { LedgerMetrics } from './metrics.ts';
+import { parseLedgerKey } from './key.ts';
+import type { LeaderFence } from './leader-fence.ts';
 import { ackCreate, loadLedgerRecord, markReady, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
 
 export interface LedgerDeps {
@@ -42,8 +44,8 @@ export interface LedgerDeps {
   cachedModelService?: (ns: string, name: string) => ModelService | null | undefined;
   /** Namespace new ModelServices are created in. */
   namespace: string;
-  /** The fencing epoch this leader acquired (acquired once, on first use). */
-  epoch: () => Promise<number>;
+  /** This leader's fence (leader-fence.ts): the epoch, raised on the tenant's fence row before the first read of it. */
+  fence: LeaderFence;
   now: () => Date;
   /** `allowedRegistries`: the controller's own copy of the image policy, re-checked at delivery (none = any). */
   config: LedgerConfig & { outboxBackoff: Backoff; allowedRegistries?: readonly RegistryRule[] };
@@ -59,22 +61,34 @@ export interface LedgerDeps {
 /** The deps of one reconcile: every database and API call carries its signal. */
 type Scoped = Omit<LedgerDeps, 'cluster'> & { cluster: LedgerCluster };
 
-export function ledgerReconciler(deps: LedgerDeps): (id: string, signal: AbortSignal) => Promise<Result> {
-  return async (id, signal) => {
+export function ledgerReconciler(deps: LedgerDeps): (key: string, signal: AbortSignal) => Promise<Result> {
+  return async (key, signal) => {
+    const at = parseLedgerKey(key);
+    if (!at) {
+      deps.log.error('ledger key without a tenant: dropped', { key });
+      return {};
+    }
+    const id = at.id;
     const d: Scoped = { ...deps, db: deps.db.withSignal(signal), cluster: deps.cluster(signal) };
-    const rows = d.takeClaims(id);
-    let log = d.log.child({ admissionId: id, key: id });
+    // Only the claims of this key's tenant: a key from a mislabelled object (another tenant) must
+    // not acknowledge rows it cannot find the reservation of. The others go back to the poller.
+    const taken = d.takeClaims(id);
+    const rows = taken.filter((r) => r.tenant === at.tenant);
+    if (rows.length < taken.length) d.keepClaims(taken.filter((r) => r.tenant !== at.tenant));
+    let log = d.log.child({ admissionId: id, key });
     try {
-      let rec = await loadLedgerRecord(d.db, id);
+      // The tenant's fence is raised to this leader's epoch before anything of it is read.
+      const epoch = await d.fence.forTenants([at.tenant]);
+      let rec = await loadLedgerRecord(d.db, at);
       const deliveries = deliveryRows(rows, rec);
       for (const row of deliveries) {
-        if (await deliver(d, row, rec, log)) rec = await loadLedgerRecord(d.db, id);
+        if (await deliver(d, row, rec, log)) rec = await loadLedgerRecord(d.db, at);
       }
       if (rec) log = log.child({ reqId: rec.requestId });
-      const result = rec ? await step(d, rec, log) : {};
+      const result = rec ? await step(d, rec, epoch, log) : {};
       // Tells the cron sweep this reservation was looked at; at most once a minute (pod events are frequent).
       if (rec && (rec.lastReconciledAt === null || d.now().getTime() - rec.lastReconciledAt.getTime() > 60_000)) {
-        await touchReconciled(d.db, id, await d.epoch(), d.now());
+        await touchReconciled(d.db, at, epoch, d.now());
       }
       for (const row of rows.filter((r) => !deliveries.includes(r))) await ack(d.db, row, d.now());
       return result;
@@ -116,7 +130,7 @@ async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined
 
 /** A delivery that can never succeed: the reservation moves to `conflict` with the reason, the row is dead. */
 async function refuse(d: Scoped, rec: LedgerRecord, row: ClaimedRow, err: TerminalError, log: Logger): Promise<void> {
-  await toConflict(d, rec, err.message.slice(0, 1000), log);
+  await toConflict(d, rec, err.message.slice(0, 1000), await d.fence.epoch(), log);
   const now = d.now();
   if ((await fail(d.db, row, `${err.reason}: ${err.message}`, { now, retryAt: now, terminal: true })) === 'dead') {
     d.metrics.deadRows.inc({ kind: row.kind });
@@ -135,7 +149,7 @@ async function createAndAck(d: Scoped, row: ClaimedRow, rec: LedgerRecord, log: 
   const { created, object } = await d.cluster.createModelService(want);
   crashPoint('after-cr-create-before-ack');
   if (!created && !isOurs(object, rec)) {
-    await toConflict(d, rec, `a ModelService named ${want.metadata.name} exists and is not this admission's`, log);
+    await toConflict(d, rec, `a ModelService named ${want.metadata.name} exists and is not this admission's`, await d.fence.epoch(), log);
     await ack(d.db, row, d.now());
     return true;
   }
@@ -149,7 +163,7 @@ async function createAndAck(d: Scoped, row: ClaimedRow, rec: LedgerRecord, log: 
 /** Actions the informer cache may decide on its own; anything else is confirmed by a live read. */
 const CACHE_DECIDES: ReadonlySet<LedgerAction['type']> = new Set(['none', 'markReady']);
 
-async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> {
+async function step(d: Scoped, rec: LedgerRecord, epoch: number, log: Logger): Promise<Result> {
   const ns = rec.binding?.namespace ?? d.namespace;
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
@@ -168,14 +182,13 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
     const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
     action = decide(rec, cr, pods, now, d.config);
   }
-  const epoch = await d.epoch();
   if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type, cached: cached !== undefined });
 
   switch (action.type) {
     case 'none':
       return action.requeueAfterMs ? { requeueAfterMs: action.requeueAfterMs } : {};
     case 'conflict':
-      await toConflict(d, rec, action.reason, log);
+      await toConflict(d, rec, action.reason, epoch, log);
       return {};
     case 'revertScale': {
       const outcome = await d.cluster.scaleModelService(ns, name, action.to, action.resourceVersion);
@@ -188,7 +201,7 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
       return {};
     }
     case 'markReady':
-      if (await markReady(d.db, rec.id, epoch, now)) log.info('first Ready recorded');
+      if (await markReady(d.db, rec, epoch, now)) log.info('first Ready recorded');
       return {};
     case 'deleteCR': {
       const pre = action.reason === 'never-ready' ? { uid: action.uid, resourceVersion: action.resourceVersion } : { uid: action.uid };
@@ -201,13 +214,13 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
       if (outcome === 'precondition-failed') return { requeue: true }; // changed since we looked: re-read, re-decide
       if (action.thenState) {
         const why = action.reason === 'never-ready' ? `never Ready within ${d.config.readyDeadlineMs} ms` : 'deleted by the tenant';
-        await transition(d.db, rec.id, [rec.state], action.thenState, epoch, now, why);
+        await transition(d.db, rec, [rec.state], action.thenState, epoch, now, why);
         crashPoint('after-releasing-before-release');
       }
       return { requeueAfterMs: 500 };
     }
     case 'toReleasing':
-      await transition(d.db, rec.id, [rec.state], 'releasing', epoch, now, action.reason);
+      await transition(d.db, rec, [rec.state], 'releasing', epoch, now, action.reason);
       crashPoint('after-releasing-before-release');
       return { requeue: true };
     case 'waitForRelease': {
@@ -226,7 +239,7 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
       return { requeueAfterMs: action.requeueAfterMs };
     }
     case 'release':
-      if (await release(d.db, rec.id, epoch, now)) {
+      if (await release(d.db, rec, epoch, now)) {
         d.metrics.released.inc();
         log.info('quota released');
       }
@@ -234,8 +247,8 @@ async function step(d: Scoped, rec: LedgerRecord, log: Logger): Promise<Result> 
   }
 }
 
-async function toConflict(d: Scoped, rec: LedgerRecord, reason: string, log: Logger): Promise<void> {
-  if (!(await transition(d.db, rec.id, [rec.state], 'conflict', await d.epoch(), d.now(), reason))) return;
+async function toConflict(d: Scoped, rec: LedgerRecord, reason: string, epoch: number, log: Logger): Promise<void> {
+  if (!(await transition(d.db, rec, [rec.state], 'conflict', epoch, d.now(), reason))) return;
   d.metrics.conflicts.inc();
   log.warn('reservation in conflict: an operator must look', { reason });
   const ns = rec.binding?.namespace ?? d.namespace;

@@ -7,7 +7,7 @@ import type { Db } from '../../ledger/db.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
-import { loadLedgerRecord, resolveConflict, type LedgerRecord, type Resolution } from './store.ts';
+import { loadLedgerRecord, resolveConflict, tenantOf, type LedgerRecord, type Resolution } from './store.ts';
 
 /** The decision was refused; nothing was written. */
 export class ResolveRefused extends Error {
@@ -58,13 +58,15 @@ async function readLive(kube: KubeClient, rec: LedgerRecord, namespace: string):
 
 /** Checks the live cluster, then writes the decision; throws ResolveRefused when it may not. */
 export async function resolveAdmission(deps: ResolveDeps, id: string, decision: Resolution, reason: string): Promise<LedgerRecord> {
-  const rec = await loadLedgerRecord(deps.db, id);
+  // The operator names the admission only: its tenant (its shard) is looked up shard by shard.
+  const tenant = await tenantOf(deps.db, id);
+  const rec = tenant === undefined ? undefined : await loadLedgerRecord(deps.db, { tenant, id });
   const why = refusal(rec, rec ? await readLive(deps.kube, rec, deps.namespace) : { cr: null, pods: [] });
   if (why || !rec) throw new ResolveRefused(why ?? 'no such admission');
   const outcome = await resolveConflict(deps.db, rec, decision, reason, deps.now());
   if (outcome === 'not-in-conflict') throw new ResolveRefused(`admission ${id} left conflict meanwhile; nothing written`);
   if (outcome === 'already-resolved') throw new ResolveRefused(`admission ${id} was already resolved with --${decision}; nothing written`);
-  const after = await loadLedgerRecord(deps.db, id);
+  const after = await loadLedgerRecord(deps.db, rec);
   if (!after) throw new ResolveRefused('no such admission');
   return after;
 }

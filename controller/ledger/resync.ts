@@ -1,39 +1,41 @@
 // The periodic ledger resync (LEDGER_RESYNC_MS): re-enqueues every open reservation, so one whose
-// events were missed is still looked at. Bounded: it pages through the open reservations
-// (`pageSize` rows per statement, stalest `last_reconciled_at` first, each row at most once per
-// tick), and what the reconciles then read is bounded too — delivered/ready reservations are
+// events were missed is still looked at. Bounded: it pages through the open reservations shard by
+// shard (`pageSize` rows per statement, stalest `last_reconciled_at` first within a shard, each
+// row at most once per tick), and what the reconciles then read is bounded too — delivered/ready reservations are
 // decided on the informer cache, and the ledger's live reads go through a rate limiter
 // (LEDGER_READ_QPS / LEDGER_READ_BURST, controller/main.ts).
-import type { Db } from '../../ledger/db.ts';
+import type { LedgerShard } from '../../ledger/shards.ts';
 import { childAbort } from '../runtime/abort.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
-import { openReservationsPage, type ResyncCursor } from './store.ts';
+import { openReservationsPage, type ReservationKey, type ResyncCursor } from './store.ts';
 
 export interface ResyncOptions {
-  db: Db;
-  enqueue: (reservationId: string) => void;
+  shards: () => Promise<LedgerShard[]>;
+  enqueue: (key: ReservationKey) => void;
   pageSize: number;
   now: () => Date;
   onPage?: () => void;
 }
 
-/** One resync: every open reservation not reconciled since the tick started, page by page. */
+/** One resync: every open reservation not reconciled since the tick started, shard by shard, page by page. */
 export async function resyncOnce(o: ResyncOptions, signal: AbortSignal): Promise<{ pages: number; enqueued: number }> {
-  const db = o.db.withSignal(signal);
   const before = o.now();
-  let after: ResyncCursor | null = null;
   let pages = 0;
   let enqueued = 0;
-  do {
-    signal.throwIfAborted();
-    const page = await openReservationsPage(db, { before, after, limit: o.pageSize });
-    pages++;
-    o.onPage?.();
-    for (const id of page.ids) o.enqueue(id);
-    enqueued += page.ids.length;
-    after = page.next;
-  } while (after);
+  for (const shard of await o.shards()) {
+    const db = shard.db.withSignal(signal);
+    let after: ResyncCursor | null = null;
+    do {
+      signal.throwIfAborted();
+      const page = await openReservationsPage(db, { before, after, limit: o.pageSize });
+      pages++;
+      o.onPage?.();
+      for (const key of page.keys) o.enqueue(key);
+      enqueued += page.keys.length;
+      after = page.next;
+    } while (after);
+  }
   return { pages, enqueued };
 }
 

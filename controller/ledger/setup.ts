@@ -1,4 +1,4 @@
-// Wires the ledger into a Manager: one Controller keyed by reservation id, the outbox poller
+// Wires the ledger into a Manager: one Controller keyed by (tenant, reservation id) (key.ts), the outbox poller
 // feeding it, and (unless disabled) the informer fast paths — a ModelService or a pod carrying
 // an admission id changed — plus a bounded periodic resync over the open reservations
 // (resync.ts). With the fast paths off, only outbox rows (deliveries, deletes, the cron's
@@ -17,7 +17,10 @@ import { kubeLedgerCluster } from './cluster.ts';
 import { ledgerMetrics } from './metrics.ts';
 import { ledgerReconciler, type LedgerDeps } from './reconcile.ts';
 import { ResyncLoop, resyncOnce } from './resync.ts';
-import { acquireEpoch } from './store.ts';
+import type { ReservationKey } from './store.ts';
+import { cachedShards } from '../../ledger/shards.ts';
+import { ledgerKey } from './key.ts';
+import { leaderFence } from './leader-fence.ts';
 
 export interface LedgerOptions {
   db: Db;
@@ -29,6 +32,8 @@ export interface LedgerOptions {
   resyncMs: number;
   /** Rows per resync page (default 500). */
   resyncPageSize?: number;
+  /** How long the ledger's shard list is trusted before it is read again (default 60 s). */
+  shardsTtlMs?: number;
   /** Cap of a failing reservation's retry delay (per-key backoff; default 10 s, see main.ts). */
   retryMaxMs?: number;
   events?: EventRecorder;
@@ -40,20 +45,10 @@ export const LEDGER_CONTROLLER = 'ledger';
 
 export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Controller; poller: OutboxPoller } {
   const log = mgr.log.child({ controller: LEDGER_CONTROLLER });
-  // The fencing epoch: bumped once when this process first acts as leader (it exits when it
+  // The fence: the epoch is bumped once when this process first acts as leader (it exits when it
   // loses the lease, so one acquisition per process is one per leadership).
-  let acquired: Promise<number> | undefined;
-  const epoch = (): Promise<number> =>
-    (acquired ??= acquireEpoch(o.db, o.holder, new Date()).then(
-      (e) => {
-        log.info('controller epoch acquired', { epoch: e });
-        return e;
-      },
-      (err: unknown) => {
-        acquired = undefined;
-        throw err;
-      },
-    ));
+  const fence = leaderFence({ db: o.db, holder: o.holder, now: () => new Date(), log });
+  const shards = cachedShards(o.db, o.shardsTtlMs ?? 60_000);
 
   const metrics = ledgerMetrics(mgr.metrics.registry);
   const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');
@@ -62,7 +57,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     cluster: (signal) => kubeLedgerCluster((o.client ?? mgr.client).withSignal(signal), (kind) => metrics.liveReads.inc({ kind })),
     cachedModelService: (ns, name) => (modelServices.synced ? (modelServices.get(ns, name) ?? null) : undefined),
     namespace: o.namespace,
-    epoch,
+    fence,
     now: () => new Date(),
     config: o.config,
     takeClaims: (id) => poller.take(id), // runs only after start, when `poller` exists
@@ -79,18 +74,23 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     maxDelayMs: o.retryMaxMs ?? 10_000,
     log: mgr.log,
     metrics: mgr.metrics,
-    reconcile: (req, ctx) => reconcile(req.name, ctx.signal),
+    reconcile: (req, ctx) => reconcile(req.key, ctx.signal), // `<tenant>/<id>` (key.ts), whole
   });
-  const poller = new OutboxPoller({ db: o.db, holder: o.holder, epoch, enqueue: (id) => controller.enqueue(id), log, ...o.poll });
+  const poller = new OutboxPoller({ shards, holder: o.holder, fence, enqueue: (row) => controller.enqueue(ledgerKey({ tenant: row.tenant, id: row.reservationId })), log, ...o.poll });
 
   if (o.fastPaths) {
-    const byAdmission = (obj: KubeObject) => controller.enqueue(obj.metadata.labels?.[LABELS.admissionId]);
+    // The CR and its pods carry the admission id and the tenant (labels set at delivery).
+    const byAdmission = (obj: KubeObject) => {
+      const id = obj.metadata.labels?.[LABELS.admissionId];
+      const tenant = obj.metadata.labels?.[LABELS.tenant];
+      if (id && tenant) controller.enqueue(ledgerKey({ tenant, id }));
+    };
     for (const inf of [mgr.cache.informer('ModelService'), mgr.cache.informer('Pod')]) {
       inf.addHandlers({ add: byAdmission, update: byAdmission, delete: byAdmission });
     }
   }
   if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
-  const resyncOptions = { db: o.db, enqueue: (id: string) => controller.enqueue(id), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
+  const resyncOptions = { shards, enqueue: (key: ReservationKey) => controller.enqueue(ledgerKey(key)), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
   const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async (signal) => {
     const { pages, enqueued } = await resyncOnce(resyncOptions, signal);
     log.debug('ledger resync', { pages, enqueued });

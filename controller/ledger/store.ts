@@ -1,18 +1,27 @@
 // The controller's side of the MySQL ledger. Every write is FENCED by the controller epoch:
-// it joins `controller_epoch` on `epoch = ?`, so once a new leader has bumped the epoch, a
-// paused ex-leader's late statements match no row and change nothing. Every state change is
-// conditional on the state it leaves, so running any of them twice changes nothing.
+// it joins its tenant's `tenant_fence` row on `epoch = ?` (ledger/fence.ts), so once a new
+// leader has raised the fence, a paused ex-leader's late statements match no row and change
+// nothing. Every state change is conditional on the state it leaves, so running any of them twice
+// changes nothing. Every statement names the tenant (the ledger is sharded by tenant) or runs on
+// one shard (ledger/shards.ts).
 import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
 import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
-import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, releaseUsageSql, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason, type ReservationState } from '../../schema/admission.ts';
 import { FENCE } from '../../ledger/fence.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { LedgerRow, ReleaseBlocker } from './decide.ts';
 import { ack, ClaimLost, type ClaimedRow } from './outbox-store.ts';
 
+
+/** Where a reservation lives: its tenant (the shard) and its id. */
+export interface ReservationKey {
+  tenant: string;
+  id: string;
+}
 
 export interface LedgerRecord extends LedgerRow {
   createdAt: Date;
@@ -44,20 +53,25 @@ export async function ackCreate(
   await db.transaction(async (tx) => {
     if (!(await ack(tx, row, now))) throw new ClaimLost(row.seq);
     await tx.execute(
-      `INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON DUPLICATE KEY UPDATE uid = COALESCE(uid, VALUES(uid)), updated_at = VALUES(updated_at)`,
-      [row.reservationId, cr.namespace, cr.name, cr.uid, now, now],
+      [row.tenant, row.reservationId, cr.namespace, cr.name, cr.uid, now, now],
     );
     await tx.execute(
-      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ? WHERE id = ? AND state = 'admitted'`,
-      [now, now, row.reservationId],
+      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ? WHERE tenant = ? AND id = ? AND state = 'admitted'`,
+      [now, now, row.tenant, row.reservationId],
     );
   });
 }
 
-/** Becoming leader: bump the epoch and return it (BEGIN, UPDATE, SELECT, COMMIT). */
+/**
+ * Becoming leader: bump the global epoch (BEGIN, UPDATE, SELECT, COMMIT in the global keyspace),
+ * then raise the fence of every tenant that has a quota to it, shard by shard (one statement per
+ * shard, creating the rows of tenants that had none). Only when every shard is raised is the
+ * epoch returned: from then on no write of an older leader matches a fence row of those tenants.
+ */
 export async function acquireEpoch(db: Db, holder: string, now: Date): Promise<number> {
-  return db.transaction(async (tx) => {
+  const epoch = await db.transaction(async (tx) => {
     await tx.execute(
       `INSERT INTO controller_epoch (id, epoch, holder, updated_at) VALUES (1, 1, ?, ?)
        ON DUPLICATE KEY UPDATE epoch = epoch + 1, holder = VALUES(holder), updated_at = VALUES(updated_at)`,
@@ -66,6 +80,34 @@ export async function acquireEpoch(db: Db, holder: string, now: Date): Promise<n
     const r = await tx.execute('SELECT epoch FROM controller_epoch WHERE id = 1');
     return int(r.rows[0]?.epoch);
   });
+  for (const shard of await ledgerShards(db)) await raiseFences(shard.db, epoch, holder, now);
+  return epoch;
+}
+
+/** Raises (never lowers) a fence row; the holder and time change only when it is raised. */
+const RAISE = `ON DUPLICATE KEY UPDATE
+       holder = IF(VALUES(epoch) > tenant_fence.epoch, VALUES(holder), tenant_fence.holder),
+       updated_at = IF(VALUES(epoch) > tenant_fence.epoch, VALUES(updated_at), tenant_fence.updated_at),
+       epoch = GREATEST(tenant_fence.epoch, VALUES(epoch))`;
+
+/** One shard's takeover: every tenant with a quota row on it gets its fence raised to `epoch`. */
+async function raiseFences(shard: Db, epoch: number, holder: string, now: Date): Promise<void> {
+  await shard.execute(
+    `INSERT INTO tenant_fence (tenant, epoch, holder, updated_at)
+     SELECT DISTINCT q.tenant, ?, ?, ? FROM tenant_quota q
+     ${RAISE}`,
+    [epoch, holder, now],
+  );
+}
+
+/**
+ * A tenant met for the first time by this leader (its fence row may be missing: a tenant created
+ * after the takeover): raise its fence to `epoch` before acting on it. One single-shard statement.
+ * It is part of the fence, not fenced by it: it never lowers a row, so a deposed leader calling
+ * it raises nothing above the current epoch.
+ */
+export async function ensureFence(q: Queryable, tenant: string, epoch: number, holder: string, now: Date): Promise<void> {
+  await q.execute(`INSERT INTO tenant_fence (tenant, epoch, holder, updated_at) VALUES (?, ?, ?, ?) ${RAISE}`, [tenant, epoch, holder, now]);
 }
 
 const date = (v: unknown): Date => new Date(time(v));
@@ -74,14 +116,14 @@ const dateOrNull = (v: unknown): Date | null => {
   return t === null ? null : new Date(t);
 };
 
-export async function loadLedgerRecord(q: Queryable, id: string): Promise<LedgerRecord | undefined> {
+export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promise<LedgerRecord | undefined> {
   const r = await q.execute(
     `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
             r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.reservation_id AS bound
-       FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id
-      WHERE r.id = ?`,
-    [id],
+       FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
+      WHERE r.tenant = ? AND r.id = ?`,
+    [key.tenant, key.id],
   );
   const row = r.rows[0];
   if (!row) return undefined;
@@ -114,6 +156,15 @@ export async function loadLedgerRecord(q: Queryable, id: string): Promise<Ledger
 
 const OPEN_STATES = RESERVATION_STATES.filter((st) => !(TERMINAL_STATES as readonly string[]).includes(st));
 
+/** Finds the tenant of an admission id (the operator's tools know only the id): one shard at a time. */
+export async function tenantOf(db: Db, id: string): Promise<string | undefined> {
+  for (const shard of await ledgerShards(db)) {
+    const row = (await shard.db.execute('SELECT tenant FROM reservation WHERE id = ?', [id])).rows[0];
+    if (row) return str(row.tenant);
+  }
+  return undefined;
+}
+
 /** Where a resync page starts: after this (last_reconciled_at, id); a NULL time sorts first. */
 export interface ResyncCursor {
   reconciledAt: Date | null;
@@ -125,15 +176,16 @@ const NEVER = new Date('1000-01-01T00:00:00.000Z');
 /**
  * One page of open reservations not reconciled since `before`, stalest first (never reconciled
  * first), after `cursor`. The periodic resync's scan: it cannot name a tenant (it walks every
- * tenant), so on a sharded ledger it runs per shard; the page bounds each statement.
+ * tenant), so it runs on ONE shard (`q` is a shard's Db, ledger/shards.ts); the page bounds each
+ * statement.
  */
 export async function openReservationsPage(
   q: Queryable,
   o: { before: Date; after: ResyncCursor | null; limit: number },
-): Promise<{ ids: string[]; next: ResyncCursor | null }> {
+): Promise<{ keys: ReservationKey[]; next: ResyncCursor | null }> {
   const after = o.after ?? { reconciledAt: NEVER, id: '' };
   const r = await q.execute(
-    `SELECT id, last_reconciled_at FROM reservation
+    `SELECT tenant, id, last_reconciled_at FROM reservation
       WHERE state IN (?) AND (last_reconciled_at IS NULL OR last_reconciled_at < ?)
         AND (COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id) > (CAST(? AS DATETIME(3)), ?)
       ORDER BY COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id
@@ -142,28 +194,49 @@ export async function openReservationsPage(
   );
   // The driver sends a Date as text: CAST keeps every comparison a DATETIME one (a COALESCE of a
   // DATETIME and text would compare as text, and 'T' sorts after ' ').
-  const ids = r.rows.map((row) => str(row.id));
+  const keys = r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
   const last = r.rows.at(-1);
   const next = last && r.rows.length === o.limit ? { reconciledAt: dateOrNull(last.last_reconciled_at), id: str(last.id) } : null;
-  return { ids, next };
+  return { keys, next };
 }
 
-/** delivered → ready, and ever_ready/first_ready_at on the binding, in one fenced statement. */
-export async function markReady(q: Queryable, id: string, epoch: number, now: Date): Promise<boolean> {
-  const r = await q.execute(
-    `UPDATE reservation r JOIN binding b ON b.reservation_id = r.id ${FENCE}
-        SET r.state = 'ready', r.state_changed_at = ?, r.updated_at = ?,
-            b.ever_ready = 1, b.first_ready_at = COALESCE(b.first_ready_at, ?), b.updated_at = ?
-      WHERE r.id = ? AND r.state = 'delivered'`,
-    [epoch, now, now, now, now, id],
-  );
-  return r.rowsAffected > 0;
+/**
+ * delivered → ready, and ever_ready/first_ready_at on the binding: one transaction of two fenced
+ * single-table statements (vtgate does not merge a three-table UPDATE into one shard's route).
+ * Only a reservation with a binding moves; a second call changes nothing.
+ */
+export async function markReady(db: Db, key: ReservationKey, epoch: number, now: Date): Promise<boolean> {
+  return db
+    .transaction(async (tx) => {
+      const moved = await tx.execute(
+        `UPDATE reservation r ${FENCE('r')}
+            SET r.state = 'ready', r.state_changed_at = ?, r.updated_at = ?
+          WHERE r.tenant = ? AND r.id = ? AND r.state = 'delivered'
+            AND EXISTS (SELECT 1 FROM binding b WHERE b.tenant = r.tenant AND b.reservation_id = r.id)`,
+        [epoch, now, now, key.tenant, key.id],
+      );
+      if (moved.rowsAffected !== 1) throw new NothingToMark();
+      const bound = await tx.execute(
+        `UPDATE binding b ${FENCE('b')}
+            SET b.ever_ready = 1, b.first_ready_at = COALESCE(b.first_ready_at, ?), b.updated_at = ?
+          WHERE b.tenant = ? AND b.reservation_id = ?`,
+        [epoch, now, now, key.tenant, key.id],
+      );
+      if (bound.rowsAffected !== 1) throw new NothingToMark(); // the fence moved between the two: roll back
+      return true;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof NothingToMark) return false;
+      throw err;
+    });
 }
+
+class NothingToMark extends Error {}
 
 /** A guarded state change: only from one of `from`, only while `epoch` is current. */
 export async function transition(
   q: Queryable,
-  id: string,
+  key: ReservationKey,
   from: readonly ReservationState[],
   to: ReservationState,
   epoch: number,
@@ -171,30 +244,30 @@ export async function transition(
   reason: string | null,
 ): Promise<boolean> {
   const r = await q.execute(
-    `UPDATE reservation r ${FENCE}
+    `UPDATE reservation r ${FENCE('r')}
         SET r.state = ?, r.state_changed_at = ?, r.updated_at = ?, r.last_error = COALESCE(?, r.last_error)
-      WHERE r.id = ? AND r.state IN (?)`,
-    [epoch, to, now, now, reason, id, from],
+      WHERE r.tenant = ? AND r.id = ? AND r.state IN (?)`,
+    [epoch, to, now, now, reason, key.tenant, key.id, from],
   );
   return r.rowsAffected > 0;
 }
 
 /** Tells the Worker's cron sweep that this reservation was looked at (it enqueues stale ones). */
-export async function touchReconciled(q: Queryable, id: string, epoch: number, now: Date): Promise<void> {
-  await q.execute(`UPDATE reservation r ${FENCE} SET r.last_reconciled_at = ? WHERE r.id = ?`, [epoch, now, id]);
+export async function touchReconciled(q: Queryable, key: ReservationKey, epoch: number, now: Date): Promise<void> {
+  await q.execute(`UPDATE reservation r ${FENCE('r')} SET r.last_reconciled_at = ? WHERE r.tenant = ? AND r.id = ?`, [epoch, now, key.tenant, key.id]);
 }
 
 /** Records since when the release is blocked (kept once set) and by what (replaced); cleared on release. */
 export async function setReleaseBlocked(
   q: Queryable,
-  at: { tenant: string; id: string },
+  at: ReservationKey,
   since: Date,
   blocker: ReleaseBlocker,
   epoch: number,
   now: Date,
 ): Promise<void> {
   await q.execute(
-    `UPDATE reservation r ${FENCE}
+    `UPDATE reservation r ${FENCE('r')}
         SET r.release_blocked_since = COALESCE(r.release_blocked_since, ?), r.release_blocked_reason = ?,
             r.release_blocked_pods = ?, r.release_blocked_finalizers = ?, r.updated_at = ?
       WHERE r.tenant = ? AND r.id = ? AND r.state = 'releasing'`,
@@ -206,29 +279,36 @@ export async function setReleaseBlocked(
  * Release = ONE conditional transaction: releasing → released only if still releasing and the
  * epoch is current; the `quota_movement` release row (its primary key refuses a second
  * release); usage decremented by the reservation's own amounts. Returns false (and changes
- * nothing) when there was nothing to release. BEGIN + 3 statements + COMMIT.
+ * nothing) when there was nothing to release. BEGIN + 4 statements + COMMIT, each by
+ * (tenant, …): the amounts are read back from the row the first statement locked, then written
+ * as values (vtgate routes an INSERT … SELECT or an UPDATE … JOIN row by row, not as one shard's).
  */
-export async function release(db: Db, id: string, epoch: number, now: Date): Promise<boolean> {
+export async function release(db: Db, key: ReservationKey, epoch: number, now: Date): Promise<boolean> {
   return db
     .transaction(async (tx) => {
       const moved = await tx.execute(
-        `UPDATE reservation r ${FENCE}
+        `UPDATE reservation r ${FENCE('r')}
             SET r.state = 'released', r.state_changed_at = ?, r.updated_at = ?,
                 r.release_blocked_since = NULL, r.release_blocked_reason = NULL, r.release_blocked_pods = NULL, r.release_blocked_finalizers = NULL
-          WHERE r.id = ? AND r.state = 'releasing'`,
-        [epoch, now, now, id],
+          WHERE r.tenant = ? AND r.id = ? AND r.state = 'releasing'`,
+        [epoch, now, now, key.tenant, key.id],
       );
       if (moved.rowsAffected !== 1) throw new NothingToRelease();
+      const row = (await tx.execute(`SELECT ${amountColumns()} FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
+      if (!row) throw new NothingToRelease();
+      const amounts = amountsFromRow(row);
       await tx.execute(
         `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at)
-         SELECT id, 'release', tenant, ${amountColumns()}, ? FROM reservation WHERE id = ?`,
-        [now, id],
+         VALUES (?, 'release', ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?)`,
+        [key.id, key.tenant, ...amountArgs(amounts), now],
       );
-      await tx.execute(
-        `UPDATE tenant_quota q JOIN reservation r ON r.id = ? AND q.tenant = r.tenant
-            SET ${releaseUsageSql('q', 'r')}, q.updated_at = ?`,
-        [id, now],
-      );
+      const usage = releaseUsageByAmounts(amounts);
+      await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [
+        ...usage.args,
+        now,
+        key.tenant,
+        [...RESOURCE_NAMES],
+      ]);
       crashPoint('inside-release-before-commit');
       return true;
     })
@@ -255,7 +335,7 @@ export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved'
  */
 export async function resolveConflict(
   db: Db,
-  at: { tenant: string; id: string },
+  at: ReservationKey,
   decision: Resolution,
   note: string,
   now: Date,

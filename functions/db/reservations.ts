@@ -46,11 +46,11 @@ const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amou
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at,
-    (SELECT COUNT(*) FROM outbox o WHERE o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox,
-    (SELECT MIN(o.available_at) FROM outbox o WHERE o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL) AS next_attempt_at,
-    (SELECT o.last_error FROM outbox o WHERE o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL AND o.last_error IS NOT NULL
+    (SELECT COUNT(*) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox,
+    (SELECT MIN(o.available_at) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL) AS next_attempt_at,
+    (SELECT o.last_error FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL AND o.last_error IS NOT NULL
       ORDER BY o.seq DESC LIMIT 1) AS retry_error
-  FROM reservation r LEFT JOIN binding b ON b.reservation_id = r.id`;
+  FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id`;
 
 export interface StoredAdmission {
   admission: Admission;
@@ -101,7 +101,7 @@ function toStored(row: Row): StoredAdmission {
 }
 
 export async function findById(q: Queryable, tenant: string, id: string): Promise<StoredAdmission | undefined> {
-  const r = await q.execute(`${SELECT_ADMISSION} WHERE r.id = ? AND r.tenant = ?`, [id, tenant]);
+  const r = await q.execute(`${SELECT_ADMISSION} WHERE r.tenant = ? AND r.id = ?`, [tenant, id]);
   return r.rows[0] ? toStored(r.rows[0]) : undefined;
 }
 
@@ -122,8 +122,8 @@ export async function listByTenant(q: Queryable, tenant: string, limit: number, 
 export async function markDeleting(q: Queryable, tenant: string, id: string, from: readonly ReservationState[], now: Date): Promise<boolean> {
   const r = await q.execute(
     `UPDATE reservation SET state = 'deleting', state_changed_at = ?, updated_at = ?, delete_requested_at = ?
-     WHERE id = ? AND tenant = ? AND state IN (?)`,
-    [now, now, now, id, tenant, [...from]],
+     WHERE tenant = ? AND id = ? AND state IN (?)`,
+    [now, now, now, tenant, id, [...from]],
   );
   return r.rowsAffected === 1;
 }

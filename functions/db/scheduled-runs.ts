@@ -41,22 +41,31 @@ export async function finishRun(q: Queryable, key: RunKey, holder: string, now: 
 
 const TERMINAL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
 
+/** A reservation of the sweep's scan, in (tenant, id) order. */
+export interface SweepKey {
+  tenant: string;
+  id: string;
+}
+
 /**
- * Non-terminal reservations after `afterId` (ascending) without a pending reconcile row that
- * either were not reconciled (or created) since `staleBefore`, or are still `admitted` with no
- * live outbox row (every row of theirs is done or dead: nothing would ever deliver them — the
- * reconcile row enqueued for them does). Crosses tenants by design: the safety net sees all.
+ * Non-terminal reservations after `after` in (tenant, id) order without a pending reconcile row
+ * that either were not reconciled (or created) since `staleBefore`, or are still `admitted` with
+ * no live outbox row (every row of theirs is done or dead: nothing would ever deliver them — the
+ * reconcile row enqueued for them does). Crosses tenants by design (the safety net sees all), so
+ * it runs on ONE shard (`q` is a shard's Db, ledger/shards.ts); the subqueries are correlated on
+ * the tenant too, so the statement stays valid on any shard layout. The (tenant, id) order keeps
+ * a page's tenants together: the sweep enqueues one statement per tenant.
  */
-export async function staleReservations(q: Queryable, afterId: string, staleBefore: Date, limit: number): Promise<string[]> {
+export async function staleReservations(q: Queryable, after: SweepKey | null, staleBefore: Date, limit: number): Promise<SweepKey[]> {
   const r = await q.execute(
-    `SELECT r.id FROM reservation r
-     WHERE r.id > ? AND r.state NOT IN (${TERMINAL})
+    `SELECT r.tenant, r.id FROM reservation r
+     WHERE (r.tenant, r.id) > (?, ?) AND r.state NOT IN (${TERMINAL})
        AND (COALESCE(r.last_reconciled_at, r.created_at) < ?
             OR (r.state = 'admitted'
-                AND NOT EXISTS (SELECT 1 FROM outbox l WHERE l.reservation_id = r.id AND l.done_at IS NULL AND l.dead_at IS NULL)))
-       AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.dedupe_key = CONCAT('reconcile:', r.id, ':pending'))
-     ORDER BY r.id LIMIT ?`,
-    [afterId, staleBefore, limit],
+                AND NOT EXISTS (SELECT 1 FROM outbox l WHERE l.tenant = r.tenant AND l.reservation_id = r.id AND l.done_at IS NULL AND l.dead_at IS NULL)))
+       AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.tenant = r.tenant AND o.dedupe_key = CONCAT('reconcile:', r.id, ':pending'))
+     ORDER BY r.tenant, r.id LIMIT ?`,
+    [after?.tenant ?? '', after?.id ?? '', staleBefore, limit],
   );
-  return r.rows.map((row) => str(row.id));
+  return r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
 }

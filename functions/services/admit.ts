@@ -80,7 +80,7 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
       throw isDuplicateKey(err) ? new DuplicateKey() : err;
     }
     await insertMovement(tx, { reservationId: id, tenant, direction: 'charge', amounts: parsed.amounts, now });
-    await enqueue(tx, [{ reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId }], now);
+    await enqueue(tx, [{ tenant, reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId }], now);
     // Last, so the tenant's quota rows stay locked for as short a time as possible.
     if (!(await chargeQuota(tx, tenant, parsed.amounts, now))) throw new QuotaShort();
   });

@@ -44,7 +44,7 @@ export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: str
   const now = deps.clock();
   await deps.db.transaction(async (tx) => {
     if (await markDeleting(tx, tenant, id, unboundConflict ? ['conflict'] : ACTIVE_STATES, now)) {
-      await enqueue(tx, [{ reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId }], now);
+      await enqueue(tx, [{ tenant, reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId }], now);
     }
   });
   const after = await findById(deps.db, tenant, id);

@@ -1,14 +1,17 @@
 // scheduled(): the safety net. Enqueues one `reconcile` outbox row per non-terminal
 // reservation that has not been reconciled (or created) for `staleAfterMs`, so the in-cluster
 // controller re-checks it. Cron runs are at-least-once and may overlap, so a run is
-// single-flight per (cron, scheduledTime) through a DB lease, pages through reservations by
-// id, and never spends more than `maxStatements` statements (each one is a subrequest).
+// single-flight per (cron, scheduledTime) through a DB lease, pages through reservations shard by
+// shard (ledger/shards.ts: one shard on a single MySQL), and never spends more than
+// `maxStatements` round trips (each one is a subrequest; a shard-targeted statement costs two).
 // A pending reconcile row is never duplicated: its dedupe_key is UNIQUE, and reservations
-// that already have one are not even selected. When the scan completes within budget, one more
-// statement deletes acknowledged outbox rows older than the retention (dead rows are kept).
+// that already have one are not even selected. A page's rows are enqueued one statement per
+// tenant (single-shard). When the scan completes within budget, one more statement per shard
+// deletes acknowledged outbox rows older than the retention (dead rows are kept).
 import { enqueue, purgeDone } from '../db/outbox.ts';
 import { dedupeKey } from '../../ledger/outbox.ts';
-import { claimRun, finishRun, staleReservations } from '../db/scheduled-runs.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
+import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
 import type { ServiceDeps } from './deps.ts';
 
 export interface SweepOptions {
@@ -27,12 +30,24 @@ export interface SweepOptions {
 
 export interface SweepResult {
   claimed: boolean;
+  /** Round trips spent (subrequests). */
   statements: number;
   enqueued: number;
   pages: number;
   purged: number;
-  /** True when the scan reached the end (false: the budget ran out first). */
+  /** True when the scan reached the end of every shard (false: the budget ran out first). */
   complete: boolean;
+}
+
+/** Consecutive runs of one tenant, in page order. */
+function byTenant(keys: readonly SweepKey[]): SweepKey[][] {
+  const groups: SweepKey[][] = [];
+  for (const k of keys) {
+    const last = groups.at(-1);
+    if (last && last[0]!.tenant === k.tenant) last.push(k);
+    else groups.push([k]);
+  }
+  return groups;
 }
 
 export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<SweepResult> {
@@ -43,34 +58,43 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   let statements = claim.statements;
   if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true };
 
+  const shards = await ledgerShards(deps.db);
+  statements++;
   const staleBefore = new Date(now.getTime() - opts.staleAfterMs);
-  let after = '';
+  const FINISH = 1;
   let enqueued = 0;
   let pages = 0;
-  let complete = false;
-  // A page costs 2 statements (select + insert); keep 1 for finishing the run.
-  while (statements + 3 <= opts.maxStatements) {
-    const ids = await staleReservations(deps.db, after, staleBefore, opts.pageSize);
-    statements++;
-    pages++;
-    if (ids.length > 0) {
-      const rows = ids.map((id) => ({ reservationId: id, kind: 'reconcile' as const, dedupeKey: dedupeKey.reconcilePending(id), requestId: `cron:${opts.scheduledTime}` }));
-      enqueued += await enqueue(deps.db, rows, now);
-      statements++;
+  let budgetLeft = true;
+  for (const shard of shards) {
+    let after: SweepKey | null = null;
+    let shardDone = false;
+    // A page costs its select plus at least one insert; keep 1 for finishing the run.
+    while (!shardDone && (budgetLeft = statements + shard.roundTrips + 1 + FINISH <= opts.maxStatements)) {
+      const keys: SweepKey[] = await staleReservations(shard.db, after, staleBefore, opts.pageSize);
+      statements += shard.roundTrips;
+      pages++;
+      for (const group of byTenant(keys)) {
+        if (!(budgetLeft = statements + 1 + FINISH <= opts.maxStatements)) break;
+        const rows = group.map((k) => ({ tenant: k.tenant, reservationId: k.id, kind: 'reconcile' as const, dedupeKey: dedupeKey.reconcilePending(k.id), requestId: `cron:${opts.scheduledTime}` }));
+        enqueued += await enqueue(deps.db, rows, now);
+        statements++;
+        after = group.at(-1)!;
+      }
+      if (!budgetLeft) break;
+      shardDone = keys.length < opts.pageSize;
     }
-    const last = ids.at(-1);
-    if (ids.length < opts.pageSize || !last) {
-      complete = true;
-      break;
-    }
-    after = last;
+    if (!budgetLeft) break;
   }
+  const complete = budgetLeft;
   let purged = 0;
-  if (complete && opts.retentionMs && statements + 2 <= opts.maxStatements) {
-    purged = await purgeDone(deps.db, new Date(now.getTime() - opts.retentionMs), 1000);
-    statements++;
+  if (complete && opts.retentionMs) {
+    for (const shard of shards) {
+      if (statements + shard.roundTrips + FINISH > opts.maxStatements) break;
+      purged += await purgeDone(shard.db, new Date(now.getTime() - opts.retentionMs), 1000);
+      statements += shard.roundTrips;
+    }
   }
-  statements++;
+  statements += FINISH;
   await finishRun(deps.db, key, opts.holder, deps.clock(), statements, enqueued);
   return { claimed: true, statements, enqueued, pages, purged, complete };
 }

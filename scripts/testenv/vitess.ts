@@ -144,6 +144,10 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
             '--enable-direct-ddl=true',
             '--enable-online-ddl=false',
             '--transaction-mode=SINGLE',
+            // A vttablet admits 20 concurrent transactions by default and refuses the 21st with
+            // errno 1203 once it waited (PlanetScale sizes this per plan). The suites drive 100
+            // concurrent admissions of one tenant (one shard), as they do on one MariaDB: room for them.
+            '--queryserver-config-transaction-cap=150',
             `--log_dir=${dirs.tmp}`,
           ],
           env: { HOME: dirs.home, VTDATAROOT: dirs.root, TMPDIR: dirs.tmp },

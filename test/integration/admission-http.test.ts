@@ -207,8 +207,8 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
     const id = String((await submit({ name: 'clash', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
     await L.db.execute("UPDATE reservation SET state = 'conflict' WHERE id = ?", [id]);
     await L.db.execute(
-      "INSERT INTO binding (reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) VALUES (?, 'ns', ?, 'uid-1', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
-      [id, `md-${id.toLowerCase()}`],
+      "INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) SELECT tenant, id, 'ns', ?, 'uid-1', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) FROM reservation WHERE id = ?",
+      [`md-${id.toLowerCase()}`, id],
     );
     const r = await call('DELETE', `/requests/${id}`);
     expect(r.status).toBe(409);

@@ -90,7 +90,7 @@ describe('through workerd', () => {
     expect(await W.scheduled(CRON, t + 300_000)).toBe(200);
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile'")).toBe(reservations);
     // Once the controller has done them (dedupe_key cleared), a later run enqueues again.
-    await L.db.execute("UPDATE outbox SET done_at = UTC_TIMESTAMP(3), dedupe_key = NULL WHERE kind = 'reconcile'");
+    await L.onEveryShard("UPDATE outbox SET done_at = UTC_TIMESTAMP(3), dedupe_key = NULL WHERE kind = 'reconcile'");
     expect(await W.scheduled(CRON, t + 600_000)).toBe(200);
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile' AND done_at IS NULL")).toBe(reservations);
   });

@@ -10,13 +10,13 @@
 // table, not the runner.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue } from '../../functions/db/outbox.ts';
-import { ack, claimDue, ClaimLost, fail, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
+import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
 import { ackCreate, acquireEpoch, markReady, release, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/store.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 import { ledgerWriteFunctions } from '../support/fenced-writes.ts';
-import { insertAdmission } from '../support/ledger-rows.ts';
+import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
 
 let ledger: LedgerDatabase;
 let db: Db;
@@ -30,7 +30,8 @@ afterAll(async () => ledger?.drop());
 /** Writes that are deliberately not fenced, with the reason. */
 const UNFENCED: Record<string, string> = {
   'store.resolveConflict': "an operator's decision (npm run tenant -- resolve), not the leader's: it runs without an epoch, guarded by the conflict state and a live read of the cluster",
-  'store.acquireEpoch': 'it is the fence: becoming leader bumps the epoch',
+  'store.acquireEpoch': 'it is the fence: becoming leader bumps the epoch and raises every tenant fence',
+  'store.ensureFence': 'it is the fence: it raises a tenant fence (never lowers it), so a deposed leader raises nothing above the current epoch',
 };
 
 interface FencedCase<Ctx> {
@@ -46,14 +47,14 @@ const bound = (state: ReservationState) => insertAdmission(db, { state, binding:
 const stateTransition = (from: ReservationState, to: ReservationState) =>
   fencedCase({
     arrange: () => bound(from),
-    act: (id, epoch) => transition(db, id, [from], to, epoch, later(), `late ${from} → ${to}`),
+    act: (id, epoch) => transition(db, { tenant: 'acme', id }, [from], to, epoch, later(), `late ${from} → ${to}`),
   });
 
 /** One due outbox row of its own reservation, claimed by the leader of `epoch`. */
 async function claimedRow(epoch: number, kind: 'create' | 'delete' | 'reconcile' = 'create', state: ReservationState = 'admitted'): Promise<ClaimedRow> {
   const id = await insertAdmission(db, { state });
-  await enqueue(db, [{ reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' }], new Date());
-  const claimed = await claimDue(db, { holder: 'old', epoch, leaseMs: 600_000, limit: 1000, now: new Date() });
+  await enqueue(db, [{ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' }], new Date());
+  const claimed = await claimEverywhere(db, { holder: 'old', epoch, leaseMs: 600_000, limit: 1000, now: new Date() });
   const row = claimed.find((r) => r.reservationId === id);
   if (!row) throw new Error(`outbox row of ${id} not claimed`);
   return row;
@@ -67,7 +68,7 @@ const FENCED: Record<string, FencedCase<unknown>> = {
     arrange: (epoch) => claimedRow(epoch, 'create', 'admitted'),
     act: (row, epoch) => ackCreate(db, withEpoch(row, epoch), { namespace: 'ns', name: crNameFor(row.reservationId), uid: 'u1' }, later()),
   }),
-  'store.markReady delivered → ready': fencedCase({ arrange: () => bound('delivered'), act: (id, epoch) => markReady(db, id, epoch, later()) }),
+  'store.markReady delivered → ready': fencedCase({ arrange: () => bound('delivered'), act: (id, epoch) => markReady(db, { tenant: 'acme', id }, epoch, later()) }),
   'store.transition delivered → releasing': stateTransition('delivered', 'releasing'),
   'store.transition ready → releasing': stateTransition('ready', 'releasing'),
   'store.transition deleting → releasing': stateTransition('deleting', 'releasing'),
@@ -76,20 +77,20 @@ const FENCED: Record<string, FencedCase<unknown>> = {
   'store.transition ready → conflict': stateTransition('ready', 'conflict'),
   'store.transition deleting → conflict': stateTransition('deleting', 'conflict'),
   'store.transition releasing → conflict': stateTransition('releasing', 'conflict'),
-  'store.release releasing → released': fencedCase({ arrange: () => bound('releasing'), act: (id, epoch) => release(db, id, epoch, later()) }),
+  'store.release releasing → released': fencedCase({ arrange: () => bound('releasing'), act: (id, epoch) => release(db, { tenant: 'acme', id }, epoch, later()) }),
   // the other reservation columns the controller writes
   'store.setReleaseBlocked': fencedCase({
     arrange: () => bound('releasing'),
     act: (id, epoch) => setReleaseBlocked(db, { tenant: 'acme', id }, new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, later()),
   }),
-  'store.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, id, epoch, later()) }),
+  'store.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, { tenant: 'acme', id }, epoch, later()) }),
   // the outbox
   'outbox-store.claimDue': fencedCase({
     arrange: async () => {
       const id = await insertAdmission(db);
-      await enqueue(db, [{ reservationId: id, kind: 'reconcile', dedupeKey: `reconcile:${id}`, requestId: 'r' }], new Date());
+      await enqueue(db, [{ tenant: 'acme', reservationId: id, kind: 'reconcile', dedupeKey: `reconcile:${id}`, requestId: 'r' }], new Date());
     },
-    act: (_, epoch) => claimDue(db, { holder: 'late', epoch, leaseMs: 60_000, limit: 1000, now: later() }),
+    act: (_, epoch) => claimEverywhere(db, { holder: 'late', epoch, leaseMs: 60_000, limit: 1000, now: later() }),
   }),
   'outbox-store.ack create': fencedCase({ arrange: (epoch) => claimedRow(epoch, 'create'), act: (row, epoch) => ack(db, withEpoch(row, epoch), later()) }),
   'outbox-store.ack reconcile': fencedCase({ arrange: (epoch) => claimedRow(epoch, 'reconcile'), act: (row, epoch) => ack(db, withEpoch(row, epoch), later()) }),

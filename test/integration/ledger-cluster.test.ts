@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeLedgerCluster, type DeleteOutcome, type LedgerCluster } from '../../controller/ledger/cluster.ts';
 import { ledgerMetrics } from '../../controller/ledger/metrics.ts';
 import { ledgerReconciler } from '../../controller/ledger/reconcile.ts';
-import { acquireEpoch, loadLedgerRecord } from '../../controller/ledger/store.ts';
+import { ledgerKey } from '../../controller/ledger/key.ts';
+import { leaderFence } from '../../controller/ledger/leader-fence.ts';
+import { loadLedgerRecord } from '../../controller/ledger/store.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { crNameFor } from '../../schema/admission.ts';
@@ -156,19 +158,18 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
     // The CR under the admission's deterministic name, bound with its UID, never Ready.
     const ms = await createCR(crNameFor(placeholder), placeholder);
     await ledger.db.execute(
-      `INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, ?, ?, ?, ?, ?)`,
       [placeholder, ns.name, ms.metadata.name, ms.metadata.uid!, new Date(), new Date()],
     );
     return { id: placeholder, ms };
   }
 
   function reconciler(c: LedgerCluster) {
-    let epoch: Promise<number> | undefined;
     return ledgerReconciler({
       db: ledger.db,
       cluster: () => c,
       namespace: ns.name,
-      epoch: () => (epoch ??= acquireEpoch(ledger.db, 'test', new Date())),
+      fence: leaderFence({ db: ledger.db, holder: 'test', now: () => new Date(), log: testLogger() }),
       // Past the deadline of every CR this suite creates (the deadline runs from the CR's creationTimestamp).
       now: () => new Date(Date.now() + 2 * READY_DEADLINE_MS),
       config: { readyDeadlineMs: READY_DEADLINE_MS, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 } },
@@ -182,11 +183,11 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
   it('deletes with the uid AND the resourceVersion it decided on, then moves to releasing', async () => {
     const { id, ms } = await neverReadyAdmission();
     const { deletes, wrapped } = recording();
-    const result = await reconciler(wrapped)(id, new AbortController().signal);
+    const result = await reconciler(wrapped)(ledgerKey({ tenant: 'acme', id }), new AbortController().signal);
 
     expect(deletes).toEqual([{ name: ms.metadata.name, pre: { uid: ms.metadata.uid, resourceVersion: ms.metadata.resourceVersion }, outcome: 'deleted' }]);
     expect(result).toEqual({ requeueAfterMs: 500 });
-    expect((await loadLedgerRecord(ledger.db, id))?.state).toBe('releasing');
+    expect((await loadLedgerRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('releasing');
     expect(await deleted(ms.metadata.name)).toBe(true);
   });
 
@@ -195,11 +196,11 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
     const { deletes, wrapped } = recording(async () => {
       await bumpStatus(ms, 'changed between the read and the delete');
     });
-    const result = await reconciler(wrapped)(id, new AbortController().signal);
+    const result = await reconciler(wrapped)(ledgerKey({ tenant: 'acme', id }), new AbortController().signal);
 
     expect(deletes).toEqual([{ name: ms.metadata.name, pre: { uid: ms.metadata.uid, resourceVersion: ms.metadata.resourceVersion }, outcome: 'precondition-failed' }]);
     expect(result).toEqual({ requeue: true });
-    expect((await loadLedgerRecord(ledger.db, id))?.state).toBe('delivered');
+    expect((await loadLedgerRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('delivered');
     const after = await live(ms.metadata.name);
     expect(after?.metadata.uid).toBe(ms.metadata.uid);
     expect(after?.metadata.deletionTimestamp).toBeUndefined();

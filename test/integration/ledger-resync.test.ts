@@ -7,7 +7,9 @@
 // reservations in a release state (here 100, then 0 once they are released).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLedger } from '../../controller/ledger/check.ts';
+import { ledgerKey } from '../../controller/ledger/key.ts';
 import { resyncOnce } from '../../controller/ledger/resync.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
 import { setupLedger } from '../../controller/ledger/setup.ts';
 import { KubeClient, paths } from '../../controller/runtime/kube.ts';
 import { Manager } from '../../controller/runtime/manager.ts';
@@ -71,7 +73,7 @@ async function seed(rows: Array<{ id: string; state: 'ready' | 'releasing'; uid:
     const bound = chunk.filter((r) => r.uid);
     if (bound.length > 0) {
       await L.db.execute(
-        `INSERT INTO binding (reservation_id, namespace, cr_name, uid, ever_ready, first_ready_at, created_at, updated_at) VALUES ${bound.map(() => '(?, ?, ?, ?, 1, ?, ?, ?)').join(', ')}`,
+        `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, ever_ready, first_ready_at, created_at, updated_at) VALUES ${bound.map(() => "('acme', ?, ?, ?, ?, 1, ?, ?, ?)").join(', ')}`,
         bound.flatMap((r) => [r.id, ns.name, crNameFor(r.id), r.uid, now, now, now]),
       );
     }
@@ -143,7 +145,7 @@ describe('bounded ledger resync', () => {
       // A second resync, now that nothing is in a release state: no live read at all.
       const t2 = Date.now();
       const before = await ledgerReconciles();
-      const tick = await resyncOnce({ db: L.db, enqueue: (id) => controller.enqueue(id), pageSize: 500, now: () => new Date() }, new AbortController().signal);
+      const tick = await resyncOnce({ shards: () => ledgerShards(L.db), enqueue: (key) => controller.enqueue(ledgerKey(key)), pageSize: 500, now: () => new Date() }, new AbortController().signal);
       expect(tick).toEqual({ pages: 4, enqueued: READY });
       await waitFor('the second resync to be reconciled', async () => (await ledgerReconciles()) >= before + READY, { timeoutMs: 300_000, intervalMs: 500 });
       const second = { gets: (await liveGets()) - first.gets, lists: (await livePodLists()) - first.lists, reconciles: (await ledgerReconciles()) - before, ms: Date.now() - t2 };

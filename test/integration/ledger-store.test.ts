@@ -1,4 +1,5 @@
-// The controller's ledger writes against real MariaDB through the production driver:
+// The controller's ledger writes against the real ledger through the production driver (MariaDB,
+// or the 2-shard Vitess keyspace with MODELDOCK_LEDGER_BACKEND=vitess):
 // epoch fencing, guarded transitions, and the exactly-once release transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
@@ -17,6 +18,7 @@ beforeAll(async () => {
 afterAll(async () => ledger?.drop());
 
 let seq = 0;
+const at = (id: string) => ({ tenant: 'acme', id });
 async function admitted(state: 'admitted' | 'releasing' | 'delivered' = 'admitted'): Promise<string> {
   const id = `01TEST${String(++seq).padStart(20, '0')}`;
   const amounts = { cpu: 1500, memory: 2048, 'nvidia.com/gpu': 1, modelservices: 1 };
@@ -36,7 +38,7 @@ async function admitted(state: 'admitted' | 'releasing' | 'delivered' = 'admitte
     });
     await insertMovement(tx, { reservationId: id, tenant: 'acme', direction: 'charge', amounts, now });
   });
-  if (state !== 'admitted') await db.execute('UPDATE reservation SET state = ? WHERE id = ?', [state, id]);
+  if (state !== 'admitted') await db.execute('UPDATE reservation SET state = ? WHERE tenant = ? AND id = ?', [state, 'acme', id]);
   return id;
 }
 
@@ -62,18 +64,18 @@ describe('controller ledger store', () => {
     const id = await admitted('releasing');
     expect((await used()).cpu).toBe(before.cpu! + 1500);
 
-    expect(await release(db, id, epoch, new Date())).toBe(true);
-    expect(await release(db, id, epoch, new Date())).toBe(false); // twice changes nothing
+    expect(await release(db, at(id), epoch, new Date())).toBe(true);
+    expect(await release(db, at(id), epoch, new Date())).toBe(false); // twice changes nothing
     expect(await used()).toEqual(before);
     expect(await movements(id)).toEqual(['charge', 'release']);
-    expect((await loadLedgerRecord(db, id))?.state).toBe('released');
+    expect((await loadLedgerRecord(db, at(id)))?.state).toBe('released');
   });
 
   it('concurrent releases of one reservation: exactly one succeeds', async () => {
     const epoch = await acquireEpoch(db, 'ctl', new Date());
     const before = await used();
     const id = await admitted('releasing');
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => release(db, id, epoch, new Date())));
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => release(db, at(id), epoch, new Date())));
     const won = results.filter((r) => r.status === 'fulfilled' && r.value === true);
     expect(won).toHaveLength(1);
     expect(await used()).toEqual(before);
@@ -85,17 +87,17 @@ describe('controller ledger store', () => {
     const id = await admitted('releasing');
     const charged = await used();
     await acquireEpoch(db, 'new', new Date());
-    expect(await release(db, id, old, new Date())).toBe(false);
-    expect(await transition(db, id, ['releasing'], 'conflict', old, new Date(), 'late')).toBe(false);
+    expect(await release(db, at(id), old, new Date())).toBe(false);
+    expect(await transition(db, at(id), ['releasing'], 'conflict', old, new Date(), 'late')).toBe(false);
     expect(await used()).toEqual(charged);
     expect(await movements(id)).toEqual(['charge']);
-    expect((await loadLedgerRecord(db, id))?.state).toBe('releasing');
+    expect((await loadLedgerRecord(db, at(id)))?.state).toBe('releasing');
   });
 
   it('release refuses a reservation that is not releasing', async () => {
     const epoch = await acquireEpoch(db, 'ctl', new Date());
     const id = await admitted('delivered');
-    expect(await release(db, id, epoch, new Date())).toBe(false);
+    expect(await release(db, at(id), epoch, new Date())).toBe(false);
     expect(await movements(id)).toEqual(['charge']);
   });
 
@@ -104,12 +106,12 @@ describe('controller ledger store', () => {
     const id = await admitted('delivered');
     const now = new Date();
     await db.execute(
-      `INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, 'ns', ?, 'u1', ?, ?)`,
+      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, 'ns', ?, 'u1', ?, ?)`,
       [id, `md-${id.toLowerCase()}`, now, now],
     );
-    expect(await markReady(db, id, epoch, now)).toBe(true);
-    expect(await markReady(db, id, epoch, new Date(now.getTime() + 5000))).toBe(false);
-    const rec = await loadLedgerRecord(db, id);
+    expect(await markReady(db, at(id), epoch, now)).toBe(true);
+    expect(await markReady(db, at(id), epoch, new Date(now.getTime() + 5000))).toBe(false);
+    const rec = await loadLedgerRecord(db, at(id));
     expect(rec?.state).toBe('ready');
     expect(rec?.binding).toMatchObject({ uid: 'u1', everReady: true, firstReadyAt: new Date(now.toISOString()) });
   });

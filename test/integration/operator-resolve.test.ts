@@ -59,12 +59,12 @@ async function conflictBoundTo(uid: string | null): Promise<string> {
   const { admission } = await admit(L.deps(), { tenant: 'acme', idempotencyKey: `k${n}`, requestId: `r${n}`, parsed });
   const now = new Date();
   if (uid) {
-    await L.db.execute(`INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, [
+    await L.db.execute(`INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, ?, ?, ?, ?, ?)`, [
       admission.id, ns.name, crNameFor(admission.id), uid, now, now,
     ]);
   }
   const epoch = await acquireEpoch(L.db, 'test', now);
-  expect(await transition(L.db, admission.id, ['admitted'], 'conflict', epoch, now, 'made by the test')).toBe(true);
+  expect(await transition(L.db, admission, ['admitted'], 'conflict', epoch, now, 'made by the test')).toBe(true);
   return admission.id;
 }
 
@@ -86,7 +86,7 @@ describe('npm run tenant -- resolve', () => {
   it('refuses while the CR with the bound UID or a pod of the admission exists; then --release gives the quota back once', async () => {
     const id = await conflictBoundTo(null);
     const cr = await createCr(id);
-    await L.db.execute(`INSERT INTO binding (reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, NOW(3), NOW(3))`, [
+    await L.db.execute(`INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, ?, ?, ?, NOW(3), NOW(3))`, [
       id, ns.name, cr.metadata.name, cr.metadata.uid ?? '',
     ]);
     const charged0 = await used();

@@ -1,25 +1,29 @@
-// The outbox lease against real MariaDB: rows are claimed once, acknowledged only while the
+// The outbox lease against the real ledger (MariaDB, or the 2-shard Vitess keyspace): rows are claimed once, acknowledged only while the
 // claim holds and the epoch is current, retried with backoff for as long as it takes, and dead only on a terminal failure.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { acquireEpoch } from '../../controller/ledger/store.ts';
-import { ack, claimDue, ClaimLost, fail, retryDelayMs } from '../../controller/ledger/outbox-store.ts';
+import { ack, ClaimLost, fail, retryDelayMs, type ClaimOptions } from '../../controller/ledger/outbox-store.ts';
 import { ackCreate } from '../../controller/ledger/store.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { claimEverywhere } from '../support/ledger-rows.ts';
 
 let ledger: LedgerDatabase;
 let db: Db;
 beforeAll(async () => {
   ledger = await createLedgerDatabase();
   db = ledger.db;
+  await ledger.setQuota('acme', 'cpu=1'); // a tenant with a quota: the takeover raises its fence
 });
+/** The poller's claim: every shard (one on MariaDB). */
+const claimDue = (q: Db, o: ClaimOptions) => claimEverywhere(q, o);
 afterAll(async () => ledger?.drop());
 
 let n = 0;
 async function rows(count: number, kind: 'create' | 'delete' | 'reconcile' = 'create'): Promise<string[]> {
   const ids = Array.from({ length: count }, () => `01OUTBOX${String(++n).padStart(18, '0')}`);
-  await enqueue(db, ids.map((id) => ({ reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' })), new Date());
+  await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' })), new Date());
   return ids;
 }
 const pending = async () => Number((await db.execute('SELECT COUNT(*) AS c FROM outbox WHERE done_at IS NULL AND dead_at IS NULL')).rows[0]?.c);
@@ -74,7 +78,7 @@ describe('outbox claim / ack', () => {
     await acquireEpoch(db, 'new', new Date());
     expect(await ack(db, claimed!, new Date())).toBe(false);
     await expect(ackCreate(db, claimed!, { namespace: 'ns', name: `md-${id}`, uid: 'u' }, new Date())).rejects.toThrow(ClaimLost);
-    expect((await db.execute('SELECT COUNT(*) AS c FROM binding WHERE reservation_id = ?', [id!])).rows[0]?.c).toBe('0');
+    expect(Number((await db.execute('SELECT COUNT(*) AS c FROM binding WHERE tenant = ? AND reservation_id = ?', ['acme', id!])).rows[0]?.c)).toBe(0);
     const more = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 120_000) });
     expect(more).toEqual([]);
   });
@@ -107,12 +111,12 @@ describe('outbox claim / ack', () => {
       expect(outcome).toBe(terminal ? 'dead' : 'retry');
       expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now })).toEqual([]); // not due yet
       if (!terminal) {
-        const live = await db.execute('SELECT dead_at, last_error, available_at FROM outbox WHERE seq = ?', [r!.seq]);
+        const live = await db.execute('SELECT dead_at, last_error, available_at FROM outbox WHERE tenant = ? AND seq = ?', ['acme', r!.seq]);
         expect(live.rows[0]).toMatchObject({ dead_at: null, last_error: `boom ${attempt}` });
       }
       now = new Date(retryAt.getTime() + 1);
     }
-    const dead = await db.execute('SELECT dead_at, last_error, dedupe_key FROM outbox WHERE dead_at IS NOT NULL ORDER BY seq DESC LIMIT 1');
+    const dead = await db.execute("SELECT dead_at, last_error, dedupe_key FROM outbox WHERE tenant = 'acme' AND dead_at IS NOT NULL ORDER BY seq DESC LIMIT 1");
     expect(dead.rows[0]).toMatchObject({ last_error: `boom ${TRANSIENT + 1}`, dedupe_key: null });
     expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 3_600_000) })).toEqual([]);
   });

@@ -1,27 +1,68 @@
-// Shared set-up of the admission suites: a migrated test database, tenants with quotas, and
-// helpers to read the ledger directly.
+// Shared set-up of the ledger suites: a migrated ledger, tenants with quotas, and helpers to read
+// the ledger directly. Two backends (MODELDOCK_LEDGER_BACKEND): `mariadb` (default) — a database
+// of its own per call, behind a ps-http-sim of its own — or `vitess` — THE 2-shard Vitess ledger
+// of the run (vtgate behind ps-http-sim, transaction mode SINGLE), emptied for the suite: its
+// project runs one suite at a time (vitest.config.ts), so an emptied ledger is the suite's own.
+import { createHash } from 'node:crypto';
+import { inject } from 'vitest';
+import { connect } from '@planetscale/database';
 import { createDb, type Db, type DbFetch, type SqlArg } from '../../ledger/db.ts';
 import type { ServiceDeps } from '../../functions/services/deps.ts';
 import { ulidGenerator } from '../../functions/services/deps.ts';
 import { migrate } from '../../ledger/migrate.ts';
 import { LEDGER_TABLES } from '../../ledger/rows.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
 import { parseLimits, setTenantQuota } from '../../scripts/tenant.ts';
+import type { VitessInfo } from '../../scripts/testenv/vitess.ts';
 import { createTestDatabase, type DatabaseStack, type TestDatabase } from './db.ts';
 
+export type LedgerBackend = 'mariadb' | 'vitess';
+export const ledgerBackend = (env: NodeJS.ProcessEnv = process.env): LedgerBackend => (env.MODELDOCK_LEDGER_BACKEND === 'vitess' ? 'vitess' : 'mariadb');
+
 export interface LedgerDatabase extends TestDatabase {
+  backend: LedgerBackend;
   db: Db;
   deps(opts?: { fetch?: DbFetch; clock?: () => Date }): ServiceDeps;
   setQuota(tenant: string, ...limits: string[]): Promise<void>;
   count(sql: string, args?: readonly SqlArg[]): Promise<number>;
+  /** A test fixture's write that names no tenant: run on every shard (the database itself on MariaDB). */
+  onEveryShard(sql: string, args?: readonly SqlArg[]): Promise<void>;
   /** A fingerprint of every ledger table: equal fingerprints ⇒ no row changed. */
   fingerprint(): Promise<string>;
 }
 
+/** Tables on the tenant's shard (the rest of LEDGER_TABLES is global). */
+const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'tenant_fence'] as const;
 
 export async function createLedgerDatabase(stack?: DatabaseStack): Promise<LedgerDatabase> {
+  if (ledgerBackend() === 'vitess') return vitessLedgerDatabase(vitessOfRun());
   const t = await createTestDatabase(stack);
   const db = createDb({ url: t.url });
   await migrate(db);
+  return ledgerDatabase({ ...t, backend: 'mariadb' }, db);
+}
+
+/** The run's Vitess ledger: from the full stack (started with `vitess`) or the ledger-only one. */
+function vitessOfRun(): VitessInfo {
+  const info = inject('stack')?.vitess ?? inject('ledgerStack')?.vitess;
+  if (!info) throw new Error('MODELDOCK_LEDGER_BACKEND=vitess, but this project started no Vitess ledger (vitest.config.ts)');
+  return info;
+}
+
+async function vitessLedgerDatabase(info: VitessInfo): Promise<LedgerDatabase> {
+  const db = createDb({ url: info.databaseUrl });
+  // Migrated once by the global setup; emptied here, shard by shard (a DELETE naming no tenant
+  // would reach both shards, which transaction mode SINGLE refuses).
+  for (const shard of await ledgerShards(db)) {
+    for (const table of SHARDED_TABLES) await shard.db.execute(`DELETE FROM ${table}`);
+  }
+  await db.execute('DELETE FROM scheduled_run');
+  await db.execute("UPDATE controller_epoch SET epoch = 0, holder = '' WHERE id = 1"); // as a fresh migration leaves it
+  const t: TestDatabase = { name: 'vitess', url: info.databaseUrl, conn: connect({ url: info.databaseUrl }), drop: async () => undefined };
+  return ledgerDatabase({ ...t, backend: 'vitess' }, db);
+}
+
+function ledgerDatabase(t: TestDatabase & { backend: LedgerBackend }, db: Db): LedgerDatabase {
   const newId = ulidGenerator();
   return {
     ...t,
@@ -32,12 +73,16 @@ export async function createLedgerDatabase(stack?: DatabaseStack): Promise<Ledge
       const r = await db.execute(sql, args);
       return Number(Object.values(r.rows[0] ?? {})[0] ?? 0);
     },
+    async onEveryShard(sql, args = []) {
+      for (const shard of await ledgerShards(db)) await shard.db.execute(sql, args);
+    },
     async fingerprint() {
+      // Every row of every table, hashed (CHECKSUM TABLE is not a statement vtgate knows).
       const parts: string[] = [];
       for (const table of LEDGER_TABLES) {
-        const r = await db.execute(`CHECKSUM TABLE ${table}`);
-        const n = await db.execute(`SELECT COUNT(*) AS n FROM ${table}`);
-        parts.push(`${table}:${String(r.rows[0]?.Checksum)}:${String(n.rows[0]?.n)}`);
+        const rows = (await db.execute(`SELECT * FROM ${table}`)).rows.map((row) => JSON.stringify(Object.entries(row).sort(([a], [b]) => a.localeCompare(b))));
+        rows.sort();
+        parts.push(`${table}:${rows.length}:${createHash('sha256').update(rows.join('\n')).digest('hex').slice(0, 16)}`);
       }
       return parts.join(' ');
     },

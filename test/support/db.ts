@@ -17,8 +17,8 @@ export interface TestDatabase {
   /** DATABASE_URL for this database. */
   url: string;
   conn: Connection;
-  /** The ps-http-sim in front of this database only (outage tests freeze it with SIGSTOP). */
-  sim: ManagedProcess;
+  /** The ps-http-sim in front of this database only (outage tests freeze it with SIGSTOP); none for the run's shared Vitess ledger. */
+  sim?: ManagedProcess;
   drop(): Promise<void>;
 }
 

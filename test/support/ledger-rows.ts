@@ -4,6 +4,8 @@
 import { ulid } from 'ulid';
 import { expect } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
+import { claimDue, type ClaimedRow, type ClaimOptions } from '../../controller/ledger/outbox-store.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
 import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
@@ -40,11 +42,18 @@ export async function insertAdmission(db: Db, o: FixtureOptions = {}): Promise<s
     await insertMovement(tx, { reservationId: id, tenant, direction: 'charge', amounts: FIXTURE_AMOUNTS, now });
     if (o.binding) {
       await tx.execute(
-        `INSERT INTO binding (reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [id, o.binding.namespace, crNameFor(id), o.binding.uid, o.binding.everReady ? 1 : 0, now, now],
+        `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [tenant, id, o.binding.namespace, crNameFor(id), o.binding.uid, o.binding.everReady ? 1 : 0, now, now],
       );
     }
     if (o.state && o.state !== 'admitted') await tx.execute('UPDATE reservation SET state = ? WHERE tenant = ? AND id = ?', [o.state, tenant, id]);
   });
   return id;
+}
+
+/** claimDue on every shard of the ledger, as the poller does (one shard on MariaDB). */
+export async function claimEverywhere(db: Db, o: ClaimOptions): Promise<ClaimedRow[]> {
+  const out: ClaimedRow[] = [];
+  for (const shard of await ledgerShards(db)) out.push(...(await claimDue(shard.db, o)));
+  return out;
 }

@@ -12,6 +12,8 @@ export interface RecordedStatement {
   args: readonly SqlArg[];
   /** Transaction number (per log), or null for a statement on its own session. */
   tx: number | null;
+  /** The shard the session was targeted at (`ledger:-80`, Db.onShard), or null when vtgate routes it. */
+  target: string | null;
   /** `path/to/module.ts:function` of the innermost repository frame that issued it. */
   site: string;
   /** What the test was calling (e.g. `services/admit:admit`), for statements of anonymous callbacks. */
@@ -31,20 +33,21 @@ export class StatementLog {
   }
 
   /** A Db that records, then delegates to `inner`. */
-  wrap(inner: Db): Db {
+  wrap(inner: Db, target: string | null = null): Db {
     return {
-      execute: (sql, args) => this.#run(inner, sql, args, null),
+      execute: (sql, args) => this.#run(inner, sql, args, null, target),
       transaction: (fn) => {
         const tx = ++this.#txSeq;
-        return inner.transaction((q) => fn({ execute: (sql, args) => this.#run(q, sql, args, tx) }));
+        return inner.transaction((q) => fn({ execute: (sql, args) => this.#run(q, sql, args, tx, target) }));
       },
-      withSignal: (signal) => this.wrap(inner.withSignal(signal)),
+      withSignal: (signal) => this.wrap(inner.withSignal(signal), target),
+      onShard: (shard) => this.wrap(inner.onShard(shard), shard),
     };
   }
 
-  async #run(q: Queryable, sql: string, args: readonly SqlArg[] | undefined, tx: number | null) {
+  async #run(q: Queryable, sql: string, args: readonly SqlArg[] | undefined, tx: number | null, target: string | null) {
     const entry = this.#entry.getStore() ?? '(unnamed)';
-    const rec: RecordedStatement = { sql, args: args ?? [], tx, site: nameCallback(callSite(), entry), entry };
+    const rec: RecordedStatement = { sql, args: args ?? [], tx, target, site: nameCallback(callSite(), entry), entry };
     this.statements.push(rec);
     try {
       return await q.execute(sql, args);

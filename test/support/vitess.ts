@@ -20,7 +20,8 @@ export interface VitessLedger {
   plan(sql: string, args?: readonly SqlArg[]): Promise<PlannedStatement>;
 }
 
-export type PlannedStatement = ({ ok: true } & Classification & { plan: unknown }) | { ok: false; error: string };
+/** vtgate's plan, classified; `shard-targeted`: a statement on a shard-targeted session (not routed by vtgate). */
+export type PlannedStatement = ({ ok: true } & (Classification | { reach: 'shard-targeted'; keyspaces: string[]; routes: string[] }) & { plan: unknown }) | { ok: false; error: string };
 
 export function vitessLedger(): VitessLedger {
   const stack = inject('ledgerStack');

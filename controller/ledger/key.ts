@@ -1,0 +1,13 @@
+// The ledger controller's work-queue key: `<tenant>/<reservation id>`. The tenant comes with
+// every source of work (the outbox row, the ModelService's and the pod's labels, the resync
+// page), so a reconcile finds its rows on the tenant's shard without looking the id up. A tenant
+// is a DNS-1123 label and an id a ULID: neither contains '/'.
+import type { ReservationKey } from './store.ts';
+
+export const ledgerKey = (k: ReservationKey): string => `${k.tenant}/${k.id}`;
+
+export function parseLedgerKey(key: string): ReservationKey | undefined {
+  const slash = key.indexOf('/');
+  if (slash <= 0 || slash === key.length - 1) return undefined;
+  return { tenant: key.slice(0, slash), id: key.slice(slash + 1) };
+}

@@ -1,0 +1,48 @@
+// The ledger's shards: what a statement that cannot name a tenant (the outbox poller, the resync,
+// the cron sweep and purge, the takeover's fence raise, the checker) runs on, one shard at a time,
+// so that no statement of ModelDock reaches two shards.
+//
+// On Vitess the ledger keyspace's shards come from `SHOW VITESS_SHARDS` (e.g. `ledger/-80`,
+// `ledger/80-`), and each is reached through shard targeting (`USE \`ledger:-80\``: the statement
+// runs on that shard as written; Db.onShard). On one MySQL (MariaDB here, an unsharded PlanetScale
+// database) `SHOW VITESS_SHARDS` is a syntax error, or lists one shard: the database itself is the
+// one shard. A keyspace being resharded changes the list: callers re-read it (LEDGER_SHARDS_TTL).
+import { DatabaseError } from '@planetscale/database';
+import { str } from './columns.ts';
+import type { Db } from './db.ts';
+
+export const LEDGER_KEYSPACE = 'ledger';
+
+export interface LedgerShard {
+  /** `ledger/-80`, or '' for an unsharded database. */
+  name: string;
+  db: Db;
+  /** Round trips of one statement on `db`: 2 when targeted (the session's USE comes first). */
+  roundTrips: 1 | 2;
+}
+
+/** The shards of `keyspace`, each with a Db targeted at it; one untargeted shard when not sharded. */
+export async function ledgerShards(db: Db, keyspace = LEDGER_KEYSPACE): Promise<LedgerShard[]> {
+  let names: string[];
+  try {
+    const r = await db.execute('SHOW VITESS_SHARDS');
+    names = r.rows.map((row) => str(Object.values(row)[0])).filter((n) => n.startsWith(`${keyspace}/`));
+  } catch (err) {
+    // MySQL/MariaDB: "You have an error in your SQL syntax" (1064) — not Vitess, one database.
+    if (err instanceof DatabaseError && /errno 1064\b|syntax/i.test(err.message)) return [{ name: '', db, roundTrips: 1 }];
+    throw err;
+  }
+  if (names.length <= 1) return [{ name: names[0] ?? '', db, roundTrips: 1 }];
+  return names.sort().map((name) => ({ name, db: db.onShard(name.replace('/', ':')), roundTrips: 2 }));
+}
+
+/** Shards re-read at most every `ttlMs` (a reshard adds shards; a failed read is retried next time). */
+export function cachedShards(db: Db, ttlMs: number, now: () => number = Date.now): () => Promise<LedgerShard[]> {
+  let cached: { at: number; shards: LedgerShard[] } | undefined;
+  return async () => {
+    if (cached && now() - cached.at < ttlMs) return cached.shards;
+    const shards = await ledgerShards(db);
+    cached = { at: now(), shards };
+    return shards;
+  };
+}
