@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelService, ModelServiceStatus } from '../../schema/model-service.ts';
-import { computeStatus, FAILURE_REASONS, podFailure, rfc3339, rolloutComplete, sameStatus, setCondition } from './status.ts';
+import { computeStatus, FAILURE_REASONS, lastFailure, podFailure, rfc3339, rolloutComplete, sameStatus, setCondition } from './status.ts';
 import type { Deployment, Pod } from './types.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
@@ -94,7 +94,7 @@ describe('computeStatus fields', () => {
     expect(sameStatus(a, b)).toBe(true);
   });
 
-  it('timeline: admittedAt from the annotation, createdAt, scheduledAt, startedAt, readyAt; never moved back', () => {
+  it('timeline: admittedAt from the annotation, deliveredAt, scheduledAt, startedAt, readyAt; never moved back', () => {
     const p = pod('p', [{ name: 'model', ready: true, state: { running: { startedAt: '2026-01-01T00:00:05Z' } } }], {
       startTime: '2026-01-01T00:00:03Z',
       conditions: [
@@ -105,7 +105,7 @@ describe('computeStatus fields', () => {
     const s = computeStatus({ ms: ms({ annotations: { 'modeldock.io/admitted-at': '2025-12-31T23:58:00.123Z' } }), spec, deployment: done, service: svc, pods: [p], now: T0 });
     expect(s).toMatchObject({
       admittedAt: '2025-12-31T23:58:00Z',
-      createdAt: '2025-12-31T23:59:00Z',
+      deliveredAt: '2025-12-31T23:59:00Z',
       scheduledAt: '2026-01-01T00:00:02Z',
       startedAt: '2026-01-01T00:00:05Z',
       readyAt: '2026-01-01T00:00:07Z',
@@ -135,6 +135,27 @@ describe('podFailure', () => {
     else expect(f).toMatchObject(expected);
   });
 
+  it('lastFailure.at: when the failure was first seen; kept while it is the same failure, moved for a new one', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, pods: [pullBackOff], now: T0 });
+    expect(s.lastFailure).toEqual({ reason: 'ImagePullBackOff', message: 'Back-off pulling image', pod: 'p1', container: 'model', at: '2026-01-01T00:00:00Z' });
+    const same = computeStatus({ ms: ms({ status: s }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, pods: [pullBackOff], now: T1 });
+    expect(same.lastFailure?.at).toBe('2026-01-01T00:00:00Z');
+    const other = computeStatus({ ms: ms({ status: s }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, pods: [crashLoop], now: T1 });
+    expect(other.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff', pod: 'p2', at: '2026-01-01T00:01:00Z' });
+  });
+  it.each([
+    ['reason', { reason: 'ErrImagePull' }],
+    ['pod', { pod: 'p9' }],
+    ['container', { container: 'other' }],
+    ['exit code', { exitCode: 2 }],
+    ['message', { message: 'another' }],
+  ])('lastFailure: a different %s is a new failure', (_n, change) => {
+    const first = { reason: 'CrashLoopBackOff', message: 'm', pod: 'p', container: 'model', exitCode: 1 };
+    const prev = { ...first, at: '2020-01-01T00:00:00Z' };
+    expect(lastFailure({ ...first, ...change }, prev, T1)?.at).toBe('2026-01-01T00:01:00Z');
+    expect(lastFailure(first, prev, T1)?.at).toBe('2020-01-01T00:00:00Z');
+    expect(lastFailure(undefined, prev, T1)).toBe(prev);
+  });
   it('lastFailure stays after the failure cleared (the most recent failure seen)', () => {
     const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, pods: [crashLoop], now: T0 });
     expect(s.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff', exitCode: 1 });
@@ -257,8 +278,8 @@ describe('timeline details', () => {
     expect(computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:01:00Z');
     expect(computeStatus({ ms: ms(), spec, deployment: dep({ availableReplicas: 1 }), service: svc, pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:01:00Z');
   });
-  it('admittedAt and createdAt are kept once set', () => {
-    const prev = { admittedAt: '2020-01-01T00:00:00Z', createdAt: '2020-01-01T00:00:01Z', scheduledAt: '2020-01-01T00:00:02Z' };
+  it('admittedAt and deliveredAt are kept once set', () => {
+    const prev = { admittedAt: '2020-01-01T00:00:00Z', deliveredAt: '2020-01-01T00:00:01Z', scheduledAt: '2020-01-01T00:00:02Z' };
     const s = computeStatus({ ms: ms({ status: prev, annotations: { 'modeldock.io/admitted-at': '2026-01-01T00:00:00Z' } }), spec, deployment: done, service: svc, pods: [pod('p', [], { startTime: '2026-01-01T00:00:00Z' })], now: T0 });
     expect(s).toMatchObject(prev);
   });

@@ -9,7 +9,7 @@
 //   Terminating  deletionTimestamp is set
 // Conditions Ready/Progressing follow metav1.Condition: lastTransitionTime moves only when the
 // condition's status changes. The timeline fields are set once and never moved.
-import { ANNOTATIONS, type Condition, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
+import { ANNOTATIONS, type Condition, type Failure, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
 import { prune } from '../runtime/apply.ts';
 import { endpointOf, selectorString } from './desired.ts';
@@ -52,7 +52,7 @@ const earliest = (times: Array<string | undefined>): string | undefined =>
     .sort()[0];
 
 /** The first failing container (pods sorted by name), with the exit code of its last termination. */
-export function podFailure(pods: Pod[]): ModelServiceStatus['lastFailure'] {
+export function podFailure(pods: Pod[]): Failure | undefined {
   const live = pods.filter((p) => !p.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   for (const pod of live) {
     for (const cs of pod.status?.containerStatuses ?? []) {
@@ -74,6 +74,16 @@ export function podFailure(pods: Pod[]): ModelServiceStatus['lastFailure'] {
     }
   }
   return undefined;
+}
+
+/** The same failure (what, where, how) seen again: its first-seen time is kept. */
+const sameFailure = (a: Failure, b: Failure): boolean =>
+  a.reason === b.reason && a.pod === b.pod && a.container === b.container && a.exitCode === b.exitCode && a.message === b.message;
+
+/** The failure to report: the current one (first seen now, or when it was first seen), else the last one. */
+export function lastFailure(current: Failure | undefined, prev: Failure | undefined, now: Date): Failure | undefined {
+  if (!current) return prev;
+  return { ...current, at: prev && sameFailure(prev, current) ? prev.at : rfc3339(now) };
 }
 
 /** Sets a condition; keeps lastTransitionTime unless the status changed. */
@@ -146,13 +156,13 @@ export function computeStatus(o: Observed): ModelServiceStatus {
     selector: selectorString(ms),
     endpoint: o.service && spec ? endpointOf(ms, spec) : prev.endpoint,
     admittedAt: prev.admittedAt ?? rfc3339(ms.metadata.annotations?.[ANNOTATIONS.admittedAt]),
-    createdAt: prev.createdAt ?? rfc3339(ms.metadata.creationTimestamp),
+    deliveredAt: prev.deliveredAt ?? rfc3339(ms.metadata.creationTimestamp),
     scheduledAt:
       prev.scheduledAt ??
       earliest(pods.map((p) => p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True')?.lastTransitionTime ?? (p.spec?.nodeName ? p.status?.startTime : undefined))),
     startedAt: prev.startedAt ?? earliest(pods.flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.running?.startedAt))),
     readyAt: prev.readyAt ?? (available >= 1 ? (earliest(readyPodTimes) ?? rfc3339(o.now)) : undefined),
-    lastFailure: failure ?? prev.lastFailure,
+    lastFailure: lastFailure(failure, prev.lastFailure, o.now),
     conditions,
   });
 }
