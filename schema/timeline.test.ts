@@ -14,8 +14,15 @@ describe('timelineOf', () => {
     });
     expect(timelineSchema.parse(t)).toEqual(t);
   });
-  it('a second-precision time inside the admission second counts 0, never negative', () => {
+  it('a second-precision time never reads before the moment before it (nor before admission)', () => {
     const t = timelineOf('2026-01-01T00:00:00.700Z', { deliveredAt: null, scheduledAt: '2026-01-01T00:00:00Z', startedAt: '2026-01-01T00:00:01Z', readyAt: null });
     expect(t.sinceAdmissionMs).toEqual({ delivered: null, scheduled: 0, started: 300, ready: null });
+    const real = timelineOf('2026-12-02T01:05:44.976Z', {
+      deliveredAt: '2026-12-02T01:05:45.403Z',
+      scheduledAt: '2026-12-02T01:05:45.000Z',
+      startedAt: '2026-12-02T01:05:45.000Z',
+      readyAt: '2026-12-02T01:05:46.337Z',
+    });
+    expect(real.sinceAdmissionMs).toEqual({ delivered: 427, scheduled: 427, started: 427, ready: 1361 });
   });
 });

@@ -19,16 +19,27 @@ export const timelineSchema = z
     readyAt: at.describe('The Service first had a ready endpoint.'),
     sinceAdmissionMs: z
       .object({ delivered: since, scheduled: since, started: since, ready: since })
-      .describe('Milliseconds from admission to each moment (0 when a second-precision time falls inside the admission second).'),
+      .describe('Milliseconds from admission to each moment, never less than the previous moment reached (scheduled and started have second precision).'),
   })
   .describe('Where the start of this admission is: null for a moment not reached (or not observed) yet.');
 export type Timeline = z.output<typeof timelineSchema>;
 
 type Times = Record<'deliveredAt' | 'scheduledAt' | 'startedAt' | 'readyAt', string | null>;
 
+/**
+ * The moments as stored, and the milliseconds since admission to each. Kubernetes reports the
+ * scheduled and started moments with second precision: such a time may read earlier than the
+ * moment before it (scheduled at 12:00:05 after a delivery at 12:00:05.400). A moment cannot
+ * precede the one before it, so each duration is at least the previous reached one's.
+ */
 export function timelineOf(admittedAt: string, t: Times): Timeline {
   const start = Date.parse(admittedAt);
-  const since = (v: string | null): number | null => (v === null ? null : Math.max(0, Date.parse(v) - start));
+  let floor = 0;
+  const since = (v: string | null): number | null => {
+    if (v === null) return null;
+    floor = Math.max(floor, Date.parse(v) - start);
+    return floor;
+  };
   return {
     admittedAt,
     ...t,
