@@ -64,7 +64,7 @@ export class StartupProgress {
     const views = startupStages(a);
     const lastDone = views.map((v) => v.status).lastIndexOf('done');
     const out: string[] = [];
-    for (; this.printed <= lastDone; this.printed++) out.push(stageLine(views[this.printed]!, a.createdAt, this.look));
+    for (; this.printed <= lastDone; this.printed++) out.push(stageLine(views[this.printed]!, this.look));
     return out;
   }
 
@@ -76,7 +76,7 @@ export class StartupProgress {
   /** After the wait: the stages never reached (or not reported), so the picture is complete. */
   finish(a: AdmissionView): string[] {
     const views = startupStages(a);
-    const out = views.slice(this.printed).map((v) => stageLine(v, a.createdAt, this.look));
+    const out = views.slice(this.printed).map((v) => stageLine(v, this.look));
     this.printed = STAGES.length;
     return out;
   }

@@ -69,11 +69,11 @@ describe('renderList', () => {
 describe('stage lines', () => {
   const at = '2026-12-01T10:00:00.000Z';
   it('elapsed after admission, a reached stage without time, an unreported one', () => {
-    expect(stageLine({ stage: 'admitted', status: 'done', at }, at, flat)).toBe(`ok admitted   ${at}`);
-    expect(stageLine({ stage: 'ready', status: 'done', at: '2026-12-01T10:00:02.250Z' }, at, flat)).toBe('ok ready      +2.3s');
-    expect(stageLine({ stage: 'delivered', status: 'done', at: null }, at, flat)).toBe('ok delivered  reached (time not reported)');
-    expect(stageLine({ stage: 'scheduled', status: 'unreported', at: null }, at, flat)).toBe('- scheduled  not reported by this API');
-    expect(stageLine({ stage: 'ready', status: 'done', at: '2026-12-01T10:00:01.000Z' }, at, { style: tagged, fancy: true })).toBe('<green>✔</green> ready      +1.0s');
+    expect(stageLine({ stage: 'admitted', status: 'done', at, sinceMs: 0 }, flat)).toBe(`ok admitted   ${at}`);
+    expect(stageLine({ stage: 'ready', status: 'done', at: '2026-12-01T10:00:02.250Z', sinceMs: 2250 }, flat)).toBe('ok ready      +2.3s');
+    expect(stageLine({ stage: 'delivered', status: 'done', at: null, sinceMs: null }, flat)).toBe('ok delivered  reached (time not reported)');
+    expect(stageLine({ stage: 'scheduled', status: 'unreported', at: null, sinceMs: null }, flat)).toBe('- scheduled  not reported by this API');
+    expect(stageLine({ stage: 'ready', status: 'done', at: '2026-12-01T10:00:01.000Z', sinceMs: 1000 }, { style: tagged, fancy: true })).toBe('<green>✔</green> ready      +1.0s');
   });
   it('spinner line names the awaited stage and the elapsed time', () => {
     expect(spinnerLine(1, 'scheduled', 4200, undefined, plain)).toBe('⠙ waiting for scheduled … 4.2s');

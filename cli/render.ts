@@ -83,19 +83,18 @@ export function renderQuota(q: QuotaView, look: Look): string {
 }
 
 /** "+1.2s" after admission, or a note when the API reports no time for a reached stage. */
-export function stageWhen(v: StageView, admittedAt: string): string {
+export function stageWhen(v: StageView): string {
   if (v.status === 'unreported') return 'not reported by this API';
   if (v.status === 'pending') return 'pending';
   if (v.stage === 'admitted') return v.at ?? '';
-  const ms = elapsedMs(admittedAt, v.at);
-  return ms === null ? 'reached (time not reported)' : `+${formatDuration(ms)}`;
+  return v.sinceMs === null ? 'reached (time not reported)' : `+${formatDuration(v.sinceMs)}`;
 }
 
 /** One line of a stage: "✔ delivered   +0.8s" (fancy) or "delivered   +0.8s". */
-export function stageLine(v: StageView, admittedAt: string, look: Look): string {
+export function stageLine(v: StageView, look: Look): string {
   const mark = v.status === 'done' ? look.style('green', look.fancy ? '✔' : 'ok') : look.style('dim', '-');
   const label = v.stage.padEnd(10);
-  const when = stageWhen(v, admittedAt);
+  const when = stageWhen(v);
   return look.fancy || v.status === 'done' ? `${mark} ${label} ${v.status === 'done' ? when : look.style('dim', when)}` : `${mark} ${label} ${when}`;
 }
 
@@ -117,7 +116,7 @@ export function renderAdmission(a: AdmissionView, look: Look): string {
     `  replicas:  ${a.spec.replicas}   resources per replica: ${res}`,
     `  endpoint:  ${a.endpoint ?? '-'}`,
     `  timeline:`,
-    ...startupStages(a).map((v) => `    ${stageLine(v, a.createdAt, look)}`),
+    ...startupStages(a).map((v) => `    ${stageLine(v, look)}`),
   ];
   if (a.releaseBlockedSince && a.releaseBlockedReason === 'Finalizers') {
     lines.push(`  ${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: no pod left, the ModelService stays in deletion; finalizers: ${(a.releaseBlockedFinalizers ?? []).join(', ') || '(none)'}`);

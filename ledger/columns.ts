@@ -1,6 +1,7 @@
 // Reading columns as @planetscale/database casts them: BIGINT/DECIMAL/COUNT/SUM → string,
 // INT32 → number, TINYINT(1) → 0/1, DATETIME(3) → 'YYYY-MM-DD hh:mm:ss.sss' (UTC),
 // JSON → object on MySQL 8 but string on MariaDB (LONGTEXT).
+import { failureSchema, type Failure } from '../schema/model-service.ts';
 
 export function int(v: unknown): number {
   if (v === null || v === undefined) return 0;
@@ -34,3 +35,14 @@ export function time(v: unknown): string {
 }
 
 export const timeOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : time(v));
+
+/** A pod failure stored as JSON (binding.last_failure, written by the controller); a value that does not parse reads as none. */
+export function failureOrNull(v: unknown): Failure | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const parsed = failureSchema.safeParse(json(v));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,8 +1,9 @@
 // Response shapes of the admission API and its one error envelope. The OpenAPI document
 // (GET /openapi.json) is generated from these and from admission.ts.
 import { z } from 'zod';
-import { modelServiceSpecSchema, RESOURCE_NAMES } from './model-service.ts';
+import { failureSchema, modelServiceSpecSchema, RESOURCE_NAMES } from './model-service.ts';
 import { admissionId, RELEASE_BLOCKED_REASONS, RESERVATION_STATES } from './admission.ts';
+import { timelineSchema } from './timeline.ts';
 
 export const amountsSchema = z
   .object({
@@ -54,6 +55,10 @@ export const admissionSchema = z
       .nullable()
       .describe('When the controller next works on a pending outbox row of this admission (retries back off to OUTBOX_BACKOFF_CAP_MS); null when none is pending.'),
     deadOutboxRows: z.number().int().min(0).describe('Outbox deliveries that failed permanently and need an operator.'),
+    timeline: timelineSchema,
+    lastFailure: failureSchema
+      .nullable()
+      .describe('The most recent pod failure the controller saw (ImagePullBackOff, CrashLoopBackOff, OOMKilled, …: pod, container, exit code, message, when first seen); kept after it cleared.'),
   })
   .describe('An admitted request to run a model: a reservation of quota.');
 export type Admission = z.output<typeof admissionSchema>;

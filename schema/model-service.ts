@@ -198,7 +198,9 @@ export const failureSchema = z.object({
   pod: z.string().optional(),
   container: z.string().optional(),
   exitCode: z.number().int().optional(),
+  at: z.string().optional().describe('When this failure was first seen (RFC 3339).'),
 });
+export type Failure = z.output<typeof failureSchema>;
 
 export const modelServiceStatusSchema = z
   .object({
@@ -210,7 +212,7 @@ export const modelServiceStatusSchema = z
     selector: z.string().optional().describe('Label selector of the pods (for the scale subresource).'),
     endpoint: z.string().optional().describe('In-cluster URL of the Service.'),
     admittedAt: z.string().optional().describe('When the admission was accepted.'),
-    createdAt: z.string().optional().describe('When this object was persisted.'),
+    deliveredAt: z.string().optional().describe('When this object was created: the admission was delivered.'),
     scheduledAt: z.string().optional().describe('When the first pod was bound to a node.'),
     startedAt: z.string().optional().describe('When the first container started running.'),
     readyAt: z.string().optional().describe('When the Service first had a ready endpoint.'),

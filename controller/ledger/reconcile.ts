@@ -34,7 +34,8 @@ import { decide, type LedgerAction, type LedgerConfig, type ReleaseBlocker } fro
 import type { LedgerMetrics } from './metrics.ts';
 import { parseLedgerKey } from './key.ts';
 import type { LeaderFence } from './leader-fence.ts';
-import { ackCreate, loadLedgerRecord, markReady, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
+import { progressChange, progressOf } from './progress.ts';
+import { ackCreate, loadLedgerRecord, markReady, recordProgress, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
 
 export interface LedgerDeps {
   db: Db;
@@ -183,6 +184,10 @@ async function step(d: Scoped, rec: LedgerRecord, epoch: number, log: Logger): P
     action = decide(rec, cr, pods, now, d.config);
   }
   if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type, cached: cached !== undefined });
+  if (cr && rec.binding && (rec.state === 'delivered' || rec.state === 'ready') && cr.uid === rec.binding.uid && isOurs(cr.object, rec)) {
+    const change = progressChange(rec.binding, progressOf(cr.object.status));
+    if (change && (await recordProgress(d.db, rec, change, epoch, now))) log.debug('startup progress recorded', { scheduled: !!change.scheduledAt, started: !!change.startedAt, failure: change.lastFailure?.reason });
+  }
 
   switch (action.type) {
     case 'none':

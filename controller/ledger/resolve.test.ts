@@ -19,7 +19,7 @@ function rec(state: ReservationState, uid: string | null = 'uid-1'): LedgerRecor
     requestId: 'r',
     spec: {},
     lastReconciledAt: null,
-    binding: uid === null ? null : { uid, everReady: true, namespace: 'ns', crName: 'md-01aaa', firstReadyAt: null },
+    binding: uid === null ? null : { uid, everReady: true, namespace: 'ns', crName: 'md-01aaa', firstReadyAt: null, scheduledAt: null, startedAt: null, lastFailure: null },
   };
 }
 const gone = { cr: null, pods: [] };

@@ -5,7 +5,7 @@
 // changes nothing. Every statement names the tenant (the ledger is sharded by tenant) or runs on
 // one shard (ledger/shards.ts).
 import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
-import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
@@ -15,6 +15,7 @@ import { ledgerShards } from '../../ledger/shards.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { LedgerRow, ReleaseBlocker } from './decide.ts';
 import { ack, ClaimLost, type ClaimedRow } from './outbox-store.ts';
+import type { Progress } from './progress.ts';
 
 
 /** Where a reservation lives: its tenant (the shard) and its id. */
@@ -35,7 +36,7 @@ export interface LedgerRecord extends LedgerRow {
   /** What the admission charged (totals, ledger units). */
   amounts: Amounts;
   lastReconciledAt: Date | null;
-  binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null }) | null;
+  binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null } & Progress) | null;
 }
 
 /**
@@ -120,7 +121,7 @@ export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promi
   const r = await q.execute(
     `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
             r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
-            b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.reservation_id AS bound
+            b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.scheduled_at, b.started_at, b.last_failure, b.reservation_id AS bound
        FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
       WHERE r.tenant = ? AND r.id = ?`,
     [key.tenant, key.id],
@@ -150,8 +151,27 @@ export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promi
             uid: strOrNull(row.uid),
             everReady: bool(row.ever_ready),
             firstReadyAt: dateOrNull(row.first_ready_at),
+            scheduledAt: dateOrNull(row.scheduled_at),
+            startedAt: dateOrNull(row.started_at),
+            lastFailure: failureOrNull(row.last_failure),
           },
   };
+}
+
+
+/**
+ * Copies what the ModelService status observed onto the binding (progress.ts: only what is new;
+ * a time is set once). Fenced; one single-table statement by (tenant, reservation).
+ */
+export async function recordProgress(q: Queryable, key: ReservationKey, p: Progress, epoch: number, now: Date): Promise<boolean> {
+  const r = await q.execute(
+    `UPDATE binding b ${FENCE('b')}
+        SET b.scheduled_at = COALESCE(b.scheduled_at, ?), b.started_at = COALESCE(b.started_at, ?),
+            b.last_failure = COALESCE(?, b.last_failure), b.updated_at = ?
+      WHERE b.tenant = ? AND b.reservation_id = ?`,
+    [epoch, p.scheduledAt, p.startedAt, p.lastFailure ? JSON.stringify({ ...p.lastFailure, message: p.lastFailure.message.slice(0, 2048) }) : null, now, key.tenant, key.id],
+  );
+  return r.rowsAffected > 0;
 }
 
 const OPEN_STATES = RESERVATION_STATES.filter((st) => !(TERMINAL_STATES as readonly string[]).includes(st));

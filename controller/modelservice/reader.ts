@@ -5,7 +5,7 @@ import { LABELS } from '../../schema/model-service.ts';
 import type { Informer, KubeObject } from '../runtime/informer.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { WriteTracker } from '../runtime/read-your-writes.ts';
-import type { Deployment, ModelService, Pod, Service } from './types.ts';
+import type { Deployment, EndpointSlice, ModelService, Pod, Service } from './types.ts';
 
 export interface Reader {
   modelService(ns: string, name: string): Promise<ModelService | undefined>;
@@ -13,13 +13,19 @@ export interface Reader {
   service(ns: string, name: string): Promise<Service | undefined>;
   /** Pods labelled as belonging to this ModelService (including Terminating ones). */
   pods(ns: string, msName: string): Promise<Pod[]>;
+  /** The EndpointSlices of the Service named `serviceName` (label kubernetes.io/service-name). */
+  endpointSlices(ns: string, serviceName: string): Promise<EndpointSlice[]>;
 }
+
+/** The label the EndpointSlice controller puts on every slice: the name of its Service. */
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 export interface Caches {
   modelServices: Informer<ModelService & { metadata: { name: string } }>;
   deployments: Informer<Deployment>;
   services: Informer<Service>;
   pods: Informer<Pod>;
+  endpointSlices: Informer<EndpointSlice>;
 }
 
 /** Reads the informer caches; with a tracker, our own latest writes win over a lagging cache. */
@@ -31,6 +37,7 @@ export function cacheReader(c: Caches, tracker?: WriteTracker): Reader {
     deployment: async (ns, name) => via('Deployment', ns, name, c.deployments.get(ns, name)),
     service: async (ns, name) => via('Service', ns, name, c.services.get(ns, name)),
     pods: async (ns, msName) => c.pods.list(ns).filter((p) => p.metadata.labels?.[LABELS.modelService] === msName),
+    endpointSlices: async (ns, serviceName) => c.endpointSlices.list(ns).filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === serviceName),
   };
 }
 
@@ -40,5 +47,6 @@ export function liveReader(client: KubeClient): Reader {
     deployment: (ns, name) => client.getOrUndefined<Deployment>(paths.deployment(ns, name)),
     service: (ns, name) => client.getOrUndefined<Service>(paths.service(ns, name)),
     pods: async (ns, msName) => (await client.list<Pod>(paths.pods(ns), { labelSelector: `${LABELS.modelService}=${msName}` })).items,
+    endpointSlices: async (ns, serviceName) => (await client.list<EndpointSlice>(paths.endpointSlices(ns), { labelSelector: `${SERVICE_NAME_LABEL}=${serviceName}` })).items,
   };
 }

@@ -7,7 +7,7 @@
 //   3. ensure the finalizer (first write, guarded by resourceVersion);
 //   4. createOrPatch Deployment and Service; a same-named child controlled by someone else is
 //      never touched (phase Degraded, reason ChildConflict);
-//   5. status from computeStatus(); written (PUT /status with resourceVersion) only if different.
+//   5. status from computeStatus() (with the Service's EndpointSlices: Ready needs a ready endpoint); written (PUT /status with resourceVersion) only if different.
 // Events are recorded on transitions only: child created, phase changed.
 import { API_VERSION, FINALIZER, KIND, LABELS, modelServiceSpecSchema, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { createOrPatch, type ApplyResult } from '../runtime/apply.ts';
@@ -55,7 +55,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
     const badName = invalidName(ms.metadata.name);
     if (!parsed.success || badName) {
       const message = badName ?? parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? 'invalid';
-      await writeStatus(obj, { spec: undefined, deployment: undefined, service: undefined, pods: [], problem: { reason: 'InvalidSpec', message } });
+      await writeStatus(obj, { spec: undefined, deployment: undefined, service: undefined, pods: [], endpointSlices: [], problem: { reason: 'InvalidSpec', message } });
       throw new TerminalError('InvalidSpec', message);
     }
     const spec: ModelServiceSpec = parsed.data;
@@ -86,10 +86,11 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
     if (dep.result === 'created') crashPoint('after-deployment-create');
     const svc = await ensure('Service', paths.services(req.namespace), desiredService(current, spec), await read.service(req.namespace, req.name));
     const pods = await read.pods(req.namespace, req.name);
+    const endpointSlices = svc.object ? await read.endpointSlices(req.namespace, req.name) : [];
 
     const problem = problems.length ? { reason: 'ChildConflict', message: problems.join('; ') } : undefined;
     if (problem) deps.events.record(current, 'Warning', 'ChildConflict', problem.message, 'Reconcile');
-    await writeStatus(current, { spec, deployment: dep.object as Deployment | undefined, service: svc.object as Service | undefined, pods, problem });
+    await writeStatus(current, { spec, deployment: dep.object as Deployment | undefined, service: svc.object as Service | undefined, pods, endpointSlices, problem });
     // A foreign child carries none of our labels, so no event will tell us it went away: poll slowly.
     return problem ? { requeueAfterMs: 30 * pollMs } : {};
 
@@ -132,7 +133,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
         }
       }
       if (target.status?.phase !== 'Terminating') {
-        target = await writeStatus(target, { spec: undefined, deployment: undefined, service: undefined, pods: [] });
+        target = await writeStatus(target, { spec: undefined, deployment: undefined, service: undefined, pods: [], endpointSlices: [] });
       }
       if (waiting) return { requeueAfterMs: pollMs };
       const patched = await client.mergePatch<ModelService>(paths.modelService(req.namespace, req.name), {

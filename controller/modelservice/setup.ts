@@ -1,7 +1,7 @@
 // Wires the ModelService controller into a Manager: the Manager's shared informers on
-// ModelServices and on the Deployments, Services and Pods ModelDock manages; event handlers that
-// only compute a key (the CR itself, a child's controlling ModelService, a pod's
-// `modeldock.io/model-service` label) and enqueue it.
+// ModelServices and on the Deployments, Services, Pods and EndpointSlices ModelDock manages; event
+// handlers that only compute a key (the CR itself, a child's controlling ModelService, a pod's
+// `modeldock.io/model-service` label, a slice's Service name) and enqueue it.
 import { API_VERSION, KIND, LABELS } from '../../schema/model-service.ts';
 import { Controller, keyOf } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -9,9 +9,9 @@ import type { KubeObject } from '../runtime/informer.ts';
 import type { KubeClient } from '../runtime/kube.ts';
 import { WriteTracker } from '../runtime/read-your-writes.ts';
 import type { Manager } from '../runtime/manager.ts';
-import { cacheReader, type Caches } from './reader.ts';
+import { cacheReader, SERVICE_NAME_LABEL, type Caches } from './reader.ts';
 import { modelServiceReconciler } from './reconcile.ts';
-import type { Deployment, ModelService, Pod, Service } from './types.ts';
+import type { Deployment, EndpointSlice, ModelService, Pod, Service } from './types.ts';
 
 export interface ModelServiceControllerOptions {
   workers: number;
@@ -38,6 +38,7 @@ export function setupModelServiceController(mgr: Manager, o: ModelServiceControl
     deployments: mgr.cache.informer<Deployment>('Deployment'),
     services: mgr.cache.informer<Service>('Service'),
     pods: mgr.cache.informer<Pod>('Pod'),
+    endpointSlices: mgr.cache.informer<EndpointSlice>('EndpointSlice'),
   };
   const client = o.client ?? mgr.client;
   const tracker = new WriteTracker();
@@ -69,6 +70,12 @@ export function setupModelServiceController(mgr: Manager, o: ModelServiceControl
     if (name) controller.enqueue(keyOf(p.metadata.namespace, name));
   };
   caches.pods.addHandlers({ add: podOwner, update: podOwner, delete: podOwner });
+  // A slice belongs to the Service of the same name as its ModelService.
+  const sliceOwner = (s: EndpointSlice) => {
+    const name = s.metadata.labels?.[SERVICE_NAME_LABEL];
+    if (name) controller.enqueue(keyOf(s.metadata.namespace, name));
+  };
+  caches.endpointSlices.addHandlers({ add: sliceOwner, update: sliceOwner, delete: sliceOwner });
 
   mgr.addController(controller);
   return { controller };

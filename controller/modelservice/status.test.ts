@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelService, ModelServiceStatus } from '../../schema/model-service.ts';
-import { computeStatus, FAILURE_REASONS, podFailure, rfc3339, rolloutComplete, sameStatus, setCondition } from './status.ts';
-import type { Deployment, Pod } from './types.ts';
+import { computeStatus, FAILURE_REASONS, lastFailure, podFailure, readyEndpoints, rfc3339, rolloutComplete, sameStatus, setCondition } from './status.ts';
+import type { Deployment, EndpointSlice, Pod } from './types.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const T1 = new Date('2026-01-01T00:01:00Z');
@@ -39,6 +39,12 @@ const crashLoop = pod('p2', [{ name: 'model', restartCount: 3, state: { waiting:
 
 const spec = { replicas: 2, port: 8000 };
 const svc = { metadata: { name: 'a' } };
+/** A slice of the Service `a` listing `ready` ready endpoints (and one not ready). */
+const slice = (ready: number, triggerTime?: string): EndpointSlice => ({
+  metadata: { name: `a-${ready}`, labels: { 'kubernetes.io/service-name': 'a' }, annotations: triggerTime ? { 'endpoints.kubernetes.io/last-change-trigger-time': triggerTime } : undefined },
+  endpoints: [...Array.from({ length: ready }, (_, i) => ({ addresses: [`10.0.0.${i}`], conditions: { ready: true } })), { addresses: ['10.0.1.1'], conditions: { ready: false } }],
+});
+const slices = [slice(2)];
 
 describe('computeStatus phase', () => {
   it.each([
@@ -50,22 +56,25 @@ describe('computeStatus phase', () => {
     ['old replicas still around → Progressing', { deployment: dep({ replicas: 3, updatedReplicas: 2, availableReplicas: 2 }) }, 'Progressing'],
     ['Deployment scaled by hand (spec differs) → Progressing', { deployment: dep({ replicas: 0, updatedReplicas: 0, availableReplicas: 0 }, 1, 0) }, 'Progressing'],
     ['updated = available = desired → Running', { deployment: done }, 'Running'],
+    ['rolled out but the Service has no ready endpoint → Progressing', { deployment: done, endpointSlices: [slice(0)] }, 'Progressing'],
+    ['rolled out, no EndpointSlice at all → Progressing', { deployment: done, endpointSlices: [] }, 'Progressing'],
+    ['0 replicas rolled out needs no endpoint → Running', { deployment: dep({}, 1, 0), spec: { replicas: 0, port: 8000 }, endpointSlices: [] }, 'Running'],
     ['a pod in ImagePullBackOff while not converged → Degraded', { deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 0 }), pods: [pullBackOff] }, 'Degraded'],
     ['a foreign child → Degraded', { deployment: done, problem: { reason: 'ChildConflict', message: 'x' } }, 'Degraded'],
   ])('%s', (_n, o, phase) => {
-    const s = computeStatus({ ms: ms(), spec, service: svc, pods: [], now: T0, ...o } as Parameters<typeof computeStatus>[0]);
+    const s = computeStatus({ ms: ms(), spec, service: svc, endpointSlices: slices, pods: [], now: T0, ...o } as Parameters<typeof computeStatus>[0]);
     expect(s.phase).toBe(phase);
     expect(s.observedGeneration).toBe(1);
   });
 
   it('deletionTimestamp → Terminating', () => {
-    expect(computeStatus({ ms: ms({ deleting: true }), spec, deployment: done, service: svc, pods: [], now: T0 }).phase).toBe('Terminating');
+    expect(computeStatus({ ms: ms({ deleting: true }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T0 }).phase).toBe('Terminating');
   });
 });
 
 describe('computeStatus fields', () => {
   it('fills counts, selector, endpoint, observedGeneration and Ready/Progressing conditions', () => {
-    const s = computeStatus({ ms: ms({ generation: 3 }), spec, deployment: done, service: svc, pods: [], now: T0 });
+    const s = computeStatus({ ms: ms({ generation: 3 }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T0 });
     expect(s).toMatchObject({
       observedGeneration: 3,
       replicas: 2,
@@ -81,21 +90,21 @@ describe('computeStatus fields', () => {
   });
 
   it('lastTransitionTime moves only on a real transition', () => {
-    const first = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 1 }), service: svc, pods: [], now: T0 });
-    const again = computeStatus({ ms: ms({ status: first }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 0 }), service: svc, pods: [], now: T1 });
+    const first = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 1 }), service: svc, endpointSlices: slices, pods: [], now: T0 });
+    const again = computeStatus({ ms: ms({ status: first }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 0 }), service: svc, endpointSlices: slices, pods: [], now: T1 });
     expect(again.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
     expect(again.conditions?.find((c) => c.type === 'Ready')?.message).toBe('0/2 replicas available');
-    const ready = computeStatus({ ms: ms({ status: again }), spec, deployment: done, service: svc, pods: [], now: T1 });
+    const ready = computeStatus({ ms: ms({ status: again }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T1 });
     expect(ready.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', lastTransitionTime: '2026-01-01T00:01:00Z' });
   });
 
   it('an identical observation gives an identical status (so it is not written)', () => {
-    const a = computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [], now: T0 });
-    const b = computeStatus({ ms: ms({ status: a }), spec, deployment: done, service: svc, pods: [], now: T1 });
+    const a = computeStatus({ ms: ms(), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T0 });
+    const b = computeStatus({ ms: ms({ status: a }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T1 });
     expect(sameStatus(a, b)).toBe(true);
   });
 
-  it('timeline: admittedAt from the annotation, createdAt, scheduledAt, startedAt, readyAt; never moved back', () => {
+  it('timeline: admittedAt from the annotation, deliveredAt, scheduledAt, startedAt, readyAt; never moved back', () => {
     const p = pod('p', [{ name: 'model', ready: true, state: { running: { startedAt: '2026-01-01T00:00:05Z' } } }], {
       startTime: '2026-01-01T00:00:03Z',
       conditions: [
@@ -103,22 +112,22 @@ describe('computeStatus fields', () => {
         { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:07Z' },
       ],
     });
-    const s = computeStatus({ ms: ms({ annotations: { 'modeldock.io/admitted-at': '2025-12-31T23:58:00.123Z' } }), spec, deployment: done, service: svc, pods: [p], now: T0 });
+    const s = computeStatus({ ms: ms({ annotations: { 'modeldock.io/admitted-at': '2025-12-31T23:58:00.123Z' } }), spec, deployment: done, service: svc, endpointSlices: [slice(1, '2026-01-01T00:00:07Z')], pods: [p], now: T0 });
     expect(s).toMatchObject({
       admittedAt: '2025-12-31T23:58:00Z',
-      createdAt: '2025-12-31T23:59:00Z',
+      deliveredAt: '2025-12-31T23:59:00Z',
       scheduledAt: '2026-01-01T00:00:02Z',
       startedAt: '2026-01-01T00:00:05Z',
       readyAt: '2026-01-01T00:00:07Z',
     });
     const later = pod('q', [{ name: 'model', state: { running: { startedAt: '2026-01-01T00:00:01Z' } } }]);
-    const s2 = computeStatus({ ms: ms({ status: s }), spec, deployment: done, service: svc, pods: [later], now: T1 });
+    const s2 = computeStatus({ ms: ms({ status: s }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [later], now: T1 });
     expect(s2.startedAt).toBe('2026-01-01T00:00:05Z');
     expect(s2.readyAt).toBe('2026-01-01T00:00:07Z');
   });
 
-  it('no readyAt before a replica is available', () => {
-    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 0 }), service: svc, pods: [], now: T0 });
+  it('no readyAt before a Service endpoint is ready, whatever the Deployment counts', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: done, service: svc, endpointSlices: [slice(0)], pods: [], now: T0 });
     expect(s.readyAt).toBeUndefined();
   });
 });
@@ -136,10 +145,31 @@ describe('podFailure', () => {
     else expect(f).toMatchObject(expected);
   });
 
+  it('lastFailure.at: when the failure was first seen; kept while it is the same failure, moved for a new one', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [pullBackOff], now: T0 });
+    expect(s.lastFailure).toEqual({ reason: 'ImagePullBackOff', message: 'Back-off pulling image', pod: 'p1', container: 'model', at: '2026-01-01T00:00:00Z' });
+    const same = computeStatus({ ms: ms({ status: s }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [pullBackOff], now: T1 });
+    expect(same.lastFailure?.at).toBe('2026-01-01T00:00:00Z');
+    const other = computeStatus({ ms: ms({ status: s }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [crashLoop], now: T1 });
+    expect(other.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff', pod: 'p2', at: '2026-01-01T00:01:00Z' });
+  });
+  it.each([
+    ['reason', { reason: 'ErrImagePull' }],
+    ['pod', { pod: 'p9' }],
+    ['container', { container: 'other' }],
+    ['exit code', { exitCode: 2 }],
+    ['message', { message: 'another' }],
+  ])('lastFailure: a different %s is a new failure', (_n, change) => {
+    const first = { reason: 'CrashLoopBackOff', message: 'm', pod: 'p', container: 'model', exitCode: 1 };
+    const prev = { ...first, at: '2020-01-01T00:00:00Z' };
+    expect(lastFailure({ ...first, ...change }, prev, T1)?.at).toBe('2026-01-01T00:01:00Z');
+    expect(lastFailure(first, prev, T1)?.at).toBe('2020-01-01T00:00:00Z');
+    expect(lastFailure(undefined, prev, T1)).toBe(prev);
+  });
   it('lastFailure stays after the failure cleared (the most recent failure seen)', () => {
-    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, pods: [crashLoop], now: T0 });
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [crashLoop], now: T0 });
     expect(s.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff', exitCode: 1 });
-    const s2 = computeStatus({ ms: ms({ status: s }), spec, deployment: done, service: svc, pods: [], now: T1 });
+    const s2 = computeStatus({ ms: ms({ status: s }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T1 });
     expect(s2.phase).toBe('Running');
     expect(s2.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff' });
   });
@@ -158,6 +188,16 @@ describe('helpers', () => {
 });
 
 // Cases that pin what the mutation run (npm run mutation, docs/mutation.md) found unpinned.
+describe('readyEndpoints', () => {
+  it('counts endpoints whose ready condition is true, across slices; a slice being deleted counts nothing', () => {
+    const gone = { ...slice(3, '2026-01-01T00:00:01Z'), metadata: { ...slice(3).metadata, name: 'gone', deletionTimestamp: '2026-01-01T00:00:00Z', annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': '2026-01-01T00:00:01Z' } } };
+    const unknown: EndpointSlice = { metadata: { name: 'u' }, endpoints: [{ addresses: ['10.0.2.1'] }, { addresses: ['10.0.2.2'], conditions: { serving: true } }] };
+    expect(readyEndpoints([slice(2, '2026-01-01T00:00:05Z'), slice(1), gone, unknown])).toEqual({ count: 3, since: '2026-01-01T00:00:05Z' });
+    expect(readyEndpoints([])).toEqual({ count: 0, since: undefined });
+    expect(readyEndpoints([slice(0, '2026-01-01T00:00:02Z')])).toEqual({ count: 0, since: undefined });
+  });
+});
+
 describe('computeStatus conditions per phase', () => {
   const cond = (s: ModelServiceStatus, type: string) => {
     const c = s.conditions?.find((x) => x.type === type);
@@ -168,28 +208,34 @@ describe('computeStatus conditions per phase', () => {
     ['Progressing', { deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 1 }) }, ['False', 'ReplicasNotAvailable', '1/2 replicas available'], ['True', 'RollingOut', '1/2 replicas available']],
     ['Degraded by a pod', { deployment: dep({ replicas: 2, updatedReplicas: 2, availableReplicas: 0 }), pods: [pullBackOff] }, ['False', 'ImagePullBackOff', 'Back-off pulling image'], ['False', 'ImagePullBackOff', 'Back-off pulling image']],
     ['Degraded by a problem', { deployment: done, problem: { reason: 'ChildConflict', message: 'x' } }, ['False', 'ChildConflict', 'x'], ['False', 'ChildConflict', 'x']],
+    [
+      'Progressing: every replica available, no ready endpoint',
+      { deployment: done, endpointSlices: [slice(0)] },
+      ['False', 'NoReadyEndpoints', '2/2 replicas available, but the Service has no ready endpoint'],
+      ['True', 'RollingOut', '2/2 replicas available, but the Service has no ready endpoint'],
+    ],
     ['Terminating', { ms: ms({ deleting: true }), deployment: done }, ['False', 'Terminating', 'the ModelService is being deleted'], ['False', 'Terminating', 'the ModelService is being deleted']],
   ])('%s', (_n, o, ready, progressing) => {
-    const s = computeStatus({ ms: ms(), spec, service: svc, pods: [], now: T0, ...o } as Parameters<typeof computeStatus>[0]);
+    const s = computeStatus({ ms: ms(), spec, service: svc, endpointSlices: slices, pods: [], now: T0, ...o } as Parameters<typeof computeStatus>[0]);
     expect(cond(s, 'Ready')).toEqual(ready);
     expect(cond(s, 'Progressing')).toEqual(progressing);
   });
   it('Running even while a pod of an old ReplicaSet fails (the rollout rule wins)', () => {
-    expect(computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [pullBackOff], now: T0 }).phase).toBe('Running');
+    expect(computeStatus({ ms: ms(), spec, deployment: done, service: svc, endpointSlices: slices, pods: [pullBackOff], now: T0 }).phase).toBe('Running');
   });
   it('an invalid spec (spec undefined) counts the CR replicas and keeps the last endpoint', () => {
     const prev = { endpoint: 'http://a.lab.svc:7000' };
-    const s = computeStatus({ ms: ms({ status: prev }), spec: undefined, deployment: undefined, service: svc, pods: [], now: T0, problem: { reason: 'InvalidSpec', message: 'bad' } });
+    const s = computeStatus({ ms: ms({ status: prev }), spec: undefined, deployment: undefined, service: svc, endpointSlices: slices, pods: [], now: T0, problem: { reason: 'InvalidSpec', message: 'bad' } });
     expect(s.endpoint).toBe('http://a.lab.svc:7000');
     expect(cond(s, 'Ready')).toEqual(['False', 'InvalidSpec', 'bad']);
-    const counted = computeStatus({ ms: ms(), spec: undefined, deployment: dep({ availableReplicas: 1 }), service: svc, pods: [], now: T0 });
+    const counted = computeStatus({ ms: ms(), spec: undefined, deployment: dep({ availableReplicas: 1 }), service: svc, endpointSlices: slices, pods: [], now: T0 });
     expect(cond(counted, 'Ready')?.[2]).toBe('1/2 replicas available');
   });
   it('no Service yet: no endpoint', () => {
-    expect(computeStatus({ ms: ms(), spec, deployment: done, service: undefined, pods: [], now: T0 }).endpoint).toBeUndefined();
+    expect(computeStatus({ ms: ms(), spec, deployment: done, service: undefined, endpointSlices: [], pods: [], now: T0 }).endpoint).toBeUndefined();
   });
   it('zero counts when the Deployment reports none', () => {
-    const s = computeStatus({ ms: ms(), spec, deployment: dep({}), service: svc, pods: [], now: T0 });
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({}), service: svc, endpointSlices: slices, pods: [], now: T0 });
     expect(s).toMatchObject({ replicas: 0, readyReplicas: 0, availableReplicas: 0, phase: 'Progressing' });
   });
 });
@@ -248,7 +294,7 @@ describe('timeline details', () => {
     const unbound: Pod = { metadata: { name: 'u' }, spec: {}, status: { startTime: '2026-01-01T00:00:01Z' } };
     const sched = pod('s', [], { conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-01-01T00:00:04Z' }] });
     const notYet = pod('n', [], { startTime: '2026-01-01T00:00:08Z', conditions: [{ type: 'PodScheduled', status: 'False', lastTransitionTime: '2026-01-01T00:00:02Z' }] });
-    const at = (pods: Pod[]) => computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods, now: T0 }).scheduledAt;
+    const at = (pods: Pod[]) => computeStatus({ ms: ms(), spec, deployment: done, service: svc, endpointSlices: slices, pods, now: T0 }).scheduledAt;
     expect(at([bound, unbound])).toBe('2026-01-01T00:00:09Z');
     expect(at([unbound])).toBeUndefined();
     expect(at([bound, sched])).toBe('2026-01-01T00:00:04Z');
@@ -262,16 +308,15 @@ describe('timeline details', () => {
     });
     expect(at([initializedFirst])).toBe('2026-01-01T00:00:05Z');
   });
-  it('readyAt: the earliest Ready pod, else now once a replica is available; kept once set', () => {
-    const r = (t: string, status = 'True') => pod(t, [], { conditions: [{ type: 'Ready', status, lastTransitionTime: t }] });
-    const s = computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [r('2026-01-01T00:00:09Z'), r('2026-01-01T00:00:03Z'), r('2026-01-01T00:00:01Z', 'False')], now: T1 });
+  it('readyAt: the earliest change time of a slice listing a ready endpoint, else now; kept once set', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: done, service: svc, endpointSlices: [slice(1, '2026-01-01T00:00:09Z'), slice(0, '2026-01-01T00:00:01Z'), slice(2, '2026-01-01T00:00:03Z')], pods: [], now: T1 });
     expect(s.readyAt).toBe('2026-01-01T00:00:03Z');
-    expect(computeStatus({ ms: ms(), spec, deployment: done, service: svc, pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:01:00Z');
-    expect(computeStatus({ ms: ms(), spec, deployment: dep({ availableReplicas: 1 }), service: svc, pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:01:00Z');
+    expect(computeStatus({ ms: ms(), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:01:00Z');
+    expect(computeStatus({ ms: ms({ status: s }), spec, deployment: done, service: svc, endpointSlices: [slice(0)], pods: [], now: T1 }).readyAt).toBe('2026-01-01T00:00:03Z');
   });
-  it('admittedAt and createdAt are kept once set', () => {
-    const prev = { admittedAt: '2020-01-01T00:00:00Z', createdAt: '2020-01-01T00:00:01Z', scheduledAt: '2020-01-01T00:00:02Z' };
-    const s = computeStatus({ ms: ms({ status: prev, annotations: { 'modeldock.io/admitted-at': '2026-01-01T00:00:00Z' } }), spec, deployment: done, service: svc, pods: [pod('p', [], { startTime: '2026-01-01T00:00:00Z' })], now: T0 });
+  it('admittedAt and deliveredAt are kept once set', () => {
+    const prev = { admittedAt: '2020-01-01T00:00:00Z', deliveredAt: '2020-01-01T00:00:01Z', scheduledAt: '2020-01-01T00:00:02Z' };
+    const s = computeStatus({ ms: ms({ status: prev, annotations: { 'modeldock.io/admitted-at': '2026-01-01T00:00:00Z' } }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [pod('p', [], { startTime: '2026-01-01T00:00:00Z' })], now: T0 });
     expect(s).toMatchObject(prev);
   });
   it('rfc3339 takes Dates and leaves undefined alone', () => {

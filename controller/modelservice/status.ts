@@ -3,17 +3,18 @@
 //   Pending      the Deployment does not exist yet, or its controller has not observed it yet
 //   Progressing  rolling out toward spec.replicas
 //   Running      the Deployment observed its latest generation and updated = available =
-//                replicas = spec.replicas (kubectl rollout status' rule)
+//                replicas = spec.replicas (kubectl rollout status' rule), AND the Service's
+//                EndpointSlices list a ready endpoint (none needed for 0 replicas)
 //   Degraded     a pod is failing (ImagePullBackOff, CrashLoopBackOff, …), a child under our
 //                name belongs to someone else, or the spec is invalid
 //   Terminating  deletionTimestamp is set
 // Conditions Ready/Progressing follow metav1.Condition: lastTransitionTime moves only when the
 // condition's status changes. The timeline fields are set once and never moved.
-import { ANNOTATIONS, type Condition, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
+import { ANNOTATIONS, type Condition, type Failure, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
 import { prune } from '../runtime/apply.ts';
 import { endpointOf, selectorString } from './desired.ts';
-import type { ContainerState, Deployment, ModelService, Pod, Service } from './types.ts';
+import type { ContainerState, Deployment, EndpointSlice, ModelService, Pod, Service } from './types.ts';
 
 export const FAILURE_REASONS = new Set([
   'ImagePullBackOff',
@@ -33,6 +34,8 @@ export interface Observed {
   deployment: Deployment | undefined;
   service: Service | undefined;
   pods: Pod[];
+  /** The Service's EndpointSlices (the EndpointSlice controller's view of which pods serve). */
+  endpointSlices: EndpointSlice[];
   /** A reason the object cannot converge (foreign child, invalid spec): phase Degraded. */
   problem?: { reason: string; message: string };
   now: Date;
@@ -52,7 +55,7 @@ const earliest = (times: Array<string | undefined>): string | undefined =>
     .sort()[0];
 
 /** The first failing container (pods sorted by name), with the exit code of its last termination. */
-export function podFailure(pods: Pod[]): ModelServiceStatus['lastFailure'] {
+export function podFailure(pods: Pod[]): Failure | undefined {
   const live = pods.filter((p) => !p.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   for (const pod of live) {
     for (const cs of pod.status?.containerStatuses ?? []) {
@@ -74,6 +77,29 @@ export function podFailure(pods: Pod[]): ModelServiceStatus['lastFailure'] {
     }
   }
   return undefined;
+}
+
+/** The same failure (what, where, how) seen again: its first-seen time is kept. */
+const sameFailure = (a: Failure, b: Failure): boolean =>
+  a.reason === b.reason && a.pod === b.pod && a.container === b.container && a.exitCode === b.exitCode && a.message === b.message;
+
+/** The failure to report: the current one (first seen now, or when it was first seen), else the last one. */
+export function lastFailure(current: Failure | undefined, prev: Failure | undefined, now: Date): Failure | undefined {
+  if (!current) return prev;
+  return { ...current, at: prev && sameFailure(prev, current) ? prev.at : rfc3339(now) };
+}
+
+/** The EndpointSlice controller's annotation: when the change it last reflected happened. */
+export const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
+
+/** Ready endpoints across the slices, and the earliest change time of a slice listing one. */
+export function readyEndpoints(slices: EndpointSlice[]): { count: number; since: string | undefined } {
+  const serving = slices.filter((s) => !s.metadata.deletionTimestamp);
+  const counts = serving.map((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready === true).length);
+  return {
+    count: counts.reduce((a, b) => a + b, 0),
+    since: earliest(serving.filter((_, i) => counts[i]! > 0).map((s) => s.metadata.annotations?.[TRIGGER_TIME_ANNOTATION])),
+  };
 }
 
 /** Sets a condition; keeps lastTransitionTime unless the status changed. */
@@ -102,21 +128,25 @@ export function computeStatus(o: Observed): ModelServiceStatus {
   const desired = spec?.replicas ?? ms.spec.replicas;
   const available = d?.status?.availableReplicas ?? 0;
   const failure = podFailure(pods);
+  const endpoints = readyEndpoints(o.endpointSlices);
+  const rolledOut = rolloutComplete(d, desired);
+  // Pods can be Ready while no Service endpoint is (the Service selects nothing, its slices lag).
+  const unreachable = rolledOut && desired > 0 && endpoints.count === 0;
 
   let phase: Phase;
   if (ms.metadata.deletionTimestamp) phase = 'Terminating';
   else if (o.problem) phase = 'Degraded';
   else if (!d?.status || d.status.observedGeneration === undefined) phase = 'Pending';
-  else if (rolloutComplete(d, desired)) phase = 'Running';
+  else if (rolledOut && !unreachable) phase = 'Running';
   else if (failure) phase = 'Degraded';
   else phase = 'Progressing';
 
   const gen = ms.metadata.generation;
-  const counts = `${available}/${desired} replicas available`;
+  const counts = `${available}/${desired} replicas available${unreachable ? ', but the Service has no ready endpoint' : ''}`;
   const why = o.problem ?? (failure ? { reason: failure.reason, message: failure.message } : undefined);
   const ready: Record<Phase, [Condition['status'], string, string]> = {
     Running: ['True', 'AllReplicasAvailable', counts],
-    Progressing: ['False', 'ReplicasNotAvailable', counts],
+    Progressing: ['False', unreachable ? 'NoReadyEndpoints' : 'ReplicasNotAvailable', counts],
     Pending: ['False', 'Pending', 'waiting for the Deployment controller'],
     Degraded: ['False', why?.reason ?? 'Degraded', why?.message ?? counts],
     Terminating: ['False', 'Terminating', 'the ModelService is being deleted'],
@@ -136,7 +166,6 @@ export function computeStatus(o: Observed): ModelServiceStatus {
     conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: gen }, o.now);
   }
 
-  const readyPodTimes = pods.map((p) => p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime);
   return prune({
     observedGeneration: gen,
     phase,
@@ -146,13 +175,13 @@ export function computeStatus(o: Observed): ModelServiceStatus {
     selector: selectorString(ms),
     endpoint: o.service && spec ? endpointOf(ms, spec) : prev.endpoint,
     admittedAt: prev.admittedAt ?? rfc3339(ms.metadata.annotations?.[ANNOTATIONS.admittedAt]),
-    createdAt: prev.createdAt ?? rfc3339(ms.metadata.creationTimestamp),
+    deliveredAt: prev.deliveredAt ?? rfc3339(ms.metadata.creationTimestamp),
     scheduledAt:
       prev.scheduledAt ??
       earliest(pods.map((p) => p.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True')?.lastTransitionTime ?? (p.spec?.nodeName ? p.status?.startTime : undefined))),
     startedAt: prev.startedAt ?? earliest(pods.flatMap((p) => (p.status?.containerStatuses ?? []).map((c) => c.state?.running?.startedAt))),
-    readyAt: prev.readyAt ?? (available >= 1 ? (earliest(readyPodTimes) ?? rfc3339(o.now)) : undefined),
-    lastFailure: failure ?? prev.lastFailure,
+    readyAt: prev.readyAt ?? (endpoints.count >= 1 ? (endpoints.since ?? rfc3339(o.now)) : undefined),
+    lastFailure: lastFailure(failure, prev.lastFailure, o.now),
     conditions,
   });
 }

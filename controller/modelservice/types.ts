@@ -61,3 +61,8 @@ export interface Pod extends KubeObject {
     containerStatuses?: Array<{ name: string; ready?: boolean; restartCount?: number; state?: ContainerState; lastState?: ContainerState }>;
   };
 }
+
+/** discovery.k8s.io/v1: the endpoints the EndpointSlice controller found for a Service. */
+export interface EndpointSlice extends KubeObject {
+  endpoints?: Array<{ addresses?: string[]; conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean }; targetRef?: { kind?: string; name?: string } }>;
+}

@@ -2,7 +2,7 @@
 // watched namespace, created the first time a controller asks for it and handed to every
 // controller that asks again. Controllers never build informers themselves, so the ModelService
 // controller and the ledger share one watch and one store of ModelServices and of Pods.
-// Children (Deployments, Services, Pods) are cached only when they carry ModelDock's managed-by
+// Children (Deployments, Services, Pods, the Services' EndpointSlices) are cached only when they carry ModelDock's managed-by
 // label: the cache holds what ModelDock owns, not the whole namespace.
 import { LABELS, MANAGED_BY } from '../../schema/model-service.ts';
 import type { Informer, KubeObject } from './informer.ts';
@@ -16,6 +16,8 @@ export const CACHED_KINDS = {
   Deployment: { name: 'deployments', path: paths.deployments, labelSelector: MANAGED },
   Service: { name: 'services', path: paths.services, labelSelector: MANAGED },
   Pod: { name: 'pods', path: paths.pods, labelSelector: MANAGED },
+  // The EndpointSlice controller copies the Service's labels onto its slices.
+  EndpointSlice: { name: 'endpointslices', path: paths.endpointSlices, labelSelector: MANAGED },
 } as const satisfies Record<string, { name: string; path: (ns: string) => string; labelSelector: string | undefined }>;
 export type CachedKind = keyof typeof CACHED_KINDS;
 

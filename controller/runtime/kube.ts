@@ -189,6 +189,7 @@ export const paths = {
   services: (ns: string) => `/api/v1/namespaces/${ns}/services`,
   service: (ns: string, name: string) => `/api/v1/namespaces/${ns}/services/${name}`,
   pods: (ns: string) => `/api/v1/namespaces/${ns}/pods`,
+  endpointSlices: (ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
   leases: (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`,
   lease: (ns: string, name: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${name}`,
   events: (ns: string) => `/apis/events.k8s.io/v1/namespaces/${ns}/events`,

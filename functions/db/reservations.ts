@@ -1,9 +1,10 @@
 // SQL of the reservation family: reservation (+ its binding and dead outbox rows for reads)
 // and quota_movement. No business rules here: services decide, these statements execute.
 import { endpointFor, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { timelineOf } from '../../schema/timeline.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
-import { bool, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
@@ -45,12 +46,13 @@ export async function insertMovement(
 const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
-    b.first_ready_at AS b_first_ready_at,
+    b.first_ready_at AS b_first_ready_at, b.created_at AS b_created_at, b.scheduled_at AS b_scheduled_at, b.started_at AS b_started_at, b.last_failure AS b_last_failure,
     (SELECT COUNT(*) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox,
     (SELECT MIN(o.available_at) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL) AS next_attempt_at,
     (SELECT o.last_error FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL AND o.last_error IS NOT NULL
       ORDER BY o.seq DESC LIMIT 1) AS retry_error
   FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id`;
+
 
 export interface StoredAdmission {
   admission: Admission;
@@ -96,6 +98,13 @@ function toStored(row: Row): StoredAdmission {
       lastError: strOrNull(row.retry_error) ?? strOrNull(row.last_error),
       nextAttemptAt: timeOrNull(row.next_attempt_at),
       deadOutboxRows: int(row.dead_outbox),
+      timeline: timelineOf(time(row.created_at), {
+        deliveredAt: timeOrNull(row.b_created_at),
+        scheduledAt: timeOrNull(row.b_scheduled_at),
+        startedAt: timeOrNull(row.b_started_at),
+        readyAt: timeOrNull(row.b_first_ready_at),
+      }),
+      lastFailure: failureOrNull(row.b_last_failure),
     },
   };
 }

@@ -15,6 +15,7 @@ import { chargeQuota, readQuota } from '../db/quota.ts';
 import { findByIdempotencyKey, insertMovement, insertReservation } from '../db/reservations.ts';
 import { idempotencyKeyReused, quotaExceeded } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
+import { timelineOf } from '../../schema/timeline.ts';
 
 const MAX_ATTEMPTS = 3;
 
@@ -106,6 +107,8 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     lastError: null,
     nextAttemptAt: at, // the create row is due at once
     deadOutboxRows: 0,
+    timeline: timelineOf(at, { deliveredAt: null, scheduledAt: null, startedAt: null, readyAt: null }),
+    lastFailure: null,
   };
 }
 

@@ -1,5 +1,5 @@
 // A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager
-// (deployment, replicaset, garbage collector, namespace, serviceaccount, resourcequota controllers),
+// (deployment, replicaset, garbage collector, namespace, serviceaccount, resourcequota, endpointslice controllers),
 // kube-scheduler, and KWOK playing the kubelet for one fake node.
 // Authentication: a static admin token (group system:masters) for the test harness and the
 // control-plane components, and ServiceAccount tokens (signing key pair generated here at
@@ -140,8 +140,9 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
       [
         'kube-controller-manager',
         [
-          // resourcequota-controller: usage of k8s/base/limits.yaml's ResourceQuota (its admission needs it).
-          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,resourcequota-controller',
+          // resourcequota-controller: usage of k8s/base/limits.yaml's ResourceQuota (its admission needs it);
+          // endpointslice-controller: the Services' EndpointSlices, which readiness is taken from.
+          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,resourcequota-controller,endpointslice-controller',
           ...shared(kcmPort),
         ],
         kcmPort,
@@ -157,7 +158,7 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
               command: bin(name),
               args,
               logDir,
-              ready: async () => (await get(`https://127.0.0.1:${port}`, '/healthz', undefined, undefined)).status === 200,
+              ready: () => componentHealthy(port),
             },
             runDir,
           ),
@@ -255,6 +256,11 @@ async function waitFor(component: string, logDir: string, timeoutMs: number, che
     }
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/** A control-plane component (kube-controller-manager, kube-scheduler) answers /healthz on its loopback port. */
+export async function componentHealthy(port: number): Promise<boolean> {
+  return (await get(`https://127.0.0.1:${port}`, '/healthz', undefined, undefined)).status === 200;
 }
 
 /** Minimal HTTPS client for start-up probes (before any kubeconfig-based client exists). */

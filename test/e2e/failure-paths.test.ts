@@ -71,6 +71,17 @@ describe('release rules', () => {
     expect(await movements(id)).toBe(1);
   });
 
+  it('a failing start shows lastFailure in the tenant API before the never-Ready deadline deletes it', async () => {
+    const { id } = await admit('example.invalid/modeldock/crash-loop:1');
+    const released = await untilState(id, 'released');
+    // Copied only while the admission is delivered: present now means seen before the deadline.
+    expect(released.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff', exitCode: 1, container: 'model', pod: expect.stringMatching(/^md-/) });
+    const { lastFailure, timeline } = released as { lastFailure: { at: string }; timeline: { deliveredAt: string } };
+    expect(Date.parse(lastFailure.at)).toBeLessThan(Date.parse(timeline.deliveredAt) + Number(CTL_ENV.READY_DEADLINE_MS));
+    expect(released.timeline).toMatchObject({ deliveredAt: expect.any(String), scheduledAt: expect.any(String), readyAt: null });
+    expect(released.lastError).toMatch(/never Ready/);
+  });
+
   it('releases the quota of a ModelService deleted behind ModelDock’s back', async () => {
     const { id, name } = await admit();
     await untilState(id, 'ready');

@@ -40,6 +40,17 @@ describe('admission lifecycle', () => {
     const name = `md-${id.toLowerCase()}`;
     expect(ready.endpoint).toBe(`http://${name}.${sys.namespace}.svc:8000`);
     expect(ready.binding).toMatchObject({ namespace: sys.namespace, crName: name, everReady: true });
+    // The startup timeline: every moment reached, in order (Kubernetes' times have second
+    // precision, so moments are compared by the second), each with its time since admission.
+    const tl = ready.timeline as Record<string, string | null> & { sinceAdmissionMs: Record<string, number | null> };
+    const moments = ['admittedAt', 'deliveredAt', 'scheduledAt', 'startedAt', 'readyAt'] as const;
+    for (const m of moments) expect(tl[m], m).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    const second = (m: (typeof moments)[number]) => Math.floor(Date.parse(tl[m]!) / 1000);
+    for (let i = 1; i < moments.length; i++) expect(second(moments[i]!), `${moments[i - 1]} ≤ ${moments[i]}`).toBeGreaterThanOrEqual(second(moments[i - 1]!));
+    expect(tl.admittedAt).toBe(created.body.createdAt);
+    for (const stage of ['delivered', 'scheduled', 'started', 'ready']) expect(tl.sinceAdmissionMs[stage], stage).toBeGreaterThanOrEqual(0);
+    expect(ready.lastFailure).toBeNull();
+    console.log(`startup timeline of ${id}: ${JSON.stringify(tl)}`);
     const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
     expect(pods.items).toHaveLength(2);
     expect((await quota()).cpu).toMatchObject({ reserved: 1000, active: 1000 });

@@ -70,7 +70,7 @@ describe('modeldock CLI against the Worker', () => {
     expect(get.stdout).toContain('replicas:  2   resources per replica: cpu=250m memory=256Mi');
     expect(get.stdout).toMatch(/ok admitted +\d{4}-\d\d-\d\dT/);
     expect(get.stdout).toContain('- delivered  pending');
-    expect(get.stdout).toContain('- scheduled  not reported by this API');
+    expect(get.stdout).toContain('- scheduled  pending');
 
     const table = expectRun(await cli(['list']), 0);
     expect(table.stdout.split('\n')[0]).toMatch(/^ID {26}NAME {2}STATE {5}REPLICAS {2}AGE +ENDPOINT$/);

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
-import { ackCreate, acquireEpoch, markReady, release, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/store.ts';
+import { ackCreate, acquireEpoch, markReady, recordProgress, release, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/store.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
@@ -82,6 +82,11 @@ const FENCED: Record<string, FencedCase<unknown>> = {
   'store.setReleaseBlocked': fencedCase({
     arrange: () => bound('releasing'),
     act: (id, epoch) => setReleaseBlocked(db, { tenant: 'acme', id }, new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, later()),
+  }),
+  'store.recordProgress': fencedCase({
+    arrange: () => bound('delivered'),
+    act: (id, epoch) =>
+      recordProgress(db, { tenant: 'acme', id }, { scheduledAt: new Date(), startedAt: new Date(), lastFailure: { reason: 'OOMKilled', message: 'late', exitCode: 137 } }, epoch, later()),
   }),
   'store.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, { tenant: 'acme', id }, epoch, later()) }),
   // the outbox

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
 import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
-import { acquireEpoch, loadLedgerRecord, markReady, release, transition } from '../../controller/ledger/store.ts';
+import { acquireEpoch, loadLedgerRecord, markReady, recordProgress, release, transition } from '../../controller/ledger/store.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 
 let ledger: LedgerDatabase;
@@ -114,5 +114,25 @@ describe('controller ledger store', () => {
     const rec = await loadLedgerRecord(db, at(id));
     expect(rec?.state).toBe('ready');
     expect(rec?.binding).toMatchObject({ uid: 'u1', everReady: true, firstReadyAt: new Date(now.toISOString()) });
+  });
+
+  it('recordProgress: times are set once, the last failure is replaced, and the record reads them back', async () => {
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const id = await admitted('delivered');
+    const now = new Date();
+    await db.execute(
+      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, 'ns', ?, 'u1', ?, ?)`,
+      [id, `md-${id.toLowerCase()}`, now, now],
+    );
+    const t1 = new Date('2026-01-01T00:00:01Z');
+    const t2 = new Date('2026-01-01T00:00:02Z');
+    const oom = { reason: 'OOMKilled', message: 'x'.repeat(5000), pod: 'p', container: 'model', exitCode: 137, at: '2026-01-01T00:00:03Z' };
+    expect(await recordProgress(db, at(id), { scheduledAt: t1, startedAt: null, lastFailure: oom }, epoch, now)).toBe(true);
+    expect(await recordProgress(db, at(id), { scheduledAt: t2, startedAt: t2, lastFailure: null }, epoch, now)).toBe(true);
+    const rec = await loadLedgerRecord(db, at(id));
+    expect(rec?.binding).toMatchObject({ scheduledAt: t1, startedAt: t2, lastFailure: { ...oom, message: 'x'.repeat(2048) } });
+    const crash = { reason: 'CrashLoopBackOff', message: 'back-off', pod: 'p', container: 'model', exitCode: 1 };
+    await recordProgress(db, at(id), { scheduledAt: null, startedAt: null, lastFailure: crash }, epoch, now);
+    expect((await loadLedgerRecord(db, at(id)))?.binding?.lastFailure).toEqual(crash);
   });
 });

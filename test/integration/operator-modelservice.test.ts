@@ -77,7 +77,7 @@ describe('ModelService → Deployment + Service', () => {
       selector: `${LABELS.managedBy}=modeldock,${LABELS.modelService}=alpha`,
       admittedAt: '2026-01-01T00:00:00Z',
     });
-    for (const f of ['createdAt', 'startedAt', 'readyAt'] as const) expect(ms.status?.[f], f).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    for (const f of ['deliveredAt', 'startedAt', 'readyAt'] as const) expect(ms.status?.[f], f).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(ms.status?.conditions?.map((c) => [c.type, c.status])).toEqual([
       ['Ready', 'True'],
       ['Progressing', 'False'],

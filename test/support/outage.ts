@@ -1,8 +1,9 @@
 // Outages of the real stack's components, for the outage suites (test/e2e/outage-*.test.ts):
 //  - an API server that refuses ModelService creates: a ValidatingAdmissionPolicy (built into
 //    kube-apiserver, CEL) bound to ONE namespace, so suites running beside it are untouched;
-//  - kube-apiserver stopped and started again with the very same command line (the stack's own
-//    process, found through the run dir's pid file; the new one is registered there too);
+//  - kube-apiserver (or another component: kube-controller-manager) stopped and started again
+//    with the same command line or a rewritten one (the stack's own process, found through the
+//    run dir's pid file; the new one is registered there too);
 //  - every database route probed at once while the database is hung or down (probeEveryRoute);
 //    the suite-owned MariaDB that can be restarted is private-mariadb.ts.
 import { readFileSync } from 'node:fs';
@@ -116,39 +117,43 @@ const alive = (pid: number): boolean => {
 export interface Restart {
   /** When the old process had exited (the outage begins). */
   stoppedAt: number;
-  /** Starts the same command line again and resolves once it serves; returns when it served. */
-  start(): Promise<number>;
+  /**
+   * Starts the same command line again — or the one `rewrite` makes of its arguments — and
+   * resolves once it serves; returns when it served.
+   */
+  start(rewrite?: (args: string[]) => string[]): Promise<number>;
 }
 
-/** Stops the stack's kube-apiserver (SIGTERM, then SIGKILL). Call `start()` to bring it back. */
-export async function stopApiServer(kube: KubeClient): Promise<Restart> {
+/** Stops the stack's process running `binary` (SIGTERM, then SIGKILL). Call `start()` to bring it back; `ready` tells it serves. */
+export async function stopStackProcess(binary: string, ready: () => Promise<boolean>): Promise<Restart> {
   const { runDir, logDir } = inject('stack');
-  const old = stackProcess('kube-apiserver');
+  const old = stackProcess(binary);
   process.kill(old.pid, 'SIGTERM');
   for (let i = 0; i < 100 && alive(old.pid); i++) await sleep(100);
   if (alive(old.pid)) process.kill(old.pid, 'SIGKILL');
-  await waitFor('the old kube-apiserver to exit', async () => !alive(old.pid), { timeoutMs: 10_000 });
+  await waitFor(`the old ${binary} to exit`, async () => !alive(old.pid), { timeoutMs: 10_000 });
   const stoppedAt = Date.now();
   return {
     stoppedAt,
-    async start() {
+    async start(rewrite = (args) => args) {
       const [command, ...args] = old.argv;
-      if (!command) throw new Error('kube-apiserver: empty command line');
-      await startProcess(
-        {
-          name: 'kube-apiserver-restarted',
-          command,
-          args,
-          env: old.env,
-          logDir,
-          ready: async () => (await kube.get('/api/v1/namespaces/default').then(() => true)),
-          timeoutMs: 60_000,
-        },
-        runDir,
-      );
+      if (!command) throw new Error(`${binary}: empty command line`);
+      await startProcess({ name: `${binary}-restarted`, command, args: rewrite(args), env: old.env, logDir, ready, timeoutMs: 60_000 }, runDir);
       return Date.now();
     },
   };
+}
+
+/** Stops the stack's kube-apiserver. Call `start()` to bring it back. */
+export const stopApiServer = (kube: KubeClient): Promise<Restart> =>
+  stopStackProcess('kube-apiserver', async () => kube.get('/api/v1/namespaces/default').then(() => true));
+
+/** The `--secure-port` of a control-plane component's command line. */
+export function securePort(binary: string): number {
+  const flag = stackProcess(binary).argv.find((a) => a.startsWith('--secure-port='));
+  const port = Number(flag?.split('=')[1]);
+  if (!Number.isInteger(port)) throw new Error(`${binary}: no --secure-port on its command line`);
+  return port;
 }
 
 export interface RouteAnswer {

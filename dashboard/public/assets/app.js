@@ -3,7 +3,7 @@
 // header; no cookies), see admissions with their state, startup timeline and endpoint, the quota
 // as bars, and delete with a confirmation. Same-origin calls to the admission API; DOM built
 // with textContent only (no HTML strings), so the page runs under a strict CSP with Trusted Types.
-import { describeFailure, elapsedMs, formatDuration, startupStages } from './startup.js';
+import { describeFailure, formatDuration, startupStages } from './startup.js';
 
 const KEY_ITEM = 'modeldock.key';
 const REFRESH_MS = 2000;
@@ -105,10 +105,8 @@ function timelineCell(a) {
     li.dataset.status = s.status;
     let when = '';
     if (s.status === 'unreported') when = 'n/a';
-    else if (s.status === 'done' && s.stage !== 'admitted') {
-      const ms = elapsedMs(a.createdAt, s.at);
-      when = ms === null ? '' : `+${formatDuration(ms)}`;
-    } else if (s.status === 'done' && s.at) when = new Date(s.at).toLocaleTimeString();
+    else if (s.status === 'done' && s.stage !== 'admitted') when = s.sinceMs === null ? '' : `+${formatDuration(s.sinceMs)}`;
+    else if (s.status === 'done' && s.at) when = new Date(s.at).toLocaleTimeString();
     if (when) li.append(el('span', 'when', when));
     if (s.status === 'unreported') li.title = 'not reported by this API';
     list.append(li);

@@ -16,6 +16,7 @@
  * @property {string | null | undefined} [scheduledAt]
  * @property {string | null | undefined} [startedAt]
  * @property {string | null | undefined} [readyAt]
+ * @property {Partial<Record<Exclude<Stage, 'admitted'>, number | null>> | null | undefined} [sinceAdmissionMs]
  */
 /**
  * @typedef {object} LastFailure
@@ -35,14 +36,16 @@
  */
 /**
  * One stage as shown: `done` (reached; `at` is null when the API reports no time for it),
- * `pending` (not reached yet), `unreported` (this API does not report the stage).
- * @typedef {{ stage: Stage, status: 'done' | 'pending' | 'unreported', at: string | null }} StageView
+ * `pending` (not reached yet), `unreported` (this API does not report the stage). `sinceMs`:
+ * milliseconds from admission (the API's `sinceAdmissionMs`, which never decreases from one
+ * stage to the next; else computed from the times), null when unknown.
+ * @typedef {{ stage: Stage, status: 'done' | 'pending' | 'unreported', at: string | null, sinceMs: number | null }} StageView
  */
 
 /** @type {readonly Stage[]} */
 export const STAGES = Object.freeze(['admitted', 'delivered', 'scheduled', 'started', 'ready']);
 
-/** @type {Record<Stage, keyof Timeline>} */
+/** @type {Record<Stage, 'admittedAt' | 'deliveredAt' | 'scheduledAt' | 'startedAt' | 'readyAt'>} */
 const FIELD = { admitted: 'admittedAt', delivered: 'deliveredAt', scheduled: 'scheduledAt', started: 'startedAt', ready: 'readyAt' };
 
 /** States past `delivered` on the way up (the ledger's order: admitted → delivered → ready). */
@@ -59,7 +62,9 @@ export function startupStages(a) {
     /** @type {StageView[]} */
     const views = STAGES.map((stage) => {
       const at = t[FIELD[stage]] ?? null;
-      return { stage, status: at ? 'done' : 'pending', at };
+      const reported = stage === 'admitted' ? 0 : t.sinceAdmissionMs?.[stage];
+      const sinceMs = at === null ? null : (reported ?? elapsedMs(t.admittedAt ?? a.createdAt, at));
+      return { stage, status: at ? 'done' : 'pending', at, sinceMs };
     });
     // A stage with no time before a reached one was passed: reached, time not reported.
     const last = views.map((v) => v.status).lastIndexOf('done');
@@ -67,12 +72,13 @@ export function startupStages(a) {
   }
   const ready = a.state === 'ready' || Boolean(a.binding?.firstReadyAt);
   const delivered = ready || a.binding !== null || DELIVERED_STATES.includes(a.state);
+  const readyAt = a.binding?.firstReadyAt ?? null;
   return [
-    { stage: 'admitted', status: 'done', at: a.createdAt },
-    { stage: 'delivered', status: delivered ? 'done' : 'pending', at: null },
-    { stage: 'scheduled', status: 'unreported', at: null },
-    { stage: 'started', status: 'unreported', at: null },
-    { stage: 'ready', status: ready ? 'done' : 'pending', at: a.binding?.firstReadyAt ?? null },
+    { stage: 'admitted', status: 'done', at: a.createdAt, sinceMs: 0 },
+    { stage: 'delivered', status: delivered ? 'done' : 'pending', at: null, sinceMs: null },
+    { stage: 'scheduled', status: 'unreported', at: null, sinceMs: null },
+    { stage: 'started', status: 'unreported', at: null, sinceMs: null },
+    { stage: 'ready', status: ready ? 'done' : 'pending', at: readyAt, sinceMs: elapsedMs(a.createdAt, readyAt) },
   ];
 }
 

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { progressChange, progressOf, type Progress } from './progress.ts';
+
+const none: Progress = { scheduledAt: null, startedAt: null, lastFailure: null };
+const t = (s: string) => new Date(s);
+const oom = { reason: 'OOMKilled', message: 'oom', pod: 'p', container: 'model', exitCode: 137, at: '2026-01-01T00:00:05Z' };
+
+describe('progressOf', () => {
+  it('reads the times and the last failure of a CR status; absent or unparseable is null', () => {
+    expect(progressOf(undefined)).toEqual(none);
+    expect(progressOf({ scheduledAt: '2026-01-01T00:00:01Z', startedAt: 'garbage', lastFailure: oom })).toEqual({ scheduledAt: t('2026-01-01T00:00:01Z'), startedAt: null, lastFailure: oom });
+  });
+});
+
+describe('progressChange', () => {
+  it('nothing observed, or nothing new: no write', () => {
+    expect(progressChange(none, none)).toBeUndefined();
+    const stored = { scheduledAt: t('2026-01-01T00:00:01Z'), startedAt: t('2026-01-01T00:00:02Z'), lastFailure: oom };
+    expect(progressChange(stored, { ...stored, lastFailure: { ...oom } })).toBeUndefined();
+  });
+  it('a time is set once: written while the stored one is null, never moved', () => {
+    expect(progressChange(none, { ...none, scheduledAt: t('2026-01-01T00:00:01Z') })).toEqual({ ...none, scheduledAt: t('2026-01-01T00:00:01Z') });
+    expect(progressChange(none, { ...none, startedAt: t('2026-01-01T00:00:02Z') })).toEqual({ ...none, startedAt: t('2026-01-01T00:00:02Z') });
+    const stored = { ...none, scheduledAt: t('2026-01-01T00:00:01Z') };
+    expect(progressChange(stored, { ...none, scheduledAt: t('2026-01-01T00:00:09Z') })).toBeUndefined();
+  });
+  it('a failure replaces a different stored one; a cleared failure keeps the stored one', () => {
+    expect(progressChange(none, { ...none, lastFailure: oom })).toEqual({ ...none, lastFailure: oom });
+    const crash = { ...oom, reason: 'CrashLoopBackOff' };
+    expect(progressChange({ ...none, lastFailure: oom }, { ...none, lastFailure: crash })).toEqual({ ...none, lastFailure: crash });
+    expect(progressChange({ ...none, lastFailure: oom }, none)).toBeUndefined();
+  });
+});

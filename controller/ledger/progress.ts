@@ -1,0 +1,35 @@
+// The startup progress the tenant API shows (issue 14): what the ModelService status observed —
+// the first pod bound to a node, the first container running, the most recent pod failure — as
+// the binding stores it. Pure: the reconciler writes `progressChange()` when it is not undefined.
+import { canonicalJson } from '../../schema/canonical-json.ts';
+import type { Failure, ModelServiceStatus } from '../../schema/model-service.ts';
+
+export interface Progress {
+  scheduledAt: Date | null;
+  startedAt: Date | null;
+  lastFailure: Failure | null;
+}
+
+const dateOrNull = (t: string | undefined): Date | null => {
+  const d = t === undefined ? null : new Date(t);
+  return d && !Number.isNaN(d.getTime()) ? d : null;
+};
+
+export function progressOf(status: ModelServiceStatus | undefined): Progress {
+  return { scheduledAt: dateOrNull(status?.scheduledAt), startedAt: dateOrNull(status?.startedAt), lastFailure: status?.lastFailure ?? null };
+}
+
+/**
+ * What to write so the stored progress reflects the observed one, or undefined when nothing is
+ * new: a time is set once (a stored time is never moved or cleared), a failure replaces the
+ * stored one when it differs (a cleared failure stays: it is the LAST failure).
+ */
+export function progressChange(stored: Progress, observed: Progress): Progress | undefined {
+  const change: Progress = {
+    scheduledAt: stored.scheduledAt ? null : observed.scheduledAt,
+    startedAt: stored.startedAt ? null : observed.startedAt,
+    lastFailure:
+      observed.lastFailure && (!stored.lastFailure || canonicalJson(stored.lastFailure) !== canonicalJson(observed.lastFailure)) ? observed.lastFailure : null,
+  };
+  return change.scheduledAt || change.startedAt || change.lastFailure ? change : undefined;
+}
