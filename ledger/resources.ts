@@ -29,20 +29,6 @@ export function amountsFromRow(row: Row, prefix = ''): Amounts {
   return out;
 }
 
-/**
- * SQL: the amount of the resource named by `resourceExpr` (e.g. `q.resource`) held by the
- * reservation row `alias` — `CASE q.resource WHEN 'cpu' THEN r.cpu_millis … ELSE 0 END`.
- */
-const amountOfResourceSql = (resourceExpr: string, alias: string): string =>
-  `CASE ${resourceExpr} ${RESOURCE_NAMES.map((r) => `WHEN '${r}' THEN ${alias}.${AMOUNT_COLUMNS[r]}`).join(' ')} ELSE 0 END`;
-
-/**
- * The release arithmetic, as a SET clause on `tenant_quota q` joined to the reservation `r` being
- * released: usage goes down by exactly what the reservation was charged.
- */
-export const releaseUsageSql = (quotaAlias: string, reservationAlias: string): string =>
-  `${quotaAlias}.used = ${quotaAlias}.used - ${amountOfResourceSql(`${quotaAlias}.resource`, reservationAlias)}`;
-
 /** The resources an amount charges (non-zero ones); a charge of nothing touches no quota row. */
 export const chargedResources = (a: Amounts): ResourceName[] => RESOURCE_NAMES.filter((r) => a[r] > 0);
 
