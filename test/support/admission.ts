@@ -49,15 +49,22 @@ function vitessOfRun(): VitessInfo {
   return info;
 }
 
-async function vitessLedgerDatabase(info: VitessInfo): Promise<LedgerDatabase> {
-  const db = createDb({ url: info.databaseUrl });
-  // Migrated once by the global setup; emptied here, shard by shard (a DELETE naming no tenant
-  // would reach both shards, which transaction mode SINGLE refuses).
+/**
+ * Empties the run's Vitess ledger (migrated once by the global setup), so a suite does not see
+ * the rows of the suites before it: shard by shard (a DELETE naming no tenant would reach both
+ * shards, which transaction mode SINGLE refuses), and the epoch as a fresh migration leaves it.
+ */
+export async function emptyVitessLedger(db: Db): Promise<void> {
   for (const shard of await ledgerShards(db)) {
     for (const table of SHARDED_TABLES) await shard.db.execute(`DELETE FROM ${table}`);
   }
   await db.execute('DELETE FROM scheduled_run');
-  await db.execute("UPDATE controller_epoch SET epoch = 0, holder = '' WHERE id = 1"); // as a fresh migration leaves it
+  await db.execute("UPDATE controller_epoch SET epoch = 0, holder = '' WHERE id = 1");
+}
+
+async function vitessLedgerDatabase(info: VitessInfo): Promise<LedgerDatabase> {
+  const db = createDb({ url: info.databaseUrl });
+  await emptyVitessLedger(db);
   const t: TestDatabase = { name: 'vitess', url: info.databaseUrl, conn: connect({ url: info.databaseUrl }), drop: async () => undefined };
   return ledgerDatabase({ ...t, backend: 'vitess' }, db);
 }
