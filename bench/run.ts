@@ -44,7 +44,7 @@ const m = machine();
 const t0 = performance.now();
 console.log(`bench: ${quick ? 'quick' : 'full'} run of ${selected.map((b) => b.id).join(' ')} on ${m.nproc} cores, load ${m.load}`);
 const runDir = process.env.MODELDOCK_BENCH_STACK_DIR ?? join(repoRoot, '.stack/bench');
-const stack = selected.some((b) => b.stack !== false) ? await startStack({ runDir, log: (msg) => log(msg) }) : undefined;
+const stack = selected.some((b) => b.stack !== false) ? await startStack({ runDir, log: (msg) => log(msg), ...(process.env.MODELDOCK_BENCH_BIN_DIR ? { binDir: process.env.MODELDOCK_BENCH_BIN_DIR } : {}) }) : undefined;
 let ctx: BenchContext | undefined;
 let stopping = false;
 const stop = async (code: number) => {

@@ -34,7 +34,7 @@ export interface Api {
 
 export async function startApi(ctx: BenchContext, connections: number): Promise<Api> {
   const ledger = await ctx.ledger();
-  await ledger.setQuota(TENANT, 'cpu=100000', 'memory=100000Gi', 'nvidia.com/gpu=0', 'modelservices=10000000');
+  await ledger.setQuota(TENANT, 'cpu=100000', 'memory=100000Gi', 'nvidia.com/gpu=0', 'modelservices=100000');
   const worker = await ctx.worker(ledger.url, { [TENANT]: KEY });
   const config = parseConfig({ DATABASE_URL: ledger.url });
   const decision = toAdmission(admissionRequestSchema(config.maxReplicas).parse(BODY), config.policy);
