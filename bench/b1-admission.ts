@@ -8,13 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { admit } from '../functions/services/admit.ts';
 import type { ServiceDeps } from '../functions/services/deps.ts';
 import type { Benchmark } from './run.ts';
-import { BODY, startApi, TENANT, type Api } from './lib/api.ts';
+import { BODY, startApi, TENANT, type Api, type Call } from './lib/api.ts';
 import { closedLoop } from './lib/load.ts';
 import { cpuByCommand, cpuDelta } from './lib/proc-stats.ts';
 import { describe, fmt, median, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
 
-export const viaWorker = (api: Api) => async () => {
-  await api.call('POST', '/requests', 201, { body: BODY, key: api.newKey() });
+export const viaWorker = (api: Api, call: Call = api.call) => async () => {
+  await call('POST', '/requests', 201, { body: BODY, key: api.newKey() });
 };
 export const viaService = (api: Api, deps: ServiceDeps) => async () => {
   await admit(deps, { tenant: TENANT, idempotencyKey: api.newKey(), requestId: randomUUID(), parsed: api.parsed });
@@ -31,48 +31,64 @@ export async function rttMs(exec: () => Promise<unknown>, n: number): Promise<nu
   return median(samples);
 }
 
+const NAMES = { dev: 'Worker via wrangler dev', direct: 'Worker in workerd (no dev proxy)', a: 'baseline A (Node → ps-http-sim)', b: 'baseline B (mysql2 → MariaDB)' } as const;
+type PathName = keyof typeof NAMES;
+
+/** CPU ms so far per process of interest: each Worker's tree, ps-http-sim, this process (client + baselines). */
+export function cpuSnapshot(api: Api): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of cpuByCommand([api.worker.process.pid])) out.set(`wrangler dev: ${k}`, v);
+  for (const [k, v] of cpuByCommand([api.direct.pid])) out.set(`no proxy: ${k}`, v);
+  for (const [k, v] of cpuByCommand([api.ledger.sim.pid])) out.set(k, v);
+  const self = process.cpuUsage();
+  out.set('bench process (client, baselines)', (self.user + self.system) / 1000);
+  return out;
+}
+
 export const b1: Benchmark = {
   id: 'B1',
   title: 'admission (POST /requests)',
   async run(ctx) {
     const levels: Array<[number, number]> = ctx.quick ? [[1, 15], [8, 64], [32, 96]] : [[1, 100], [8, 400], [32, 640]];
     const api = await startApi(ctx, 32);
-    const paths = { worker: viaWorker(api), a: viaService(api, api.a), b: viaService(api, api.b) };
+    const paths: Record<PathName, () => Promise<void>> = { dev: viaWorker(api), direct: viaWorker(api, api.callDirect), a: viaService(api, api.a), b: viaService(api, api.b) };
     for (const op of Object.values(paths)) await closedLoop({ concurrency: 4, total: 12, op }); // warm-up: JIT, connections
 
     const rows: string[] = [];
-    const at8: Record<string, LatencySummary> = {};
-    let cpu = new Map<string, number>();
+    const at8 = {} as Record<PathName, LatencySummary>;
+    const cpu = new Map<PathName, Map<string, number>>();
     let perAdmission = 0;
     for (const [concurrency, total] of levels) {
-      const res: Record<string, LatencySummary> = {};
-      for (const [name, op] of Object.entries(paths)) {
-        const before = name === 'worker' ? cpuByCommand([api.worker.process.pid, api.ledger.sim.pid]) : undefined;
+      const res = {} as Record<PathName, LatencySummary>;
+      for (const [name, op] of Object.entries(paths) as Array<[PathName, () => Promise<void>]>) {
+        const before = cpuSnapshot(api);
         const trips = api.a.db.roundTrips;
         const r = await closedLoop({ concurrency, total, op });
         res[name] = summarize(r.latenciesMs, r.wallMs);
-        if (before && concurrency === 8) cpu = new Map([...cpuDelta(before, cpuByCommand([api.worker.process.pid, api.ledger.sim.pid]))].map(([k, v]) => [k, v / total]));
+        if (concurrency === 8) cpu.set(name, new Map([...cpuDelta(before, cpuSnapshot(api))].map(([k, v]) => [k, v / total])));
         if (name === 'a') perAdmission = (api.a.db.roundTrips - trips) / total;
       }
-      const w = res.worker as LatencySummary;
-      const a = res.a as LatencySummary;
-      const b = res.b as LatencySummary;
       if (concurrency === 8) Object.assign(at8, res);
-      rows.push(`| ${concurrency} | ${describe(w)} | ${describe(a)} | ${describe(b)} | ${fmt(ratio(w.perSecond, a.perSecond))} | ${fmt(ratio(w.perSecond, b.perSecond))} |`);
+      rows.push(`| ${concurrency} | ${describe(res.dev)} | ${describe(res.direct)} | ${describe(res.a)} | ${describe(res.b)} | ${fmt(ratio(res.direct.perSecond, res.a.perSecond))} | ${fmt(ratio(res.dev.perSecond, res.a.perSecond))} | ${fmt(ratio(res.direct.perSecond, res.b.perSecond))} |`);
     }
     const rttA = await rttMs(() => api.a.db.execute('SELECT 1'), 30);
     const rttB = await rttMs(() => api.b.db.execute('SELECT 1'), 30);
-    const headline = ratio((at8.worker as LatencySummary).perSecond, (at8.a as LatencySummary).perSecond);
-    const cpuLine = [...cpu].filter(([, v]) => v > 0.05).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${fmt(v)} ms`).join(', ');
-    const w8 = at8.worker as LatencySummary;
+    const headline = ratio(at8.direct.perSecond, at8.a.perSecond);
+    const cpuRows = [...cpu].map(([name, m]) => `| ${NAMES[name]} | ${[...m].filter(([, v]) => v >= 0.05).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} |`);
     return {
-      summary: `ratio=${fmt(headline)} (Worker vs baseline A at c=8; goal ≥ 0.7: ${verdict(headline, 0.7, true)}) Worker ${fmt(w8.perSecond)}/s p50 ${fmt(w8.p50)} ms; A ${fmt((at8.a as LatencySummary).perSecond)}/s; B ${fmt((at8.b as LatencySummary).perSecond)}/s; ${fmt(perAdmission)} round trips × RTT ${fmt(rttA)} ms (HTTP) / ${fmt(rttB)} ms (mysql2)`,
+      summary: `ratio=${fmt(headline)} (Worker in workerd vs baseline A at c=8; goal ≥ 0.7: ${verdict(headline, 0.7, true)}) workerd ${fmt(at8.direct.perSecond)}/s p50 ${fmt(at8.direct.p50)} ms; via wrangler dev ${fmt(at8.dev.perSecond)}/s (${fmt(ratio(at8.dev.perSecond, at8.a.perSecond))}×); A ${fmt(at8.a.perSecond)}/s; B ${fmt(at8.b.perSecond)}/s; ${fmt(perAdmission)} round trips × RTT ${fmt(rttA)} ms (HTTP) / ${fmt(rttB)} ms (mysql2)`,
       details: [
-        '| concurrency | Worker (workerd) | baseline A (Node → ps-http-sim) | baseline B (mysql2 → MariaDB) | Worker / A | Worker / B |',
-        '|---|---|---|---|---|---|',
+        '| concurrency | Worker via wrangler dev | Worker in workerd, no dev proxy | baseline A (Node → ps-http-sim) | baseline B (mysql2 → MariaDB) | workerd / A | wrangler dev / A | workerd / B |',
+        '|---|---|---|---|---|---|---|---|',
         ...rows,
         '',
-        `Where the time goes (c=8): ${fmt(perAdmission)} round trips per admission (BEGIN, 4 statements, COMMIT); one statement's RTT (sequential \`SELECT 1\`, p50) is ${fmt(rttA)} ms through ps-http-sim and ${fmt(rttB)} ms through mysql2, so the statements alone cost ≥ ${fmt(perAdmission * rttA)} ms per admission on the HTTP path. CPU per request (user + system, /proc): ${cpuLine} — workerd runs the Worker, wrangler's node runs the dev proxy and log relay, ps-http-sim serves the statements.`,
+        `Where the time goes: ${fmt(perAdmission)} round trips per admission (BEGIN, 4 statements, COMMIT); one statement's RTT (sequential \`SELECT 1\`, p50) is ${fmt(rttA)} ms through ps-http-sim and ${fmt(rttB)} ms through mysql2, so the statements alone cost ≥ ${fmt(perAdmission * rttA)} ms per admission on the HTTP path and ≥ ${fmt(perAdmission * rttB)} ms on mysql2's. The dev proxy is wrangler dev's Node process in front of workerd (the "no dev proxy" column runs the same bundle in workerd through Miniflare).`,
+        '',
+        'CPU ms per admission at c=8 (user + system from /proc, by process):',
+        '',
+        '| path | CPU ms per request |',
+        '|---|---|',
+        ...cpuRows,
       ],
     };
   },

@@ -7,7 +7,7 @@ import { admit } from '../functions/services/admit.ts';
 import { getQuota } from '../functions/services/quota.ts';
 import { deleteAdmission, getAdmission } from '../functions/services/requests.ts';
 import type { Benchmark } from './run.ts';
-import { startApi, TENANT } from './lib/api.ts';
+import { startApi, TENANT, type Call } from './lib/api.ts';
 import { viaWorker } from './b1-admission.ts';
 import { closedLoop } from './lib/load.ts';
 import { describe, fmt, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
@@ -33,7 +33,8 @@ export const b2: Benchmark = {
       return ids;
     };
     const pool = await admitted(50);
-    const forWorker = await admitted(n + 8);
+    const forDev = await admitted(n + 8);
+    const forDirect = await admitted(n + 8);
     const forA = await admitted(n + 8);
     const pick = (i: number) => pool[i % pool.length] as string;
     const run = async (op: (i: number) => Promise<void>): Promise<LatencySummary> => {
@@ -42,33 +43,38 @@ export const b2: Benchmark = {
       return summarize(r.latenciesMs, r.wallMs);
     };
     const del = (ids: string[], fn: (id: string) => Promise<void>) => async () => fn(ids.pop() as string);
-
-    const ops = {
-      'GET /requests/:id': [
-        await run(async (i) => void (await api.call('GET', `/requests/${pick(i)}`, 200))),
-        await run(async (i) => void (await getAdmission(api.a, TENANT, pick(i)))),
-      ],
-      'GET /quota': [await run(async () => void (await api.call('GET', '/quota', 200))), await run(async () => void (await getQuota(api.a, TENANT)))],
+    type Trio = [dev: LatencySummary, direct: LatencySummary, a: LatencySummary];
+    const over = async (http: (call: Call, i: number) => Promise<void>, service: (i: number) => Promise<void>): Promise<Trio> => [
+      await run((i) => http(api.call, i)),
+      await run((i) => http(api.callDirect, i)),
+      await run(service),
+    ];
+    const ops: Record<string, Trio> = {
+      'GET /requests/:id': await over(async (call, i) => void (await call('GET', `/requests/${pick(i)}`, 200)), async (i) => void (await getAdmission(api.a, TENANT, pick(i)))),
+      'GET /quota': await over(async (call) => void (await call('GET', '/quota', 200)), async () => void (await getQuota(api.a, TENANT))),
       'DELETE /requests/:id': [
-        await run(del(forWorker, async (id) => void (await api.call('DELETE', `/requests/${id}`, 202)))),
+        await run(del(forDev, async (id) => void (await api.call('DELETE', `/requests/${id}`, 202)))),
+        await run(del(forDirect, async (id) => void (await api.callDirect('DELETE', `/requests/${id}`, 202)))),
         await run(del(forA, async (id) => void (await deleteAdmission(api.a, TENANT, id, randomUUID())))),
       ],
-    } as Record<string, [LatencySummary, LatencySummary]>;
-    const post = await run(viaWorker(api));
-    const ratios = Object.fromEntries(Object.entries(ops).map(([k, [w, a]]) => [k, ratio(w.perSecond, a.perSecond)]));
+    };
+    const post = [await run(viaWorker(api)), await run(viaWorker(api, api.callDirect))] as const;
+    const ratios = Object.fromEntries(Object.entries(ops).map(([k, [, direct, a]]) => [k, ratio(direct.perSecond, a.perSecond)]));
     const worst = Math.min(...Object.values(ratios));
-    const delVsPost = ratio((ops['DELETE /requests/:id'] as [LatencySummary, LatencySummary])[0].perSecond, post.perSecond);
+    const dels = ops['DELETE /requests/:id'] as Trio;
+    const delVsPost = ratio(dels[1].perSecond, post[1].perSecond);
+    const delVsPostDev = ratio(dels[0].perSecond, post[0].perSecond);
     return {
-      summary: `ratio=${fmt(worst)} (worst Worker/A of GET id ${fmt(ratios['GET /requests/:id'] ?? NaN)}, GET quota ${fmt(ratios['GET /quota'] ?? NaN)}, DELETE ${fmt(ratios['DELETE /requests/:id'] ?? NaN)}; goal ≥ 0.7: ${verdict(worst, 0.7, true)}) DELETE/POST ${fmt(delVsPost)} (goal ≥ 1: ${verdict(delVsPost, 1, true)})`,
+      summary: `ratio=${fmt(worst)} (worst workerd/A of GET id ${fmt(ratios['GET /requests/:id'] ?? NaN)}, GET quota ${fmt(ratios['GET /quota'] ?? NaN)}, DELETE ${fmt(ratios['DELETE /requests/:id'] ?? NaN)}; goal ≥ 0.7: ${verdict(worst, 0.7, true)}) DELETE/POST ${fmt(delVsPost)} (goal ≥ 1: ${verdict(delVsPost, 1, true)}; via wrangler dev ${fmt(delVsPostDev)})`,
       details: [
         `Concurrency ${CONCURRENCY}, ${n} operations each.`,
         '',
-        '| operation | Worker (workerd) | baseline A (Node → ps-http-sim) | Worker / A |',
-        '|---|---|---|---|',
-        ...Object.entries(ops).map(([k, [w, a]]) => `| ${k} | ${describe(w)} | ${describe(a)} | ${fmt(ratios[k] ?? NaN)} |`),
-        `| POST /requests (same run) | ${describe(post)} | | |`,
+        '| operation | Worker via wrangler dev | Worker in workerd, no dev proxy | baseline A (Node → ps-http-sim) | workerd / A | wrangler dev / A |',
+        '|---|---|---|---|---|---|',
+        ...Object.entries(ops).map(([k, [dev, direct, a]]) => `| ${k} | ${describe(dev)} | ${describe(direct)} | ${describe(a)} | ${fmt(ratios[k] ?? NaN)} | ${fmt(ratio(dev.perSecond, a.perSecond))} |`),
+        `| POST /requests (same run) | ${describe(post[0])} | ${describe(post[1])} | | | |`,
         '',
-        `DELETE / POST through the Worker: ${fmt(delVsPost)}.`,
+        `DELETE / POST: ${fmt(delVsPost)} in workerd, ${fmt(delVsPostDev)} through wrangler dev.`,
       ],
     };
   },

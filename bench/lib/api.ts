@@ -5,6 +5,7 @@
 // The Worker runs with wrangler.toml's vars except DB_TIMEOUT_MS (30 s, as in the tests: a
 // loaded 2-core machine must not turn a benchmark into 503s).
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { parseConfig } from '../../functions/config.ts';
 import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.ts';
 import { createDb } from '../../ledger/db.ts';
@@ -13,18 +14,27 @@ import type { LedgerDatabase } from '../../test/support/admission.ts';
 import type { WorkerInstance } from '../../test/support/worker.ts';
 import type { BenchContext } from './context.ts';
 import { countingDb, mysqlDb, type MysqlDb } from './db.ts';
+import { startDirectWorker } from './miniflare-worker.ts';
+import { childrenNamed } from './proc-stats.ts';
 
 export const TENANT = 'bench';
 const KEY = `bench-key-${randomBytes(12).toString('hex')}`;
 export const BODY = { name: 'm', image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } };
 
+export type Call = (method: string, path: string, expect: number, opts?: { body?: unknown; key?: string }) => Promise<Record<string, unknown>>;
+
 export interface Api {
   ledger: LedgerDatabase;
+  /** The Worker through `wrangler dev` (its Node proxy in front of workerd). */
   worker: WorkerInstance;
+  /** The same Worker bundle in workerd through Miniflare, without the dev proxy; pid of its workerd. */
+  direct: { url: string; pid: number };
   /** The body above, parsed by the Worker's own policy (for the baselines' admit()). */
   parsed: ParsedAdmission;
-  /** HTTP to the Worker; throws unless the status is `expect`. Returns the JSON body. */
-  call(method: string, path: string, expect: number, opts?: { body?: unknown; key?: string }): Promise<Record<string, unknown>>;
+  /** HTTP to the Worker through wrangler dev; throws unless the status is `expect`. Returns the JSON body. */
+  call: Call;
+  /** The same, to the Worker without the dev proxy. */
+  callDirect: Call;
   /** Baseline A deps (counting round trips). */
   a: ServiceDeps & { db: ReturnType<typeof countingDb> };
   /** Baseline B deps (mysql2). */
@@ -35,7 +45,17 @@ export interface Api {
 export async function startApi(ctx: BenchContext, connections: number): Promise<Api> {
   const ledger = await ctx.ledger();
   await ledger.setQuota(TENANT, 'cpu=100000', 'memory=100000Gi', 'nvidia.com/gpu=0', 'modelservices=100000');
-  const worker = await ctx.worker(ledger.url, { [TENANT]: KEY });
+  const keys = { [TENANT]: KEY };
+  const worker = await ctx.worker(ledger.url, keys);
+  const before = new Set(childrenNamed(process.pid, 'workerd'));
+  const direct = await startDirectWorker({
+    dir: join(ctx.stack.runDir, `direct-${randomBytes(3).toString('hex')}`),
+    logFile: join(ctx.stack.logDir, 'worker-direct.log'),
+    vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify(keys), DB_TIMEOUT_MS: '30000' },
+  });
+  ctx.defer(() => direct.stop());
+  const directPid = childrenNamed(process.pid, 'workerd').find((p) => !before.has(p));
+  if (directPid === undefined) throw new Error('the Miniflare workerd process was not found');
   const config = parseConfig({ DATABASE_URL: ledger.url });
   const decision = toAdmission(admissionRequestSchema(config.maxReplicas).parse(BODY), config.policy);
   if (!decision.ok) throw new Error(`bench body refused: ${JSON.stringify(decision.issues)}`);
@@ -46,12 +66,22 @@ export async function startApi(ctx: BenchContext, connections: number): Promise<
   return {
     ledger,
     worker,
+    direct: { url: direct.url, pid: directPid },
     parsed: decision.admission,
-    async call(method, path, expect, opts = {}) {
-      const res = await fetch(`${worker.url}${path}`, {
+    call: caller(worker.url, KEY),
+    callDirect: caller(direct.url, KEY),
+    a: { db: countingDb(createDb({ url: ledger.url })), clock: () => new Date(), newId },
+    b: { db: b, clock: () => new Date(), newId },
+    newKey: () => `k-${++n}-${randomBytes(4).toString('hex')}`,
+  };
+}
+
+function caller(base: string, key: string): Call {
+  return async (method, path, expect, opts = {}) => {
+      const res = await fetch(`${base}${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${KEY}`,
+          authorization: `Bearer ${key}`,
           ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
           ...(opts.key ? { 'idempotency-key': opts.key } : {}),
         },
@@ -60,9 +90,5 @@ export async function startApi(ctx: BenchContext, connections: number): Promise<
       const text = await res.text();
       if (res.status !== expect) throw new Error(`${method} ${path} answered ${res.status} (expected ${expect}): ${text.slice(0, 300)}`);
       return JSON.parse(text) as Record<string, unknown>;
-    },
-    a: { db: countingDb(createDb({ url: ledger.url })), clock: () => new Date(), newId },
-    b: { db: b, clock: () => new Date(), newId },
-    newKey: () => `k-${++n}-${randomBytes(4).toString('hex')}`,
   };
 }
