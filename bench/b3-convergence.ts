@@ -66,8 +66,9 @@ async function round(ctx: BenchContext, n: number, keep: boolean): Promise<Round
     return [paths.deployments(base.name), d];
   });
   await until(`${n} Deployments available`, timeoutMs, async () => {
-    const list = await ctx.admin.list<{ metadata: { generation?: number }; status?: { availableReplicas?: number; observedGeneration?: number } }>(paths.deployments(base.name));
-    return list.items.filter((d) => d.status?.availableReplicas === 1 && (d.status.observedGeneration ?? 0) >= (d.metadata.generation ?? 1)).length === n;
+    const list = await ctx.admin.list<{ metadata: { name: string; generation?: number }; status?: { availableReplicas?: number; observedGeneration?: number } }>(paths.deployments(base.name));
+    // The install's own Deployment (modeldock-controller) lives there too: count ours only.
+    return list.items.filter((d) => /^d\d+$/.test(d.metadata.name) && d.status?.availableReplicas === 1 && (d.status.observedGeneration ?? 0) >= (d.metadata.generation ?? 1)).length === n;
   }, 1000);
   const baseSeconds = (performance.now() - t) / 1000;
   const k1 = kcmWrites(await kcmMetrics(kcm, ctx.stack));

@@ -33,6 +33,7 @@ function readFrom(file: string, offset: number): string {
 export const b5: Benchmark = {
   id: 'B5',
   title: 'idle after convergence',
+  keepsState: true, // B3's objects stay up for B6
   async run(ctx) {
     const c = ctx.shared.converged;
     if (!c) throw new Error('B5 needs B3 to have run first (its converged objects)');
