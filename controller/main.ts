@@ -3,6 +3,7 @@
 //   NAMESPACE           the one namespace watched and written (default modeldock-lab)
 //   WORKERS             concurrent reconciles of the ModelService controller (default 4)
 //   QPS, BURST          client-side rate limit of API writes (default 20/s, burst 40)
+//   EVENT_QPS, EVENT_BURST  the Events' own rate limit, apart from QPS/BURST (default 5/s, burst 25)
 //   LEADER_ELECT        "false" runs without leader election (one replica only!)
 //   LEASE_NAME, LEASE_DURATION_MS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS (15 s/10 s/2 s)
 //   METRICS_PORT        /metrics (bearer token: TokenReview + SubjectAccessReview), /healthz, /readyz (default 8080)
@@ -53,6 +54,8 @@ const parsed = z
     WORKERS: int(4, 1),
     QPS: z.coerce.number().positive().default(20),
     BURST: int(40, 1),
+    EVENT_QPS: z.coerce.number().positive().default(5),
+    EVENT_BURST: int(25, 1),
     LEADER_ELECT: z.enum(['true', 'false']).default('true'),
     LEASE_NAME: z.string().min(1).default('modeldock-controller'),
     LEASE_DURATION_MS: int(15_000, 1000),
@@ -150,7 +153,9 @@ const mgr = new Manager({
     process.exit(1);
   },
 });
-const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: identity, log });
+// Events have a budget of their own: they never wait in front of (or behind) a reconcile write.
+const eventClient = new KubeClient({ kc, metrics, fieldManager, limiter: new TokenBucket({ qps: env.EVENT_QPS, burst: env.EVENT_BURST }) });
+const events = new KubeEventRecorder({ client: eventClient, controller: 'modeldock.io/controller', instance: identity, log });
 setupModelServiceController(mgr, {
   workers: env.WORKERS,
   resyncMs: env.RESYNC_MS,
