@@ -45,19 +45,18 @@ const t0 = performance.now();
 console.log(`bench: ${quick ? 'quick' : 'full'} run of ${selected.map((b) => b.id).join(' ')} on ${m.nproc} cores, load ${m.load}`);
 const runDir = process.env.MODELDOCK_BENCH_STACK_DIR ?? join(repoRoot, '.stack/bench');
 const stack = selected.some((b) => b.stack !== false) ? await startStack({ runDir, log: (msg) => log(msg), ...(process.env.MODELDOCK_BENCH_BIN_DIR ? { binDir: process.env.MODELDOCK_BENCH_BIN_DIR } : {}) }) : undefined;
-let ctx: BenchContext | undefined;
+const metricsToken = stack ? (await installBase(stack.info, repoRoot, 24 * 3600)).metricsToken : '';
+const ctx: BenchContext = createContext(stack ? { ...stack.info, metricsToken } : undefined, quick, log);
 let stopping = false;
 const stop = async (code: number) => {
   if (stopping) return;
   stopping = true;
-  await ctx?.cleanup();
+  await ctx.cleanup();
   await stack?.stop();
   process.exit(code);
 };
 process.on('SIGINT', () => void stop(130));
 process.on('SIGTERM', () => void stop(143));
-const metricsToken = stack ? (await installBase(stack.info, repoRoot, 24 * 3600)).metricsToken : '';
-ctx = createContext(stack ? { ...stack.info, metricsToken } : undefined, quick, log);
 const results: BenchResult[] = [];
 const failures: string[] = [];
 for (const b of selected) {

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '../../controller/runtime/kube.ts';
+import { parseAllDocuments } from 'yaml';
+import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { pidFile, startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
@@ -107,7 +108,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
           args: [join(repoRoot, 'controller/main.ts')],
           cwd: repoRoot,
           logDir: need().logDir,
-          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ...env },
+          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ...shippedNodeOptions(), ...env },
           ready: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
           timeoutMs: 60_000,
         },
@@ -140,6 +141,17 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       for (const s of steps) await s().catch((err: unknown) => log(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
     },
   };
+}
+
+/** The controller's NODE_OPTIONS as k8s/base/controller.yaml ships them (the bench runs what users run). */
+export function shippedNodeOptions(): { NODE_OPTIONS?: string } {
+  for (const doc of parseAllDocuments(readFileSync(join(repoRoot, 'k8s/base/controller.yaml'), 'utf8'))) {
+    const d = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } } };
+    if (d?.kind !== 'Deployment') continue;
+    const v = d.spec?.template?.spec?.containers?.[0]?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+    return v ? { NODE_OPTIONS: v } : {};
+  }
+  return {};
 }
 
 /** A KubeConfig for the stack's admin (client-node's generated clients, watches). */
