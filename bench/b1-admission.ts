@@ -9,7 +9,7 @@ import { admit } from '../functions/services/admit.ts';
 import type { ServiceDeps } from '../functions/services/deps.ts';
 import type { Benchmark } from './run.ts';
 import { BODY, startApi, TENANT, type Api, type Call } from './lib/api.ts';
-import { closedLoop } from './lib/load.ts';
+import { closedLoop, interleaved, type LoadResult } from './lib/load.ts';
 import { cpuByCommand, cpuDelta } from './lib/proc-stats.ts';
 import { describe, fmt, median, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
 
@@ -31,6 +31,7 @@ export async function rttMs(exec: () => Promise<unknown>, n: number): Promise<nu
   return median(samples);
 }
 
+const ROUNDS = 4;
 const NAMES = { dev: 'Worker via wrangler dev', direct: 'Worker in workerd (no dev proxy)', a: 'baseline A (Node → ps-http-sim)', b: 'baseline B (mysql2 → MariaDB)' } as const;
 type PathName = keyof typeof NAMES;
 
@@ -59,17 +60,19 @@ export const b1: Benchmark = {
     const cpu = new Map<PathName, Map<string, number>>();
     let perAdmission = 0;
     for (const [concurrency, total] of levels) {
-      const res = {} as Record<PathName, LatencySummary>;
-      for (const [name, op] of Object.entries(paths) as Array<[PathName, () => Promise<void>]>) {
-        const before = cpuSnapshot(api);
-        const trips = api.a.db.roundTrips;
-        const r = await closedLoop({ concurrency, total, op });
-        res[name] = summarize(r.latenciesMs, r.wallMs);
-        if (concurrency === 8) cpu.set(name, new Map([...cpuDelta(before, cpuSnapshot(api))].map(([k, v]) => [k, v / total])));
-        if (name === 'a') perAdmission = (api.a.db.roundTrips - trips) / total;
-      }
+      const trips = api.a.db.roundTrips;
+      const r = await interleaved(paths, { concurrency, total, rounds: ROUNDS });
+      perAdmission = (api.a.db.roundTrips - trips) / r.a.latenciesMs.length;
+      const res = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, summarize((v as LoadResult).latenciesMs, (v as LoadResult).wallMs)])) as Record<PathName, LatencySummary>;
       if (concurrency === 8) Object.assign(at8, res);
       rows.push(`| ${concurrency} | ${describe(res.dev)} | ${describe(res.direct)} | ${describe(res.a)} | ${describe(res.b)} | ${fmt(ratio(res.direct.perSecond, res.a.perSecond))} | ${fmt(ratio(res.dev.perSecond, res.a.perSecond))} | ${fmt(ratio(res.direct.perSecond, res.b.perSecond))} |`);
+    }
+    // CPU per request: a separate pass at concurrency 8, one path at a time.
+    const cpuN = ctx.quick ? 32 : 120;
+    for (const [name, op] of Object.entries(paths) as Array<[PathName, () => Promise<void>]>) {
+      const before = cpuSnapshot(api);
+      await closedLoop({ concurrency: 8, total: cpuN, op });
+      cpu.set(name, new Map([...cpuDelta(before, cpuSnapshot(api))].map(([k, v]) => [k, v / cpuN])));
     }
     const rttA = await rttMs(() => api.a.db.execute('SELECT 1'), 30);
     const rttB = await rttMs(() => api.b.db.execute('SELECT 1'), 30);
@@ -78,13 +81,15 @@ export const b1: Benchmark = {
     return {
       summary: `ratio=${fmt(headline)} (Worker in workerd vs baseline A at c=8; goal ≥ 0.7: ${verdict(headline, 0.7, true)}) workerd ${fmt(at8.direct.perSecond)}/s p50 ${fmt(at8.direct.p50)} ms; via wrangler dev ${fmt(at8.dev.perSecond)}/s (${fmt(ratio(at8.dev.perSecond, at8.a.perSecond))}×); A ${fmt(at8.a.perSecond)}/s; B ${fmt(at8.b.perSecond)}/s; ${fmt(perAdmission)} round trips × RTT ${fmt(rttA)} ms (HTTP) / ${fmt(rttB)} ms (mysql2)`,
       details: [
+        `Each level runs the four paths in ${ROUNDS} alternating rounds (load changes fall on all alike).`,
+        '',
         '| concurrency | Worker via wrangler dev | Worker in workerd, no dev proxy | baseline A (Node → ps-http-sim) | baseline B (mysql2 → MariaDB) | workerd / A | wrangler dev / A | workerd / B |',
         '|---|---|---|---|---|---|---|---|',
         ...rows,
         '',
         `Where the time goes: ${fmt(perAdmission)} round trips per admission (BEGIN, 4 statements, COMMIT); one statement's RTT (sequential \`SELECT 1\`, p50) is ${fmt(rttA)} ms through ps-http-sim and ${fmt(rttB)} ms through mysql2, so the statements alone cost ≥ ${fmt(perAdmission * rttA)} ms per admission on the HTTP path and ≥ ${fmt(perAdmission * rttB)} ms on mysql2's. The dev proxy is wrangler dev's Node process in front of workerd (the "no dev proxy" column runs the same bundle in workerd through Miniflare).`,
         '',
-        'CPU ms per admission at c=8 (user + system from /proc, by process):',
+        `CPU ms per admission at c=8 (user + system from /proc, by process; a separate pass of ${cpuN} per path):`,
         '',
         '| path | CPU ms per request |',
         '|---|---|',

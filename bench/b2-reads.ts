@@ -7,12 +7,13 @@ import { admit } from '../functions/services/admit.ts';
 import { getQuota } from '../functions/services/quota.ts';
 import { deleteAdmission, getAdmission } from '../functions/services/requests.ts';
 import type { Benchmark } from './run.ts';
-import { startApi, TENANT, type Call } from './lib/api.ts';
+import { startApi, TENANT } from './lib/api.ts';
 import { viaWorker } from './b1-admission.ts';
-import { closedLoop } from './lib/load.ts';
+import { closedLoop, interleaved } from './lib/load.ts';
 import { describe, fmt, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
 
 const CONCURRENCY = 8;
+const ROUNDS = 4;
 
 export const b2: Benchmark = {
   id: 'B2',
@@ -37,28 +38,33 @@ export const b2: Benchmark = {
     const forDirect = await admitted(n + 8);
     const forA = await admitted(n + 8);
     const pick = (i: number) => pool[i % pool.length] as string;
-    const run = async (op: (i: number) => Promise<void>): Promise<LatencySummary> => {
-      await closedLoop({ concurrency: 4, total: 8, op }); // warm-up
-      const r = await closedLoop({ concurrency: CONCURRENCY, total: n, op });
-      return summarize(r.latenciesMs, r.wallMs);
+    type Trio = [dev: LatencySummary, direct: LatencySummary, a: LatencySummary];
+    const measure = async (dev: (i: number) => Promise<void>, direct: (i: number) => Promise<void>, a: (i: number) => Promise<void>): Promise<Trio> => {
+      for (const op of [dev, direct, a]) await closedLoop({ concurrency: 4, total: 8, op }); // warm-up
+      const r = await interleaved({ dev, direct, a }, { concurrency: CONCURRENCY, total: n, rounds: ROUNDS });
+      return [summarize(r.dev.latenciesMs, r.dev.wallMs), summarize(r.direct.latenciesMs, r.direct.wallMs), summarize(r.a.latenciesMs, r.a.wallMs)];
     };
     const del = (ids: string[], fn: (id: string) => Promise<void>) => async () => fn(ids.pop() as string);
-    type Trio = [dev: LatencySummary, direct: LatencySummary, a: LatencySummary];
-    const over = async (http: (call: Call, i: number) => Promise<void>, service: (i: number) => Promise<void>): Promise<Trio> => [
-      await run((i) => http(api.call, i)),
-      await run((i) => http(api.callDirect, i)),
-      await run(service),
-    ];
     const ops: Record<string, Trio> = {
-      'GET /requests/:id': await over(async (call, i) => void (await call('GET', `/requests/${pick(i)}`, 200)), async (i) => void (await getAdmission(api.a, TENANT, pick(i)))),
-      'GET /quota': await over(async (call) => void (await call('GET', '/quota', 200)), async () => void (await getQuota(api.a, TENANT))),
-      'DELETE /requests/:id': [
-        await run(del(forDev, async (id) => void (await api.call('DELETE', `/requests/${id}`, 202)))),
-        await run(del(forDirect, async (id) => void (await api.callDirect('DELETE', `/requests/${id}`, 202)))),
-        await run(del(forA, async (id) => void (await deleteAdmission(api.a, TENANT, id, randomUUID())))),
-      ],
+      'GET /requests/:id': await measure(
+        async (i) => void (await api.call('GET', `/requests/${pick(i)}`, 200)),
+        async (i) => void (await api.callDirect('GET', `/requests/${pick(i)}`, 200)),
+        async (i) => void (await getAdmission(api.a, TENANT, pick(i))),
+      ),
+      'GET /quota': await measure(
+        async () => void (await api.call('GET', '/quota', 200)),
+        async () => void (await api.callDirect('GET', '/quota', 200)),
+        async () => void (await getQuota(api.a, TENANT)),
+      ),
+      'DELETE /requests/:id': await measure(
+        del(forDev, async (id) => void (await api.call('DELETE', `/requests/${id}`, 202))),
+        del(forDirect, async (id) => void (await api.callDirect('DELETE', `/requests/${id}`, 202))),
+        del(forA, async (id) => void (await deleteAdmission(api.a, TENANT, id, randomUUID()))),
+      ),
     };
-    const post = [await run(viaWorker(api)), await run(viaWorker(api, api.callDirect))] as const;
+    // POST in the same alternation as a DELETE, so "DELETE no slower than POST" compares like with like.
+    const posts = await interleaved({ dev: viaWorker(api), direct: viaWorker(api, api.callDirect) }, { concurrency: CONCURRENCY, total: n, rounds: ROUNDS });
+    const post = [summarize(posts.dev.latenciesMs, posts.dev.wallMs), summarize(posts.direct.latenciesMs, posts.direct.wallMs)] as const;
     const ratios = Object.fromEntries(Object.entries(ops).map(([k, [, direct, a]]) => [k, ratio(direct.perSecond, a.perSecond)]));
     const worst = Math.min(...Object.values(ratios));
     const dels = ops['DELETE /requests/:id'] as Trio;
@@ -67,7 +73,7 @@ export const b2: Benchmark = {
     return {
       summary: `ratio=${fmt(worst)} (worst workerd/A of GET id ${fmt(ratios['GET /requests/:id'] ?? NaN)}, GET quota ${fmt(ratios['GET /quota'] ?? NaN)}, DELETE ${fmt(ratios['DELETE /requests/:id'] ?? NaN)}; goal ≥ 0.7: ${verdict(worst, 0.7, true)}) DELETE/POST ${fmt(delVsPost)} (goal ≥ 1: ${verdict(delVsPost, 1, true)}; via wrangler dev ${fmt(delVsPostDev)})`,
       details: [
-        `Concurrency ${CONCURRENCY}, ${n} operations each.`,
+        `Concurrency ${CONCURRENCY}, ${n} operations per path, in ${ROUNDS} rounds alternating the paths (load changes fall on all alike).`,
         '',
         '| operation | Worker via wrangler dev | Worker in workerd, no dev proxy | baseline A (Node → ps-http-sim) | workerd / A | wrangler dev / A |',
         '|---|---|---|---|---|---|',

@@ -20,7 +20,7 @@ export const POLL_INTERVAL_MS = 2000;
 
 /** A ledger + Worker + namespace with ModelDock installed + a controller delivering into it. */
 export async function startSystem(ctx: BenchContext, name: string, env: Record<string, string> = {}) {
-  const api = await startApi(ctx, 32);
+  const api = await startApi(ctx, 32, { direct: false });
   const ns = await ctx.namespace(name);
   const controller = await ctx.controller(`controller-${name}`, ns, { DATABASE_URL: api.ledger.url, ...env });
   return { api, ns, controller };

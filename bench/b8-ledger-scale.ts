@@ -25,7 +25,7 @@ export const b8: Benchmark = {
   title: 'ledger at scale (open reservations)',
   async run(ctx) {
     const n = ctx.quick ? 1000 : 10_000;
-    const api = await startApi(ctx, 16);
+    const api = await startApi(ctx, 16, { direct: false });
     const t0 = performance.now();
     await closedLoop({ concurrency: 16, total: n, op: async () => void (await admit(api.b, { tenant: TENANT, idempotencyKey: api.newKey(), requestId: randomUUID(), parsed: api.parsed })) });
     await api.b.db.execute(`UPDATE reservation SET state = 'ready', last_reconciled_at = '2000-01-01 00:00:00.000' WHERE tenant = ?`, [TENANT]);

@@ -42,19 +42,20 @@ export interface Api {
   newKey(): string;
 }
 
-export async function startApi(ctx: BenchContext, connections: number): Promise<Api> {
+/** `direct: false` skips the Miniflare Worker (benchmarks that only need the API through wrangler dev). */
+export async function startApi(ctx: BenchContext, connections: number, opts: { direct?: boolean } = {}): Promise<Api> {
   const ledger = await ctx.ledger();
   await ledger.setQuota(TENANT, 'cpu=100000', 'memory=100000Gi', 'nvidia.com/gpu=0', 'modelservices=100000');
   const keys = { [TENANT]: KEY };
   const worker = await ctx.worker(ledger.url, keys);
   const before = new Set(childrenNamed(process.pid, 'workerd'));
-  const direct = await startDirectWorker({
+  const direct = opts.direct === false ? undefined : await startDirectWorker({
     dir: join(ctx.stack.runDir, `direct-${randomBytes(3).toString('hex')}`),
     logFile: join(ctx.stack.logDir, 'worker-direct.log'),
     vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify(keys), DB_TIMEOUT_MS: '30000' },
   });
-  ctx.defer(() => direct.stop());
-  const directPid = childrenNamed(process.pid, 'workerd').find((p) => !before.has(p));
+  if (direct) ctx.defer(() => direct.stop());
+  const directPid = direct ? childrenNamed(process.pid, 'workerd').find((p) => !before.has(p)) : -1;
   if (directPid === undefined) throw new Error('the Miniflare workerd process was not found');
   const config = parseConfig({ DATABASE_URL: ledger.url });
   const decision = toAdmission(admissionRequestSchema(config.maxReplicas).parse(BODY), config.policy);
@@ -66,10 +67,10 @@ export async function startApi(ctx: BenchContext, connections: number): Promise<
   return {
     ledger,
     worker,
-    direct: { url: direct.url, pid: directPid },
+    direct: { url: direct?.url ?? '', pid: directPid },
     parsed: decision.admission,
     call: caller(worker.url, KEY),
-    callDirect: caller(direct.url, KEY),
+    callDirect: direct ? caller(direct.url, KEY) : () => Promise.reject(new Error('started without the direct Worker')),
     a: { db: countingDb(createDb({ url: ledger.url })), clock: () => new Date(), newId },
     b: { db: b, clock: () => new Date(), newId },
     newKey: () => `k-${++n}-${randomBytes(4).toString('hex')}`,

@@ -23,3 +23,25 @@ export async function closedLoop(opts: { concurrency: number; total: number; op:
   await Promise.all(Array.from({ length: Math.min(opts.concurrency, opts.total) }, caller));
   return { latenciesMs, wallMs: performance.now() - t0 };
 }
+
+/**
+ * Several paths measured in alternation: `rounds` rounds, each running every path for
+ * total/rounds operations in turn, so a change of the machine's load during the run (2 shared
+ * cores) falls on every path alike. Latencies are pooled; wall time is the sum of a path's rounds.
+ */
+export async function interleaved<K extends string>(
+  paths: Record<K, (i: number) => Promise<void>>,
+  opts: { concurrency: number; total: number; rounds: number },
+): Promise<Record<K, LoadResult>> {
+  const out = {} as Record<K, LoadResult>;
+  const per = Math.max(1, Math.floor(opts.total / opts.rounds));
+  for (let r = 0; r < opts.rounds; r++) {
+    for (const [name, op] of Object.entries(paths) as Array<[K, (i: number) => Promise<void>]>) {
+      const res = await closedLoop({ concurrency: opts.concurrency, total: per, op: (i) => op(r * per + i) });
+      const acc = (out[name] ??= { latenciesMs: [], wallMs: 0 });
+      acc.latenciesMs.push(...res.latenciesMs);
+      acc.wallMs += res.wallMs;
+    }
+  }
+  return out;
+}
