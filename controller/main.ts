@@ -3,7 +3,7 @@
 //   NAMESPACE           the one namespace watched and written (default modeldock-lab)
 //   WORKERS             concurrent reconciles of the ModelService controller (default 4)
 //   QPS, BURST          client-side rate limit of API writes (default 20/s, burst 40)
-//   EVENT_QPS, EVENT_BURST  the Events' own rate limit, apart from QPS/BURST (default 5/s, burst 25)
+//   EVENT_QPS, EVENT_BURST  the Events' own rate limit, apart from QPS/BURST (default 10/s, burst 50)
 //   LEADER_ELECT        "false" runs without leader election (one replica only!)
 //   LEASE_NAME, LEASE_DURATION_MS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS (15 s/10 s/2 s)
 //   METRICS_PORT        /metrics (bearer token: TokenReview + SubjectAccessReview), /healthz, /readyz (default 8080)
@@ -54,8 +54,8 @@ const parsed = z
     WORKERS: int(4, 1),
     QPS: z.coerce.number().positive().default(20),
     BURST: int(40, 1),
-    EVENT_QPS: z.coerce.number().positive().default(5),
-    EVENT_BURST: int(25, 1),
+    EVENT_QPS: z.coerce.number().positive().default(10),
+    EVENT_BURST: int(50, 1),
     LEADER_ELECT: z.enum(['true', 'false']).default('true'),
     LEASE_NAME: z.string().min(1).default('modeldock-controller'),
     LEASE_DURATION_MS: int(15_000, 1000),
@@ -117,8 +117,9 @@ const metrics = new Metrics({ processMetrics: true });
 const fieldManager = 'modeldock-controller';
 const writes = new TokenBucket({ qps: env.QPS, burst: env.BURST });
 const client = new KubeClient({ kc, metrics, fieldManager, limiter: writes });
-// The ledger's live reads (release decisions) are rate limited too; its writes share the write budget.
-const ledgerClient = new KubeClient({ kc, metrics, fieldManager, limiter: writes, readLimiter: new TokenBucket({ qps: env.LEDGER_READ_QPS, burst: env.LEDGER_READ_BURST }) });
+// The ledger's live reads (release decisions) are rate limited too; its writes share the write
+// budget, ahead of the ModelService reconciles' (an admission's CR is not queued behind a burst).
+const ledgerClient = new KubeClient({ kc, metrics, fieldManager, limiter: writes, priority: 'high', readLimiter: new TokenBucket({ qps: env.LEDGER_READ_QPS, burst: env.LEDGER_READ_BURST }) });
 // Lease renewals never wait behind reconcile writes, and give up before the renew deadline.
 const leaseClient = new KubeClient({ kc, metrics, fieldManager, timeoutMs: Math.floor(env.LEASE_RENEW_DEADLINE_MS / 2) });
 
