@@ -16,7 +16,8 @@
 //   DATABASE_URL        the MySQL ledger (PlanetScale HTTP API); REQUIRED unless LEDGER=off
 //   LEDGER              "off" runs without outbox and ledger (ModelService reconciling only)
 //   READY_DB_TTL_MS, READY_DB_TIMEOUT_MS  /readyz's `SELECT 1`: answer cached 5 s, deadline 2 s
-//   LEDGER_WORKERS      concurrent reservation reconciles (default 4)
+//   LEDGER_WORKERS      concurrent reservation reconciles (default 8: with 4, a burst of 40 admissions
+//                       waited seconds for delivery behind the reconciles of earlier ones, bench B4)
 //   READY_DEADLINE_MS   a ModelService never Ready this long after creation is deleted (default 10 min)
 //   RELEASE_BLOCKED_AFTER_MS  pods still present this long into a release → ReleaseBlocked (default 2 min)
 //   OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_CAP_MS  retry delay of a failed outbox row: base·2^n, jittered,
@@ -73,7 +74,7 @@ const parsed = z
     READY_DB_TIMEOUT_MS: int(2_000, 100),
     METRICS_AUTH_ALLOW_TTL_MS: int(60_000),
     METRICS_AUTH_DENY_TTL_MS: int(10_000),
-    LEDGER_WORKERS: int(4, 1),
+    LEDGER_WORKERS: int(8, 1),
     READY_DEADLINE_MS: int(600_000, 1000),
     RELEASE_BLOCKED_AFTER_MS: int(120_000),
     OUTBOX_BACKOFF_BASE_MS: int(1_000, 1),
