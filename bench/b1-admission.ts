@@ -50,7 +50,7 @@ export const b1: Benchmark = {
   id: 'B1',
   title: 'admission (POST /requests)',
   async run(ctx) {
-    const levels: Array<[number, number]> = ctx.quick ? [[1, 15], [8, 64], [32, 96]] : [[1, 60], [8, 320], [32, 480]];
+    const levels: Array<[number, number]> = ctx.quick ? [[1, 8], [8, 32], [32, 64]] : [[1, 60], [8, 320], [32, 480]];
     const api = await startApi(ctx, 32);
     const paths: Record<PathName, () => Promise<void>> = { dev: viaWorker(api), direct: viaWorker(api, api.callDirect), a: viaService(api, api.a), b: viaService(api, api.b) };
     for (const op of Object.values(paths)) await closedLoop({ concurrency: 4, total: 12, op }); // warm-up: JIT, connections
@@ -68,7 +68,7 @@ export const b1: Benchmark = {
       rows.push(`| ${concurrency} | ${describe(res.dev)} | ${describe(res.direct)} | ${describe(res.a)} | ${describe(res.b)} | ${fmt(ratio(res.direct.perSecond, res.a.perSecond))} | ${fmt(ratio(res.dev.perSecond, res.a.perSecond))} | ${fmt(ratio(res.direct.perSecond, res.b.perSecond))} |`);
     }
     // CPU per request: a separate pass at concurrency 8, one path at a time.
-    const cpuN = ctx.quick ? 32 : 120;
+    const cpuN = ctx.quick ? 16 : 120;
     for (const [name, op] of Object.entries(paths) as Array<[PathName, () => Promise<void>]>) {
       const before = cpuSnapshot(api);
       await closedLoop({ concurrency: 8, total: cpuN, op });

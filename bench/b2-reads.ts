@@ -19,7 +19,7 @@ export const b2: Benchmark = {
   id: 'B2',
   title: 'reads and delete',
   async run(ctx) {
-    const n = ctx.quick ? 48 : 200;
+    const n = ctx.quick ? 32 : 200;
     const api = await startApi(ctx, CONCURRENCY);
     const admitted = async (count: number) => {
       const ids: string[] = [];

@@ -30,8 +30,8 @@ export const b4: Benchmark = {
   id: 'B4',
   title: 'outbox lag (commit → CR created)',
   async run(ctx) {
-    const idleN = ctx.quick ? 6 : 20;
-    const burstN = ctx.quick ? 40 : 200;
+    const idleN = ctx.quick ? 4 : 20;
+    const burstN = ctx.quick ? 30 : 200;
     const { api, ns } = await startSystem(ctx, 'b4');
     const seen = await watchAdded(ctx.stack, paths.modelServices(ns.name));
     ctx.defer(async () => seen.stop());

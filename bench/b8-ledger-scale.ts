@@ -1,4 +1,4 @@
-// B8 ledger at scale: N open reservations (10,000; 1,000 in a quick run) in one tenant — made by
+// B8 ledger at scale: N open reservations (10,000; 500 in a quick run) in one tenant — made by
 // the Worker's own admit() (through mysql2, for speed), then set `ready` and not reconciled for a
 // long time, their create rows acknowledged. Measured, with every statement counted by a proxy in
 // front of ps-http-sim:
@@ -24,7 +24,7 @@ export const b8: Benchmark = {
   id: 'B8',
   title: 'ledger at scale (open reservations)',
   async run(ctx) {
-    const n = ctx.quick ? 1000 : 10_000;
+    const n = ctx.quick ? 500 : 10_000;
     const api = await startApi(ctx, 16, { direct: false });
     const t0 = performance.now();
     await closedLoop({ concurrency: 16, total: n, op: async () => void (await admit(api.b, { tenant: TENANT, idempotencyKey: api.newKey(), requestId: randomUUID(), parsed: api.parsed })) });
