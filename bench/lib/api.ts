@@ -77,19 +77,31 @@ export async function startApi(ctx: BenchContext, connections: number, opts: { d
   };
 }
 
+/** Retried 503s (`wrangler dev` answers "Your worker restarted mid-request" now and then under load). */
+export const retried = { count: 0 };
+
 function caller(base: string, key: string): Call {
+  const once = async (method: string, path: string, opts: { body?: unknown; key?: string }) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(opts.key ? { 'idempotency-key': opts.key } : {}),
+      },
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+    return { status: res.status, text: await res.text() };
+  };
   return async (method, path, expect, opts = {}) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...(opts.key ? { 'idempotency-key': opts.key } : {}),
-        },
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      });
-      const text = await res.text();
-      if (res.status !== expect) throw new Error(`${method} ${path} answered ${res.status} (expected ${expect}): ${text.slice(0, 300)}`);
-      return JSON.parse(text) as Record<string, unknown>;
+    let r = await once(method, path, opts);
+    // A client retries a 503 with the same Idempotency-Key (the API's contract): a replay is 200.
+    for (let attempt = 1; r.status === 503 && opts.key && attempt <= 3; attempt++) {
+      retried.count++;
+      r = await once(method, path, opts);
+      if (r.status === 200 && expect === 201) r.status = 201;
+    }
+    if (r.status !== expect) throw new Error(`${method} ${path} answered ${r.status} (expected ${expect}): ${r.text.slice(0, 300)}`);
+    return JSON.parse(r.text) as Record<string, unknown>;
   };
 }
