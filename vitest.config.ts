@@ -4,7 +4,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export const unitProject = {
   test: {
     name: 'unit',
-    include: ['{functions,controller,schema,ledger,mock,scripts,cli,dashboard}/**/*.test.ts', 'test/support/**/*.test.ts'],
+    include: ['{functions,controller,schema,ledger,mock,scripts,cli,dashboard,bench}/**/*.test.ts', 'test/support/**/*.test.ts'],
     environment: 'node' as const,
     sequence: { groupOrder: 0 }, // fast unit tests first
   },

@@ -26,4 +26,19 @@ describe('KubeEventRecorder', () => {
     expect(String(bodies[0]?.eventTime)).toMatch(/\.\d{6}Z$/);
     expect(String((bodies[0]?.metadata as { name: string }).name)).toMatch(/^a\.[0-9a-f]+$/);
   });
+
+  it('aggregates similar events and bounds what waits for the events rate limit', async () => {
+    const bodies: Array<Record<string, unknown>> = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const client = { create: async (_p: string, b: Record<string, unknown>) => (await gate, bodies.push(b)) } as unknown as KubeClient;
+    const rec = new KubeEventRecorder({ client, controller: 'c', instance: 'i', log: silentLogger, maxPending: 11, now: () => 5_000 });
+    const obj = (uid: string) => ({ apiVersion: 'v1', kind: 'ModelService', metadata: { name: uid, namespace: 'ns', uid } });
+    for (let i = 0; i < 12; i++) rec.record(obj('a'), 'Warning', 'ChildConflict', `problem ${i}`);
+    rec.record(obj('b'), 'Normal', 'Running', 'over the bound: dropped');
+    release();
+    await rec.flush();
+    expect(bodies.map((b) => b.note)).toEqual([...Array.from({ length: 10 }, (_, i) => `problem ${i}`), '(combined from similar events): problem 10']);
+  });
 });
+

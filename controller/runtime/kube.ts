@@ -20,6 +20,8 @@ export interface KubeClientOptions {
   kc: KubeConfig;
   /** Applied to writes only (POST/PUT/PATCH/DELETE). */
   limiter?: TokenBucket;
+  /** This client's place in the limiter's queue (default normal; the ledger's deliveries are high). */
+  priority?: 'high' | 'normal';
   /** Applied to reads (GET), when given: a client whose live reads must stay bounded. */
   readLimiter?: TokenBucket;
   metrics?: Metrics;
@@ -83,7 +85,7 @@ export class KubeClient {
     signal?.throwIfAborted();
     if (method === 'GET' && this.#opts.readLimiter) await untilAborted(this.#opts.readLimiter.take(), signal);
     if (WRITE.has(method)) {
-      if (this.#opts.limiter) await untilAborted(this.#opts.limiter.take(), signal);
+      if (this.#opts.limiter) await untilAborted(this.#opts.limiter.take(this.#opts.priority), signal);
       this.#opts.metrics?.kubeWrites.inc({ resource: resourceOf(path, method), verb: VERB[method] ?? method });
     }
     let res: Awaited<ReturnType<FetchLike>>;

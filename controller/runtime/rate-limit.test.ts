@@ -22,6 +22,22 @@ describe('TokenBucket', () => {
     expect(slept).toEqual([100]);
   });
 
+  it('serves high-priority waiters before normal ones, FIFO within each', async () => {
+    let now = 0;
+    const bucket = new TokenBucket({ qps: 10, burst: 1, now: () => now, sleep: async (ms) => void (now += ms) });
+    await bucket.take(); // the burst is spent
+    const order: string[] = [];
+    const all = [
+      bucket.take().then(() => order.push('n1')),
+      bucket.take().then(() => order.push('n2')),
+      bucket.take('high').then(() => order.push('h1')),
+      bucket.take('high').then(() => order.push('h2')),
+    ];
+    await Promise.all(all);
+    expect(order).toEqual(['h1', 'h2', 'n1', 'n2']);
+    expect(now).toBe(400); // still paced at qps
+  });
+
   it('rejects nonsense settings', () => {
     expect(() => new TokenBucket({ qps: 0, burst: 1 })).toThrow();
     expect(() => new TokenBucket({ qps: 1, burst: 0 })).toThrow();

@@ -1,6 +1,8 @@
 // Client-side rate limiting of API writes: a token bucket of `qps` tokens per second holding
 // at most `burst` (client-go's flowcontrol.NewTokenBucketRateLimiter). `take()` resolves when a
-// token is available; waiters are served in order. The clock and sleep are injectable for tests.
+// token is available; waiters are served in order, `high` ones before every `normal` one (the
+// ledger's deliveries go first, so an admission's CR is not queued behind a burst of reconcile
+// writes). The clock and sleep are injectable for tests.
 import { setTimeout as sleepMs } from 'node:timers/promises';
 
 export interface RateLimiterOptions {
@@ -17,7 +19,9 @@ export class TokenBucket {
   readonly #sleep: (ms: number) => Promise<unknown>;
   #tokens: number;
   #last: number;
-  #tail: Promise<void> = Promise.resolve();
+  readonly #high: Array<() => void> = [];
+  readonly #normal: Array<() => void> = [];
+  #draining = false;
 
   constructor({ qps, burst, now = () => performance.now(), sleep = (ms) => sleepMs(ms) }: RateLimiterOptions) {
     if (!(qps > 0) || !(burst >= 1)) throw new Error(`rate limiter needs qps > 0 and burst >= 1 (got ${qps}/${burst})`);
@@ -29,20 +33,31 @@ export class TokenBucket {
     this.#last = now();
   }
 
-  /** Waits for one token. Callers are served FIFO (a chain of promises). */
-  take(): Promise<void> {
-    const turn = this.#tail.then(() => this.#takeOne());
-    this.#tail = turn.catch(() => undefined);
-    return turn;
+  /** Waits for one token. Callers are served FIFO within a priority, `high` before `normal`. */
+  take(priority: 'high' | 'normal' = 'normal'): Promise<void> {
+    return new Promise<void>((resolve) => {
+      (priority === 'high' ? this.#high : this.#normal).push(resolve);
+      void this.#drain();
+    });
   }
 
-  async #takeOne(): Promise<void> {
-    this.#refill();
-    if (this.#tokens < 1) {
-      await this.#sleep(((1 - this.#tokens) / this.#qps) * 1000);
-      this.#refill();
+  /** One loop hands out tokens; who gets the next one is decided when it is there. */
+  async #drain(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#high.length > 0 || this.#normal.length > 0) {
+        this.#refill();
+        if (this.#tokens < 1) {
+          await this.#sleep(((1 - this.#tokens) / this.#qps) * 1000);
+          continue;
+        }
+        this.#tokens -= 1;
+        (this.#high.shift() ?? this.#normal.shift())?.();
+      }
+    } finally {
+      this.#draining = false;
     }
-    this.#tokens -= 1;
   }
 
   #refill(): void {

@@ -42,6 +42,8 @@ export interface StackOptions {
   log?: (msg: string) => void;
   /** Also start the Vitess backend (default: MODELDOCK_VITESS=1). */
   vitess?: boolean;
+  /** A directory that already holds every binary needed (skips scripts/testenv/build.sh). */
+  binDir?: string;
 }
 
 export const vitessFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean => env.MODELDOCK_VITESS === '1';
@@ -92,7 +94,7 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
   writeFileSync(pidFile(runDir), '');
 
   const t0 = Date.now();
-  const binDir = await buildBinaries(log);
+  const binDir = opts.binDir ?? (await buildBinaries(log));
   const mysql = mysqlFromEnv();
   const database = opts.database ?? 'modeldock';
   const processes: ManagedProcess[] = [];

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
-import { repoRoot } from '../../scripts/testenv/stack.ts';
+import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
 
 export interface WorkerInstance {
   url: string;
@@ -22,12 +22,14 @@ export interface WorkerOptions {
   /** Extra vars (override wrangler.toml [vars]). */
   vars?: Record<string, string>;
   name?: string;
+  /** The stack to run in (default: the test run's, through vitest's inject; bench/ passes its own). */
+  stack?: Pick<StackInfo, 'runDir' | 'logDir'>;
 }
 
 const quote = (v: string) => `'${v.replace(/'/g, '')}'`;
 
 export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> {
-  const stack = inject('stack');
+  const stack = opts.stack ?? inject('stack');
   const port = await freePort();
   const name = opts.name ?? `wrangler-${port}`;
   const dir = join(stack.runDir, name);

@@ -1,0 +1,93 @@
+// B4 outbox lag: admission commit → ModelService CR created, p50/p99, idle (admissions one at a
+// time, spaced) and under a burst (all POSTed at once), vs one bare create round trip (a
+// ConfigMap POST to the same API server). The commit is taken as the moment the Worker's 201
+// arrived (the transaction committed before it), the creation as the moment a watch of the
+// namespace delivered the CR — so the lag includes one watch delivery, which the bare round trip
+// does not. Goal: p99 ≤ one poll interval (the poller's longest, 2 s when idle) + 3× bare.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { paths } from '../controller/runtime/kube.ts';
+import { crNameFor } from '../schema/admission.ts';
+import type { Benchmark } from './run.ts';
+import type { BenchContext } from './lib/context.ts';
+import { startApi, BODY, retried } from './lib/api.ts';
+import { watchAdded } from './lib/kube.ts';
+import { closedLoop } from './lib/load.ts';
+import { fmt, median, percentile, verdict } from './lib/stats.ts';
+
+/** The poller's longest interval (controller/ledger/poller.ts maxIntervalMs default). */
+export const POLL_INTERVAL_MS = 2000;
+
+/** A ledger + Worker + namespace with ModelDock installed + a controller delivering into it. */
+export async function startSystem(ctx: BenchContext, name: string, env: Record<string, string> = {}) {
+  const api = await startApi(ctx, 32, { direct: false });
+  const ns = await ctx.namespace(name);
+  const controller = await ctx.controller(`controller-${name}`, ns, { DATABASE_URL: api.ledger.url, ...env });
+  return { api, ns, controller };
+}
+
+export const b4: Benchmark = {
+  id: 'B4',
+  title: 'outbox lag (commit → CR created)',
+  async run(ctx) {
+    const idleN = ctx.quick ? 4 : 20;
+    const burstN = ctx.quick ? 30 : 200;
+    const retried0 = retried.count;
+    const { api, ns } = await startSystem(ctx, 'b4');
+    const seen = await watchAdded(ctx.stack, paths.modelServices(ns.name));
+    ctx.defer(async () => seen.stop());
+
+    const committed = new Map<string, number>();
+    const admitOne = async () => {
+      const body = await api.call('POST', '/requests', 201, { body: BODY, key: api.newKey() });
+      committed.set(crNameFor(String(body.id)), performance.now());
+    };
+    const lags = async (names: string[]) => {
+      const deadline = Date.now() + 120_000;
+      while (names.some((n) => !seen.added.has(n))) {
+        if (Date.now() > deadline) throw new Error(`${names.filter((n) => !seen.added.has(n)).length} CR(s) not created within 120 s`);
+        await sleep(100);
+      }
+      return names.map((n) => (seen.added.get(n) as number) - (committed.get(n) as number));
+    };
+
+    // Idle: one at a time; the pause lets the poller back off to its longest interval.
+    const idle: string[] = [];
+    for (let i = 0; i < idleN; i++) {
+      await sleep(POLL_INTERVAL_MS + Math.random() * 1000);
+      const before = new Set(committed.keys());
+      await admitOne();
+      idle.push(...[...committed.keys()].filter((k) => !before.has(k)));
+    }
+    const idleLags = await lags(idle);
+
+    await sleep(POLL_INTERVAL_MS * 2);
+    const start = new Set(committed.keys());
+    await closedLoop({ concurrency: 32, total: burstN, op: admitOne });
+    const burst = [...committed.keys()].filter((k) => !start.has(k));
+    const burstLags = await lags(burst);
+
+    const bare: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now();
+      await ctx.admin.create(`/api/v1/namespaces/${ns.name}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `bare-${randomBytes(4).toString('hex')}` }, data: { a: 'b' } });
+      bare.push(performance.now() - t);
+    }
+    const bareMs = median(bare);
+    const goal = POLL_INTERVAL_MS + 3 * bareMs;
+    const p = (xs: number[], q: number) => fmt(percentile(xs, q));
+    const worstP99 = Math.max(percentile(idleLags, 99), percentile(burstLags, 99));
+    return {
+      summary: `ratio=${fmt(worstP99 / goal)} (worst p99 / goal ${fmt(goal)} ms = poll ${POLL_INTERVAL_MS} + 3× bare ${fmt(bareMs)}; ≤ 1: ${verdict(worstP99, goal, false)}) idle p50 ${p(idleLags, 50)} p99 ${p(idleLags, 99)} ms; burst of ${burstN} p50 ${p(burstLags, 50)} p99 ${p(burstLags, 99)} ms`,
+      details: [
+        '| phase | n | lag p50 ms | lag p99 ms | max ms |',
+        '|---|---|---|---|---|',
+        `| idle (one every ${POLL_INTERVAL_MS / 1000}–${POLL_INTERVAL_MS / 1000 + 1} s) | ${idleLags.length} | ${p(idleLags, 50)} | ${p(idleLags, 99)} | ${fmt(Math.max(...idleLags))} |`,
+        `| burst (${burstN} POSTed at concurrency 32) | ${burstLags.length} | ${p(burstLags, 50)} | ${p(burstLags, 99)} | ${fmt(Math.max(...burstLags))} |`,
+        `| bare create round trip (ConfigMap POST) | ${bare.length} | ${fmt(bareMs)} | ${p(bare, 99)} | ${fmt(Math.max(...bare))} |`,
+        '',
+        `POSTs retried after a 503 (same Idempotency-Key; the commit time is the retry's answer, so a retried admission's lag is understated): ${retried.count - retried0}.`,
+      ],
+    };
+  },
+};

@@ -1,0 +1,162 @@
+// What every benchmark gets: the local stack (started once per `npm run bench`, ModelDock's k8s/
+// installed as shipped), and helpers to start what a benchmark needs on it — a migrated ledger
+// database, the Worker in workerd, a controller process as its namespace's ServiceAccount, a
+// namespace with ModelDock installed, extra KWOK nodes. Everything started is stopped by
+// `cleanup()` (the runner calls it after each benchmark), and the stack's run dir records every
+// pid, so a hard-killed run is cleaned up by the next start.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import type { KubeClient } from '../../controller/runtime/kube.ts';
+import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
+import { freePort } from '../../scripts/testenv/net.ts';
+import { pidFile, startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
+import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../../test/support/admission.ts';
+import { startWorker, type WorkerInstance } from '../../test/support/worker.ts';
+import { cmdline } from './proc-stats.ts';
+
+export interface BenchStack extends StackInfo {
+  metricsToken: string;
+}
+
+export interface Controller {
+  proc: ManagedProcess;
+  port: number;
+  metrics(): Promise<string>;
+}
+
+/** What B3 leaves converged for B5 (idle) and B6 (memory). */
+export interface Converged {
+  n: number;
+  namespace: string;
+  baselineNamespace: string;
+  controller: Controller;
+  /** DATABASE_URL the controller uses (a statement-counting proxy in front of its ledger). */
+  statements: string[];
+}
+
+export interface BenchContext {
+  quick: boolean;
+  shared: { converged?: Converged };
+  stack: BenchStack;
+  admin: KubeClient;
+  log(msg: string): void;
+  /** Registers a cleanup step (run in reverse order after the benchmark). */
+  defer(fn: () => Promise<unknown>): void;
+  ledger(): Promise<LedgerDatabase>;
+  worker(databaseUrl: string, keys: Record<string, string>, vars?: Record<string, string>): Promise<WorkerInstance>;
+  /** A namespace with ModelDock installed as a user installs it; returns its name and the controller's kubeconfig. */
+  namespace(prefix: string): Promise<{ name: string; kubeconfig: string }>;
+  controller(name: string, ns: { name: string; kubeconfig: string }, env: Record<string, string>): Promise<Controller>;
+  /** pid of a control-plane component of the stack (kube-controller-manager, kube-apiserver, …). */
+  componentPid(name: string): number;
+  cleanup(): Promise<void>;
+}
+
+export function createContext(started: BenchStack | undefined, quick: boolean, log: (m: string) => void): BenchContext {
+  const need = (): BenchStack => {
+    if (!started) throw new Error('this benchmark needs the local stack (it was not started)');
+    return started;
+  };
+  let adminCache: KubeClient | undefined;
+  let deferred: Array<() => Promise<unknown>> = [];
+  const defer = (fn: () => Promise<unknown>) => deferred.push(fn);
+  return {
+    quick,
+    shared: {},
+    get stack() {
+      return need();
+    },
+    get admin() {
+      return (adminCache ??= adminClient(need().kubeconfig));
+    },
+    log,
+    defer,
+    async ledger() {
+      const l = await createLedgerDatabase(need());
+      defer(() => l.drop());
+      return l;
+    },
+    async worker(databaseUrl, keys, vars = {}) {
+      const w = await startWorker({ databaseUrl, keys, vars, stack: need() });
+      defer(() => w.stop());
+      return w;
+    },
+    async namespace(prefix) {
+      const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+      const admin = adminClient(need().kubeconfig);
+      await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      defer(async () => {
+        await Promise.all(CLUSTER_ROLE_BINDINGS.map((b) => admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${b}-${name}`).catch(() => undefined)));
+        await admin.delete(`/api/v1/namespaces/${name}`).catch(() => undefined);
+      });
+      const dir = writeNamespaceOverlay(repoRoot, join(need().runDir, 'installs', name), name);
+      await applyKustomization(need(), dir);
+      await waitForQuota(need(), name);
+      const creds = await controllerCredentials(need(), name, join(dir, 'controller.kubeconfig'), 24 * 3600);
+      return { name, kubeconfig: creds.kubeconfig };
+    },
+    async controller(name, ns, env) {
+      const port = await freePort();
+      const proc = await startProcess(
+        {
+          name,
+          command: process.execPath,
+          args: [join(repoRoot, 'controller/main.ts')],
+          cwd: repoRoot,
+          logDir: need().logDir,
+          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ...shippedNodeOptions(), ...env },
+          ready: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
+          timeoutMs: 60_000,
+        },
+        need().runDir,
+      );
+      defer(() => proc.stop());
+      const metrics = async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${need().metricsToken}` } });
+        const text = await res.text();
+        if (!res.ok) throw new Error(`controller /metrics answered ${res.status}: ${text.slice(0, 200)}`);
+        return text;
+      };
+      return { proc, port, metrics };
+    },
+    componentPid(component) {
+      for (const line of readFileSync(pidFile(need().runDir), 'utf8').split('\n')) {
+        const pid = Number(line);
+        if (!Number.isInteger(pid) || pid <= 1) continue;
+        try {
+          if ((cmdline(pid)[0] ?? '').endsWith(`/${component}`)) return pid;
+        } catch {
+          /* gone */
+        }
+      }
+      throw new Error(`no ${component} process in ${need().runDir}`);
+    },
+    async cleanup() {
+      const steps = deferred.reverse();
+      deferred = [];
+      for (const s of steps) await s().catch((err: unknown) => log(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
+    },
+  };
+}
+
+/** The controller's NODE_OPTIONS as k8s/base/controller.yaml ships them (the bench runs what users run). */
+export function shippedNodeOptions(): { NODE_OPTIONS?: string } {
+  for (const doc of parseAllDocuments(readFileSync(join(repoRoot, 'k8s/base/controller.yaml'), 'utf8'))) {
+    const d = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } } };
+    if (d?.kind !== 'Deployment') continue;
+    const v = d.spec?.template?.spec?.containers?.[0]?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+    return v ? { NODE_OPTIONS: v } : {};
+  }
+  return {};
+}
+
+/** A KubeConfig for the stack's admin (client-node's generated clients, watches). */
+export function adminKubeConfig(stack: StackInfo): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(stack.kubeconfig);
+  return kc;
+}
