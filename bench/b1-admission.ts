@@ -40,7 +40,7 @@ export function cpuSnapshot(api: Api): Map<string, number> {
   const out = new Map<string, number>();
   for (const [k, v] of cpuByCommand([api.worker.process.pid])) out.set(`wrangler dev: ${k}`, v);
   for (const [k, v] of cpuByCommand([api.direct.pid])) out.set(`no proxy: ${k}`, v);
-  for (const [k, v] of cpuByCommand([api.ledger.sim.pid])) out.set(k, v);
+  if (api.ledger.sim) for (const [k, v] of cpuByCommand([api.ledger.sim.pid])) out.set(k, v);
   const self = process.cpuUsage();
   out.set('bench process (client, baselines)', (self.user + self.system) / 1000);
   return out;

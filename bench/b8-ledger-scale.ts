@@ -19,6 +19,7 @@ import { startApi, TENANT } from './lib/api.ts';
 import { wranglerToml } from './lib/miniflare-worker.ts';
 import { closedLoop } from './lib/load.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
+import { ledgerShards } from '../ledger/shards.ts';
 
 export const b8: Benchmark = {
   id: 'B8',
@@ -56,7 +57,7 @@ export const b8: Benchmark = {
     ctx.defer(() => rproxy.close());
     let enqueued = 0;
     const t = performance.now();
-    const pass = await resyncOnce({ db: createDb({ url: rproxy.url }), enqueue: () => enqueued++, pageSize: 500, now: () => new Date() }, new AbortController().signal);
+    const pass = await resyncOnce({ shards: () => ledgerShards(createDb({ url: rproxy.url })), enqueue: () => enqueued++, pageSize: 500, now: () => new Date() }, new AbortController().signal);
     const resyncMs = performance.now() - t;
     const resyncStatements = rproxy.statements.length;
 

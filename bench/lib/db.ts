@@ -7,9 +7,8 @@ import { createPool, type Pool, type PoolConnection, type ResultSetHeader } from
 import type { Db, ExecResult, Queryable, Row, SqlArg } from '../../ledger/db.ts';
 import type { MysqlTarget } from '../../scripts/testenv/mariadb.ts';
 
-/** Wraps a Db; `roundTrips` counts every execute plus BEGIN and COMMIT of each transaction. */
-export function countingDb(inner: Db): Db & { roundTrips: number } {
-  const counter = { roundTrips: 0 };
+/** Wraps a Db; `roundTrips` counts every execute plus BEGIN and COMMIT of each transaction (its shard sessions' too). */
+export function countingDb(inner: Db, counter = { roundTrips: 0 }): Db & { roundTrips: number } {
   const wrapQ = (q: Queryable): Queryable => ({
     execute: (sql, args) => {
       counter.roundTrips++;
@@ -26,6 +25,7 @@ export function countingDb(inner: Db): Db & { roundTrips: number } {
       return inner.transaction((tx) => fn(wrapQ(tx)));
     },
     withSignal: () => db,
+    onShard: (target) => countingDb(inner.onShard(target), counter),
   };
   return db;
 }
@@ -75,6 +75,8 @@ export function mysqlDb(target: MysqlTarget, database: string, connections: numb
       }
     },
     withSignal: () => db,
+    // One MariaDB is one shard: a shard target names it (ledger/shards.ts never asks for another).
+    onShard: () => db,
     close: () => pool.end(),
   };
   return db;
