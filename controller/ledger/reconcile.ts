@@ -231,8 +231,10 @@ async function step(d: Scoped, rec: LedgerRecord, epoch: number, log: Logger): P
     case 'waitForRelease': {
       const b = action.blocker;
       if (action.blockedSince && !sameBlocker(rec, b)) {
-        await setReleaseBlocked(d.db, rec, action.blockedSince, b, epoch, now);
+        // The condition first: the ledger's record is what says "done", so a condition write that
+        // fails (a 409 while the ModelService controller updates the CR) is retried with it.
         await d.cluster.setCondition(ns, name, releaseBlocked(b, action.blockedSince));
+        await setReleaseBlocked(d.db, rec, action.blockedSince, b, epoch, now);
         if (rec.releaseBlockedReason !== b.reason) d.metrics.releaseBlocked.inc({ reason: b.reason });
         log.warn(`release blocked: ${b.reason === 'Finalizers' ? 'the ModelService stays in deletion' : 'pods still exist'}`, {
           reason: b.reason,

@@ -71,7 +71,8 @@ describe('a release never stalls invisibly', () => {
     await hold(name);
     expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
     await expectBlockedByFinalizers(id, name);
-    expect(metricSum(await ctl.metrics(), 'modeldock_release_blocked_total', (l) => l.reason === 'Finalizers')).toBeGreaterThan(0);
+    // Counted right after the ledger recorded it (the tenant API may show it a moment earlier).
+    await waitFor('the Finalizers block counted', async () => metricSum(await ctl.metrics(), 'modeldock_release_blocked_total', (l) => l.reason === 'Finalizers') > 0, { timeoutMs: 10_000 });
     await lift(id, name);
   });
 

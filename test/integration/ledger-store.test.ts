@@ -51,6 +51,10 @@ const movements = async (id: string) =>
     (r) => r.direction,
   );
 
+/** The binding ackCreate would have written for `id`. */
+const bind = (id: string, now: Date) =>
+  db.execute(`INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, 'ns', ?, 'u1', ?, ?)`, [id, `md-${id.toLowerCase()}`, now, now]);
+
 describe('controller ledger store', () => {
   it('acquireEpoch bumps the fencing token each time', async () => {
     const a = await acquireEpoch(db, 'ctl-a', new Date());
@@ -105,10 +109,7 @@ describe('controller ledger store', () => {
     const epoch = await acquireEpoch(db, 'ctl', new Date());
     const id = await admitted('delivered');
     const now = new Date();
-    await db.execute(
-      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, 'ns', ?, 'u1', ?, ?)`,
-      [id, `md-${id.toLowerCase()}`, now, now],
-    );
+    await bind(id, now);
     expect(await markReady(db, at(id), epoch, now)).toBe(true);
     expect(await markReady(db, at(id), epoch, new Date(now.getTime() + 5000))).toBe(false);
     const rec = await loadLedgerRecord(db, at(id));
@@ -120,10 +121,7 @@ describe('controller ledger store', () => {
     const epoch = await acquireEpoch(db, 'ctl', new Date());
     const id = await admitted('delivered');
     const now = new Date();
-    await db.execute(
-      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ('acme', ?, 'ns', ?, 'u1', ?, ?)`,
-      [id, `md-${id.toLowerCase()}`, now, now],
-    );
+    await bind(id, now);
     const t1 = new Date('2026-01-01T00:00:01Z');
     const t2 = new Date('2026-01-01T00:00:02Z');
     const oom = { reason: 'OOMKilled', message: 'x'.repeat(5000), pod: 'p', container: 'model', exitCode: 137, at: '2026-01-01T00:00:03Z' };
