@@ -102,7 +102,7 @@ describe('the repository passes', () => {
     // The controller's Deployment was found: the check did not pass for want of templates.
     const kinds = sources.flatMap(([, objs]) => objs.map((o) => `${o.kind}/${o.metadata?.name}`));
     expect(kinds).toContain('Deployment/modeldock-controller');
-  });
+  }, 120_000); // kubectl kustomize per kustomization (each boxed at 60 s): slow on a loaded disk
 
   it('the pod template the controller generates for a ModelService', () => {
     const ms: ModelService = {
