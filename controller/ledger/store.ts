@@ -39,6 +39,12 @@ export interface LedgerRecord extends LedgerRow {
   binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null } & Progress) | null;
 }
 
+/** The tenant's usage goes down by exactly `amounts` (release, and an operator's resolve --release): one statement by tenant. */
+async function giveBackUsage(tx: Queryable, tenant: string, amounts: Amounts, now: Date): Promise<void> {
+  const usage = releaseUsageByAmounts(amounts);
+  await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [...usage.args, now, tenant, [...RESOURCE_NAMES]]);
+}
+
 /**
  * Crash gap 2 closed (docs/design.md, "Crash gaps"): in ONE transaction guarded by the claim and the epoch, record the CR identity
  * actually created (binding), move the reservation admitted → delivered (it may have moved to
@@ -322,13 +328,7 @@ export async function release(db: Db, key: ReservationKey, epoch: number, now: D
          VALUES (?, 'release', ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?)`,
         [key.id, key.tenant, ...amountArgs(amounts), now],
       );
-      const usage = releaseUsageByAmounts(amounts);
-      await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [
-        ...usage.args,
-        now,
-        key.tenant,
-        [...RESOURCE_NAMES],
-      ]);
+      await giveBackUsage(tx, key.tenant, amounts, now);
       crashPoint('inside-release-before-commit');
       return true;
     })
@@ -389,13 +389,7 @@ export async function resolveConflict(
         throw isDuplicateKey(err) ? new ResolveAbort('already-resolved') : err;
       }
       if (decision === 'release') {
-        const usage = releaseUsageByAmounts(amounts);
-        await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [
-          ...usage.args,
-          now,
-          at.tenant,
-          [...RESOURCE_NAMES],
-        ]);
+        await giveBackUsage(tx, at.tenant, amounts, now);
       }
       return 'resolved' as const;
     })
