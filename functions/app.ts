@@ -16,6 +16,7 @@ import { routes } from './routes.ts';
 import { admit } from './services/admit.ts';
 import type { ServiceDeps } from './services/deps.ts';
 import { getQuota } from './services/quota.ts';
+import { scaleAdmission } from './services/scale.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from './services/requests.ts';
 
 export interface AppOptions {
@@ -70,6 +71,14 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     const { id } = c.req.valid('param');
     c.set('admissionId', id);
     return c.json(await getAdmission(opts.deps(c.env), c.var.tenant, id), 200);
+  });
+  app.openapi(r.scale, async (c) => {
+    const { id } = c.req.valid('param');
+    c.set('admissionId', id);
+    const { replicas } = c.req.valid('json');
+    const idempotencyKey = c.req.valid('header')['idempotency-key'];
+    const result = await scaleAdmission(opts.deps(c.env), { tenant: c.var.tenant, id, idempotencyKey, requestId: c.var.requestId, replicas });
+    return result.outcome === 'accepted' ? c.json(result.admission, 202) : c.json(result.admission, 200);
   });
   app.openapi(r.remove, async (c) => {
     const { id } = c.req.valid('param');

@@ -6,6 +6,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { DASHBOARD_PATHS } from './dashboard.ts';
 import { admissionRequestSchema, idempotencyKey } from '../schema/admission.ts';
+import { scaleRequestSchema } from '../schema/scale.ts';
 import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, quotaSchema } from '../schema/api.ts';
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
@@ -82,6 +83,33 @@ export function routes({ maxReplicas, auth, jsonBody }: RouteOptions) {
       ...secured,
       request: { params: idParam },
       responses: { 200: json(admissionSchema, 'The admission.'), 400: err('Invalid id.'), 404: err('No such admission for this tenant.'), ...common },
+    }),
+    scale: createRoute({
+      method: 'patch',
+      path: '/requests/{id}',
+      summary: 'Change the replicas of an admission',
+      description:
+        'An increase charges its delta at once, all or nothing (409 quota_exceeded otherwise: nothing changes); a decrease is refunded ' +
+        'only once the surplus pods are gone. One change at a time per admission (409 change_pending while one is in flight). ' +
+        'A retry with the same Idempotency-Key and body returns the admission (200); a different body is 422.',
+      security: secured.security,
+      middleware: [auth, ...jsonBody],
+      request: {
+        params: idParam,
+        headers: z.object({ 'idempotency-key': idempotencyKey.describe('Client-chosen key, per admission; a retry with the same key and body changes nothing again.') }),
+        body: { required: true, content: { 'application/json': { schema: scaleRequestSchema(maxReplicas) } } },
+      },
+      responses: {
+        202: json(admissionSchema, 'Change accepted: see pendingChange.'),
+        200: json(admissionSchema, 'Nothing to change (already at these replicas), or the change made earlier with this Idempotency-Key.'),
+        400: err('Invalid request or id.'),
+        404: err('No such admission for this tenant.'),
+        409: err('Quota exceeded (details.shortfalls), a change still in flight (change_pending), or the admission no longer runs (conflict).'),
+        413: err('Body too large.'),
+        415: err('Not JSON.'),
+        422: err('Idempotency-Key reused with a different body.'),
+        ...common,
+      },
     }),
     remove: createRoute({
       method: 'delete',

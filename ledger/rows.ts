@@ -6,11 +6,12 @@ import { RELEASE_BLOCKED_REASONS, RESERVATION_STATES, type ReleaseBlockedReason,
 import { str } from './columns.ts';
 
 /** Every table of the ledger (schema_migrations aside), in dependency order. */
-export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'tenant_fence', 'controller_epoch', 'scheduled_run'] as const;
+export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'controller_epoch', 'scheduled_run'] as const;
 
-/** `quota_movement.direction`: at most one row of each per reservation (primary key). The
- *  `resolve-*` rows audit an operator's decision on a conflict (`npm run tenant -- resolve`). */
-export type MovementDirection = 'charge' | 'release' | 'resolve-release' | 'resolve-keep';
+/** `quota_movement.direction`: at most one row of each per (reservation, generation) (primary
+ *  key). `charge` at generation 1 is the admission, at a later one a scale-up's delta; `refund` is a
+ *  scale-down's delta; the `resolve-*` rows audit an operator's decision on a conflict. */
+export type MovementDirection = 'charge' | 'refund' | 'release' | 'resolve-release' | 'resolve-keep';
 
 /** `reservation.release_blocked_reason`, checked. */
 export function releaseBlockedReasonOrNull(v: unknown): ReleaseBlockedReason | null {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { failureSchema, modelServiceSpecSchema, RESOURCE_NAMES } from './model-service.ts';
 import { admissionId, RELEASE_BLOCKED_REASONS, RESERVATION_STATES } from './admission.ts';
 import { timelineSchema } from './timeline.ts';
+import { pendingChangeSchema } from './scale.ts';
 
 export const amountsSchema = z
   .object({
@@ -32,7 +33,15 @@ export const admissionSchema = z
     name: z.string(),
     state: z.enum(RESERVATION_STATES),
     spec: modelServiceSpecSchema,
-    amounts: amountsSchema.describe('Total charged against the quota: per-replica amounts × replicas.'),
+    amounts: amountsSchema.describe('Total charged against the quota now: per-replica amounts × chargedReplicas (and 1 modelservices).'),
+    replicas: z.number().int().min(0).describe('Desired replicas (spec.replicas; PATCH changes it).'),
+    chargedReplicas: z
+      .number()
+      .int()
+      .min(0)
+      .describe('The replicas the quota covers now: replicas, or while a change is pending the larger side of it (a decrease is refunded only once its surplus pods are gone); 0 once released.'),
+    generation: z.number().int().min(1).describe('The change generation: 1 for the admission, +1 per accepted PATCH.'),
+    pendingChange: pendingChangeSchema.nullable().describe('A change of replicas still in flight; null when none (or when a delete superseded it).'),
     crName: z.string().describe('Name of the ModelService CR: md-<id lowercased>.'),
     requestId: z.string().describe('Request id of the admitting request (X-Request-Id).'),
     createdAt: timestamp,
@@ -109,6 +118,7 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'quota_exceeded',
   'conflict',
+  'change_pending',
   'idempotency_key_reused',
   'payload_too_large',
   'unsupported_media_type',

@@ -1,7 +1,10 @@
 // The ledger invariant checker: compares the MySQL ledger with the cluster and reports drift.
 // Used by the tests after every crash scenario, and by operators (`npm run ledger:check`).
-//   charged-once       every reservation has exactly one charge movement
+//   charged-once       every reservation has exactly one charge movement for its admission, and one
+//                      more per accepted increase of its replicas (none for a decrease)
 //   released-once      a released reservation has exactly one release movement; others none
+//   balance            per resource, the movements add up to what the reservation holds: charges −
+//                      refunds = its amounts while not released, charges − refunds − release = 0 after
 //   usage              tenant_quota.used == Σ amounts of the tenant's non-released reservations
 //   one-cr             a delivered/ready reservation has its CR, with the bound UID
 //   orphan-cr          every ModelService with an admission id belongs to a live reservation
@@ -13,12 +16,12 @@
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str } from '../../ledger/columns.ts';
-import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
+import { AMOUNT_COLUMNS, amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 
 export interface Drift {
-  check: 'charged-once' | 'released-once' | 'usage' | 'one-cr' | 'orphan-cr' | 'released-pods';
+  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'one-cr' | 'orphan-cr' | 'released-pods';
   reservation?: string;
   tenant?: string;
   detail: string;
@@ -30,7 +33,10 @@ interface ResRow {
   state: string;
   amounts: Record<(typeof RESOURCE_NAMES)[number], number>;
   charges: number;
+  increases: number;
   releases: number;
+  /** Σ charge − Σ refund − Σ release, per resource. */
+  net: Record<(typeof RESOURCE_NAMES)[number], number>;
   boundUid: string | null;
   crName: string | null;
 }
@@ -53,7 +59,13 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
   const res = await db.execute(
     `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, b.uid, b.cr_name,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'charge') AS charges,
-            (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'release') AS releases
+            (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'release') AS releases,
+            (SELECT COUNT(*) FROM reservation_change c WHERE c.tenant = r.tenant AND c.reservation_id = r.id AND c.to_replicas > c.from_replicas) AS increases,
+            ${RESOURCE_NAMES.map(
+              (name) =>
+                `(SELECT COALESCE(SUM(CASE m.direction WHEN 'charge' THEN m.${AMOUNT_COLUMNS[name]} WHEN 'refund' THEN -m.${AMOUNT_COLUMNS[name]} WHEN 'release' THEN -m.${AMOUNT_COLUMNS[name]} ELSE 0 END), 0)
+                  FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id) AS net_${AMOUNT_COLUMNS[name]}`,
+            ).join(', ')}
        FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id`,
   );
   const rows: ResRow[] = res.rows.map((r) => ({
@@ -62,14 +74,23 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     state: str(r.state),
     amounts: amountsFromRow(r),
     charges: int(r.charges),
+    increases: int(r.increases),
     releases: int(r.releases),
+    net: amountsFromRow(r, 'net_'),
     boundUid: r.uid === null || r.uid === undefined ? null : str(r.uid),
     crName: r.cr_name === null || r.cr_name === undefined ? null : str(r.cr_name),
   }));
 
   const expected = new Map<string, number>();
   for (const r of rows) {
-    if (r.charges !== 1) drift.push({ check: 'charged-once', reservation: r.id, detail: `${r.charges} charge movements` });
+    if (r.charges !== 1 + r.increases) {
+      drift.push({ check: 'charged-once', reservation: r.id, detail: `${r.charges} charge movements for 1 admission and ${r.increases} increases` });
+    }
+    const holds = (name: (typeof RESOURCE_NAMES)[number]) => (r.state === 'released' ? 0 : r.amounts[name]);
+    const off = RESOURCE_NAMES.filter((name) => r.net[name] !== holds(name));
+    if (off.length > 0) {
+      drift.push({ check: 'balance', reservation: r.id, detail: off.map((name) => `${name}: movements net ${r.net[name]}, reservation holds ${holds(name)}`).join('; ') });
+    }
     const wantReleases = r.state === 'released' ? 1 : 0;
     if (r.releases !== wantReleases) {
       drift.push({ check: 'released-once', reservation: r.id, detail: `state ${r.state} with ${r.releases} release movements` });

@@ -1,7 +1,7 @@
 // What the ledger reads LIVE from the API server (release decisions never trust the informer
 // cache, which may lag right after a restart): the ModelService under a reservation's
-// deterministic name, and every pod carrying its admission id (Terminating ones included) —
-// plus the four writes: create the CR, delete it with preconditions + foreground propagation,
+// deterministic name, every pod carrying its admission id (Terminating ones included) and, for a
+// decrease's refund, its Deployment — plus the four writes: create the CR, delete it with preconditions + foreground propagation,
 // scale it back to its charge, and surface ReleaseBlocked as a condition on the CR while it
 // exists. Every live read is reported to `onLiveRead` (the modeldock_ledger_live_reads_total metric).
 import { LABELS, type Condition, type ModelService } from '../../schema/model-service.ts';
@@ -9,15 +9,18 @@ import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import { withinCharge, type ScaledSpec } from './charge.ts';
 import type { ObservedCR, ObservedPod } from './decide.ts';
+import type { ObservedDeployment } from './scale.ts';
 
 
 export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
 export type ScaleOutcome = 'scaled' | 'gone' | 'conflict';
-export type LiveRead = 'modelservice' | 'pods';
+export type LiveRead = 'modelservice' | 'pods' | 'deployment';
 
 export interface LedgerCluster {
   readModelService(ns: string, name: string): Promise<(ObservedCR & { object: ModelService }) | null>;
   listPods(ns: string, admissionId: string): Promise<ObservedPod[]>;
+  /** The ModelService's Deployment (same name), live: a decrease is refunded only once it has scaled down. */
+  readDeployment(ns: string, name: string): Promise<ObservedDeployment | null>;
   /** Creates the CR; on AlreadyExists returns the object found under the name instead. */
   createModelService(obj: ModelService): Promise<{ created: boolean; object: ModelService }>;
   deleteModelService(ns: string, name: string, pre: { uid: string; resourceVersion?: string }): Promise<DeleteOutcome>;
@@ -52,6 +55,12 @@ function scaleOf(ms: ModelService): ScaledSpec | null {
   }
 }
 
+interface DeploymentScale {
+  metadata: { generation?: number };
+  spec?: { replicas?: number };
+  status?: { observedGeneration?: number; replicas?: number };
+}
+
 interface PodMeta {
   metadata: { name: string; deletionTimestamp?: string };
 }
@@ -67,6 +76,17 @@ export function kubeLedgerCluster(client: KubeClient, onLiveRead: (what: LiveRea
       onLiveRead('pods');
       const list = await client.list<PodMeta>(paths.pods(ns), { labelSelector: `${LABELS.admissionId}=${admissionId}` });
       return list.items.map((p) => ({ name: p.metadata.name, terminating: Boolean(p.metadata.deletionTimestamp) }));
+    },
+    async readDeployment(ns, name) {
+      onLiveRead('deployment');
+      const d = await client.getOrUndefined<DeploymentScale>(paths.deployment(ns, name));
+      if (!d) return null;
+      return {
+        generation: d.metadata.generation ?? 0,
+        observedGeneration: d.status?.observedGeneration ?? -1,
+        specReplicas: d.spec?.replicas ?? 1,
+        statusReplicas: d.status?.replicas ?? 0,
+      };
     },
     async createModelService(obj) {
       try {

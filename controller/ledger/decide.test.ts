@@ -15,6 +15,7 @@ function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow 
     releaseBlockedSince: null,
     amounts: { cpu: 1000, memory: 2048, 'nvidia.com/gpu': 0, modelservices: 1 },
     binding: { uid: 'uid-1', everReady: false },
+    change: { generation: 1, appliedGeneration: 1, settledGeneration: 1, replicas: 2, fromReplicas: null },
     ...over,
   };
 }
@@ -204,5 +205,33 @@ describe('decide: edges pinned by the mutation run', () => {
       reason: 'ModelService under our name carries admission id 01BBB of tenant globex',
     });
     expect(decide(row('ready'), cr({ uid: 'uid-2' }), [], at(0), cfg)).toEqual({ type: 'conflict', reason: 'ModelService UID uid-2 differs from the bound UID uid-1' });
+  });
+});
+
+describe('decide: a change of replicas', () => {
+  const up = { generation: 2, appliedGeneration: 1, settledGeneration: 1, replicas: 4, fromReplicas: 2 };
+  const charged4 = { cpu: 2000, memory: 4096, 'nvidia.com/gpu': 0, modelservices: 1 };
+  it('a delivered or ready admission applies its pending change to the CR', () => {
+    for (const state of ['delivered', 'ready'] as const) {
+      expect(decide(row(state, { change: up, amounts: charged4 }), cr(), [], at(0), cfg)).toMatchObject({ type: 'applyScale', to: 4, patch: true, settles: true });
+    }
+  });
+  it('a scale above the charge is reverted first, whatever the pending change', () => {
+    expect(decide(row('ready', { change: up, amounts: charged4 }), cr({ scale: { replicas: 9, resources: { cpu: '500m', memory: '1Gi' } } }), [], at(0), cfg)).toMatchObject({
+      type: 'revertScale',
+      to: 4,
+    });
+  });
+  it('a delete supersedes a pending change: deleting and releasing never apply or refund it', () => {
+    expect(decide(row('deleting', { change: up }), cr(), [], at(0), cfg)).toMatchObject({ type: 'deleteCR', reason: 'tenant-delete' });
+    expect(decide(row('releasing', { change: { ...up, appliedGeneration: 2, replicas: 1, fromReplicas: 2 } }), null, [], at(0), cfg)).toEqual({ type: 'release' });
+  });
+  it('a decrease is refunded only on a live read of the Deployment and the pods', () => {
+    const down = { generation: 2, appliedGeneration: 2, settledGeneration: 1, replicas: 1, fromReplicas: 2 };
+    const onCr = cr({ scale: { replicas: 1, resources: { cpu: '500m', memory: '1Gi' } } });
+    expect(decide(row('ready', { change: down }), onCr, [], at(0), cfg)).toMatchObject({ type: 'awaitScaleDown' });
+    const d = { generation: 2, observedGeneration: 2, specReplicas: 1, statusReplicas: 1 };
+    expect(decide(row('ready', { change: down }), onCr, [pod('a', false), pod('b')], at(0), cfg, d)).toMatchObject({ type: 'awaitScaleDown', surplusPods: ['a', 'b'] });
+    expect(decide(row('ready', { change: down }), onCr, [pod('a', false)], at(0), cfg, d)).toEqual({ type: 'refund', generation: 2, from: 2, to: 1 });
   });
 });

@@ -7,6 +7,8 @@
 //    never deleted, never released automatically;
 //  - spec.replicas × per-replica resources above the charged amounts (kubectl scale) → revert
 //    to the replicas the charge covers; scaling down is allowed (nothing is refunded before release);
+//  - a change of replicas not settled (PATCH /requests/:id) → scale.ts: apply it to the CR, and
+//    refund a decrease once its surplus pods are gone;
 //  - Ready seen once → ever_ready (persisted);
 //  - never Ready READY_DEADLINE after the CR's creation (a persisted time) → delete it
 //    (preconditions uid + resourceVersion, foreground) and move to releasing;
@@ -22,6 +24,7 @@
 import type { ReservationState } from '../../schema/admission.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { chargedReplicas, withinCharge, type ScaledSpec } from './charge.ts';
+import { decideScale, type ObservedDeployment, type ScaleAction, type ScaleProgress } from './scale.ts';
 
 export interface LedgerRow {
   id: string;
@@ -33,6 +36,8 @@ export interface LedgerRow {
   /** What the admission charged (totals). */
   amounts: Amounts;
   binding: { uid: string | null; everReady: boolean } | null;
+  /** The change generations (PATCH of replicas). */
+  change: ScaleProgress;
 }
 
 /** The CR found under the reservation's deterministic name (live read), if any. */
@@ -75,11 +80,23 @@ export type LedgerAction =
   | { type: 'deleteCR'; uid: string; resourceVersion: string; reason: DeleteReason; thenState: 'releasing' | null }
   | { type: 'toReleasing'; reason: string }
   | { type: 'waitForRelease'; blocker: ReleaseBlocker; blockedSince: Date | null; requeueAfterMs: number }
-  | { type: 'release' };
+  | { type: 'release' }
+  | ScaleAction;
 
 const POLL_MS = 2_000;
 
-export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[], now: Date, cfg: LedgerConfig): LedgerAction {
+/**
+ * `deployment`: a live read of the CR's Deployment, made only while a decrease awaits its refund
+ * (undefined: not read — the refund is then not decided).
+ */
+export function decide(
+  row: LedgerRow,
+  cr: ObservedCR | null,
+  pods: ObservedPod[],
+  now: Date,
+  cfg: LedgerConfig,
+  deployment?: ObservedDeployment | null,
+): LedgerAction {
   // Ours = our admission id and our tenant (the deliverer's adoption rule, outbox/model-service-object.ts).
   const ours = cr !== null && cr.admissionId === row.id && cr.tenant === row.tenant;
   const boundUid = row.binding?.uid ?? null;
@@ -109,6 +126,8 @@ export function decide(row: LedgerRow, cr: ObservedCR | null, pods: ObservedPod[
       if (cr.scale && !withinCharge(cr.scale, row.amounts)) {
         return { type: 'revertScale', resourceVersion: cr.resourceVersion, from: cr.scale.replicas, to: chargedReplicas(cr.scale, row.amounts) };
       }
+      const scale = decideScale(row.change, { resourceVersion: cr.resourceVersion, replicas: cr.scale?.replicas ?? null }, deployment === undefined ? undefined : { deployment, pods });
+      if (scale) return scale;
       if (cr.ready && !row.binding?.everReady) return { type: 'markReady' };
       if (!row.binding?.everReady && now.getTime() - cr.creationTimestamp.getTime() >= cfg.readyDeadlineMs) {
         return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'never-ready', thenState: 'releasing' };

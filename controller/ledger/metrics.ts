@@ -8,6 +8,7 @@ export interface LedgerMetrics {
   releaseBlocked: Counter<'reason'>;
   deadRows: Counter<'kind'>;
   scaleReverted: Counter;
+  refunded: Counter;
   liveReads: Counter<'kind'>;
   resyncPages: Counter;
 }
@@ -25,9 +26,10 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
       registers,
     }),
     scaleReverted: new Counter({ name: 'modeldock_ledger_scale_reverted_total', help: 'ModelServices scaled above their charge and reverted to the charged replicas.', registers }),
+    refunded: new Counter({ name: 'modeldock_ledger_scale_down_refunds_total', help: 'Decreases of replicas refunded once their surplus pods were gone.', registers }),
     liveReads: new Counter({
       name: 'modeldock_ledger_live_reads_total',
-      help: 'Live API reads of the ledger reconciler, by kind (modelservice GET | pods LIST); delivered/ready reservations are read from the cache.',
+      help: 'Live API reads of the ledger reconciler, by kind (modelservice GET | pods LIST | deployment GET); delivered/ready reservations are read from the cache.',
       labelNames: ['kind'],
       registers,
     }),

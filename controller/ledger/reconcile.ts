@@ -13,8 +13,9 @@
 //      retried with capped backoff for as long as the reservation is `admitted`;
 //   2. one step of the state machine (decide.ts). A delivered/ready reservation is decided on the
 //      informer cache (once synced) when the answer is "nothing to do" or "first Ready"; any other
-//      action (release path, conflict, deadline, scale revert) is re-decided on a LIVE read before
-//      it is taken. deleting/releasing/released are decided on live reads of the CR and its pods;
+//      action (release path, conflict, deadline, scale revert, a change of replicas) is re-decided
+//      on a LIVE read before it is taken; a decrease's refund on live reads of the Deployment and
+//      the pods. deleting/releasing/released are decided on live reads of the CR and its pods;
 //      admitted and conflict need no read at all;
 //   3. acknowledge the claimed delete/reconcile rows (or give them back with backoff).
 // No Kubernetes call ever runs inside a SQL transaction.
@@ -35,7 +36,21 @@ import type { LedgerMetrics } from './metrics.ts';
 import { parseLedgerKey } from './key.ts';
 import type { LeaderFence } from './leader-fence.ts';
 import { progressChange, progressOf } from './progress.ts';
-import { ackCreate, loadLedgerRecord, markReady, recordProgress, release, setReleaseBlocked, touchReconciled, transition, type LedgerRecord } from './store.ts';
+import { awaitsScaleDown } from './scale.ts';
+import { scaleDelta } from '../../schema/scale.ts';
+import {
+  ackCreate,
+  loadLedgerRecord,
+  markReady,
+  recordProgress,
+  recordScaleApplied,
+  refundScaleDown,
+  release,
+  setReleaseBlocked,
+  touchReconciled,
+  transition,
+  type LedgerRecord,
+} from './store.ts';
 
 export interface LedgerDeps {
   db: Db;
@@ -169,7 +184,10 @@ async function step(d: Scoped, rec: LedgerRecord, epoch: number, log: Logger): P
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
   const now = d.now();
-  const cached = rec.state === 'delivered' || rec.state === 'ready' ? d.cachedModelService?.(ns, name) : undefined;
+  const running = rec.state === 'delivered' || rec.state === 'ready';
+  // A decrease waiting for its refund is decided on live reads of the Deployment and the pods only.
+  const scaleDown = running && awaitsScaleDown(rec.change);
+  const cached = running && !scaleDown ? d.cachedModelService?.(ns, name) : undefined;
   let cr: Awaited<ReturnType<LedgerCluster['readModelService']>> = null;
   let action: LedgerAction | undefined;
   if (cached !== undefined) {
@@ -179,9 +197,10 @@ async function step(d: Scoped, rec: LedgerRecord, epoch: number, log: Logger): P
   }
   if (!action) {
     cr = await d.cluster.readModelService(ns, name);
-    const needPods = rec.state === 'releasing' || rec.state === 'deleting';
+    const needPods = rec.state === 'releasing' || rec.state === 'deleting' || scaleDown;
     const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
-    action = decide(rec, cr, pods, now, d.config);
+    const deployment = scaleDown && cr ? await d.cluster.readDeployment(ns, name) : undefined;
+    action = decide(rec, cr, pods, now, d.config, deployment);
   }
   if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type, cached: cached !== undefined });
   if (cr && rec.binding && (rec.state === 'delivered' || rec.state === 'ready') && cr.uid === rec.binding.uid && isOurs(cr.object, rec)) {
@@ -204,6 +223,32 @@ async function step(d: Scoped, rec: LedgerRecord, epoch: number, log: Logger): P
       if (cr) d.events?.record(asEventObject(cr.object), 'Warning', 'ExceedsCharge', note);
       log.warn('scale above the charge reverted', { from: action.from, to: action.to });
       return {};
+    }
+    case 'applyScale': {
+      if (action.patch) {
+        const outcome = await d.cluster.scaleModelService(ns, name, action.to, action.resourceVersion);
+        if (outcome !== 'scaled') return { requeue: true }; // changed or gone since we looked: re-read, re-decide
+        crashPoint('after-cr-scale-before-ack');
+        log.info('replicas changed on the ModelService', { generation: action.generation, replicas: action.to });
+      }
+      if (await recordScaleApplied(d.db, rec, action.generation, action.settles, epoch, now)) {
+        log.info(action.settles ? 'change of replicas applied and settled' : 'change of replicas applied: the refund waits for the surplus pods', {
+          generation: action.generation,
+        });
+      }
+      return { requeue: true };
+    }
+    case 'awaitScaleDown':
+      return { requeueAfterMs: action.requeueAfterMs };
+    case 'refund': {
+      const spec = modelServiceSpecSchema.safeParse(rec.spec);
+      if (!spec.success) throw new TerminalError('InvalidSpec', `the stored spec cannot be read to refund change ${action.generation}: ${spec.error.message}`);
+      const delta = scaleDelta(spec.data, action.from, action.to);
+      if (await refundScaleDown(d.db, rec, action.generation, delta, epoch, now)) {
+        d.metrics.refunded.inc();
+        log.info('scale-down refunded: the surplus pods are gone', { generation: action.generation, from: action.from, to: action.to });
+      }
+      return { requeue: true };
     }
     case 'markReady':
       if (await markReady(d.db, rec, epoch, now)) log.info('first Ready recorded');

@@ -19,6 +19,7 @@ function rec(state: ReservationState, uid: string | null = 'uid-1'): LedgerRecor
     requestId: 'r',
     spec: {},
     lastReconciledAt: null,
+    change: { generation: 1, appliedGeneration: 1, settledGeneration: 1, replicas: 1, fromReplicas: null },
     binding: uid === null ? null : { uid, everReady: true, namespace: 'ns', crName: 'md-01aaa', firstReadyAt: null, scheduledAt: null, startedAt: null, lastFailure: null },
   };
 }

@@ -6,7 +6,7 @@
 // one shard (ledger/shards.ts).
 import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
-import { amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason, type ReservationState } from '../../schema/admission.ts';
@@ -127,13 +127,16 @@ export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promi
   const r = await q.execute(
     `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
             r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
+            r.generation, r.applied_generation, r.settled_generation, c.from_replicas,
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.scheduled_at, b.started_at, b.last_failure, b.reservation_id AS bound
        FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
+       LEFT JOIN reservation_change c ON c.tenant = r.tenant AND c.reservation_id = r.id AND c.generation = r.generation
       WHERE r.tenant = ? AND r.id = ?`,
     [key.tenant, key.id],
   );
   const row = r.rows[0];
   if (!row) return undefined;
+  const spec = json(row.spec);
   return {
     id: str(row.id),
     tenant: str(row.tenant),
@@ -142,7 +145,14 @@ export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promi
     releaseBlockedSince: dateOrNull(row.release_blocked_since),
     createdAt: date(row.created_at),
     requestId: str(row.request_id),
-    spec: json(row.spec),
+    spec,
+    change: {
+      generation: int(row.generation),
+      appliedGeneration: int(row.applied_generation),
+      settledGeneration: int(row.settled_generation),
+      replicas: desiredReplicas(spec),
+      fromReplicas: row.from_replicas === null || row.from_replicas === undefined ? null : int(row.from_replicas),
+    },
     releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
     releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
     releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
@@ -164,6 +174,67 @@ export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promi
   };
 }
 
+/** spec.replicas of the stored spec (validated only at delivery; a spec without it asks for 0). */
+function desiredReplicas(spec: unknown): number {
+  const n = typeof spec === 'object' && spec !== null ? (spec as { replicas?: unknown }).replicas : undefined;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0;
+}
+
+/**
+ * The ModelService carries the replicas of change `generation`: record it applied — and, for an
+ * increase (charged when it was accepted), settled. Fenced; one single-table statement; only
+ * forward (a second call, or a late one for an older generation, changes nothing).
+ */
+export async function recordScaleApplied(q: Queryable, key: ReservationKey, generation: number, settles: boolean, epoch: number, now: Date): Promise<boolean> {
+  const r = await q.execute(
+    `UPDATE reservation r ${FENCE('r')}
+        SET r.applied_generation = ?${settles ? ', r.settled_generation = ?' : ''}, r.updated_at = ?
+      WHERE r.tenant = ? AND r.id = ? AND r.generation = ? AND r.applied_generation < ?`,
+    [epoch, generation, ...(settles ? [generation] : []), now, key.tenant, key.id, generation, generation],
+  );
+  return r.rowsAffected > 0;
+}
+
+/**
+ * A decrease's refund = ONE conditional transaction, fenced: the reservation's amounts go down by
+ * `delta` and its change generation is settled (only while it still runs, the generation is
+ * current, applied and unsettled: a delete that overtook the decrease releases it all instead);
+ * the `refund` movement of this generation (its primary key refuses a second); usage down by
+ * `delta`. Returns false (nothing changed) when there was nothing to refund. BEGIN + 3 + COMMIT.
+ */
+export async function refundScaleDown(db: Db, key: ReservationKey, generation: number, delta: Amounts, epoch: number, now: Date): Promise<boolean> {
+  const subtract = RESOURCE_NAMES.map((res) => `r.${AMOUNT_COLUMNS[res]} = r.${AMOUNT_COLUMNS[res]} - ?`).join(', ');
+  return db
+    .transaction(async (tx) => {
+      const moved = await tx.execute(
+        `UPDATE reservation r ${FENCE('r')}
+            SET ${subtract}, r.settled_generation = r.generation, r.updated_at = ?
+          WHERE r.tenant = ? AND r.id = ? AND r.generation = ? AND r.applied_generation >= r.generation
+            AND r.settled_generation < r.generation AND r.state IN ('delivered', 'ready')`,
+        [epoch, ...amountArgs(delta), now, key.tenant, key.id, generation],
+      );
+      if (moved.rowsAffected !== 1) throw new NothingToRefund();
+      await insertMovement(tx, key, generation, 'refund', delta, now);
+      crashPoint('inside-refund-before-commit');
+      await giveBackUsage(tx, key.tenant, delta, now);
+      return true;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof NothingToRefund) return false;
+      throw err;
+    });
+}
+
+class NothingToRefund extends Error {}
+
+/** One quota_movement row (the primary key (reservation, generation, direction) refuses a second). */
+async function insertMovement(tx: Queryable, key: ReservationKey, generation: number, direction: MovementDirection, amounts: Amounts, now: Date, note: string | null = null): Promise<void> {
+  await tx.execute(
+    `INSERT INTO quota_movement (reservation_id, generation, direction, tenant, ${amountColumns()}, at, note)
+     VALUES (?, ?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`,
+    [key.id, generation, direction, key.tenant, ...amountArgs(amounts), now, note],
+  );
+}
 
 /**
  * Copies what the ModelService status observed onto the binding (progress.ts: only what is new;
@@ -320,14 +391,10 @@ export async function release(db: Db, key: ReservationKey, epoch: number, now: D
         [epoch, now, now, key.tenant, key.id],
       );
       if (moved.rowsAffected !== 1) throw new NothingToRelease();
-      const row = (await tx.execute(`SELECT ${amountColumns()} FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
+      const row = (await tx.execute(`SELECT generation, ${amountColumns()} FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
       if (!row) throw new NothingToRelease();
       const amounts = amountsFromRow(row);
-      await tx.execute(
-        `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at)
-         VALUES (?, 'release', ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?)`,
-        [key.id, key.tenant, ...amountArgs(amounts), now],
-      );
+      await insertMovement(tx, key, int(row.generation), 'release', amounts, now);
       await giveBackUsage(tx, key.tenant, amounts, now);
       crashPoint('inside-release-before-commit');
       return true;
@@ -374,16 +441,17 @@ export async function resolveConflict(
       );
       if (moved.rowsAffected !== 1) throw new ResolveAbort('not-in-conflict');
       // Every statement names the tenant, so each is single-shard on a ledger sharded by tenant.
-      const row = (await tx.execute(`SELECT ${amountColumns()} FROM reservation ${where}`, [at.tenant, at.id])).rows[0];
+      const row = (await tx.execute(`SELECT generation, ${amountColumns()} FROM reservation ${where}`, [at.tenant, at.id])).rows[0];
       if (!row) throw new ResolveAbort('not-in-conflict');
       const amounts = amountsFromRow(row);
+      const generation = int(row.generation);
       const rows: Array<[MovementDirection, string | null]> =
         decision === 'release' ? [['resolve-release', note], ['release', null]] : [['resolve-keep', note]];
       try {
         await tx.execute(
-          `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at, note)
-           VALUES ${rows.map(() => `(?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`).join(', ')}`,
-          rows.flatMap(([direction, n]) => [at.id, direction, at.tenant, ...amountArgs(amounts), now, n]),
+          `INSERT INTO quota_movement (reservation_id, generation, direction, tenant, ${amountColumns()}, at, note)
+           VALUES ${rows.map(() => `(?, ?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`).join(', ')}`,
+          rows.flatMap(([direction, n]) => [at.id, generation, direction, at.tenant, ...amountArgs(amounts), now, n]),
         );
       } catch (err) {
         throw isDuplicateKey(err) ? new ResolveAbort('already-resolved') : err;

@@ -10,7 +10,9 @@ export type CrashPoint =
   | 'after-ack' // binding written, reservation delivered, row done
   | 'after-cr-delete-before-state' // the delete was accepted, the reservation is not releasing yet
   | 'after-releasing-before-release' // state releasing, the release transaction not started
-  | 'inside-release-before-commit'; // release statements sent, COMMIT not
+  | 'inside-release-before-commit' // release statements sent, COMMIT not
+  | 'after-cr-scale-before-ack' // a change's replicas patched onto the ModelService, not yet recorded applied
+  | 'inside-refund-before-commit'; // a decrease's refund: reservation and movement written, usage and COMMIT not
 
 let fired = false;
 

@@ -2,7 +2,8 @@
 // and quota_movement. No business rules here: services decide, these statements execute.
 import { endpointFor, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { timelineOf } from '../../schema/timeline.ts';
-import { crNameFor, type ReservationState } from '../../schema/admission.ts';
+import { chargedReplicasOf, pendingChangeOf, type ChangeProgress } from '../../schema/scale.ts';
+import { ACTIVE_STATES, crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
@@ -34,16 +35,17 @@ export async function insertReservation(q: Queryable, r: NewReservation): Promis
 
 export async function insertMovement(
   q: Queryable,
-  m: { reservationId: string; tenant: string; direction: MovementDirection; amounts: Amounts; now: Date },
+  m: { reservationId: string; tenant: string; generation: number; direction: MovementDirection; amounts: Amounts; now: Date },
 ): Promise<void> {
   await q.execute(
-    `INSERT INTO quota_movement (reservation_id, direction, tenant, ${amountColumns()}, at)
-     VALUES (?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, ?)`,
-    [m.reservationId, m.direction, m.tenant, ...amountArgs(m.amounts), m.now],
+    `INSERT INTO quota_movement (reservation_id, generation, direction, tenant, ${amountColumns()}, at)
+     VALUES (?, ?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, ?)`,
+    [m.reservationId, m.generation, m.direction, m.tenant, ...amountArgs(m.amounts), m.now],
   );
 }
 
 const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
+    r.generation, r.applied_generation, r.settled_generation, c.from_replicas AS c_from, c.to_replicas AS c_to, c.created_at AS c_at,
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at, b.created_at AS b_created_at, b.scheduled_at AS b_scheduled_at, b.started_at AS b_started_at, b.last_failure AS b_last_failure,
@@ -51,7 +53,8 @@ const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amou
     (SELECT MIN(o.available_at) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL) AS next_attempt_at,
     (SELECT o.last_error FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL AND o.last_error IS NOT NULL
       ORDER BY o.seq DESC LIMIT 1) AS retry_error
-  FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id`;
+  FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
+    LEFT JOIN reservation_change c ON c.tenant = r.tenant AND c.reservation_id = r.id AND c.generation = r.generation`;
 
 
 export interface StoredAdmission {
@@ -61,15 +64,27 @@ export interface StoredAdmission {
 
 function toStored(row: Row): StoredAdmission {
   const id = str(row.id);
+  const state = reservationState(row.state);
+  const spec = json(row.spec) as ModelServiceSpec;
+  const change: ChangeProgress = {
+    generation: int(row.generation),
+    appliedGeneration: int(row.applied_generation),
+    settledGeneration: int(row.settled_generation),
+    latest: row.c_from === null || row.c_from === undefined ? null : { fromReplicas: int(row.c_from), toReplicas: int(row.c_to), requestedAt: time(row.c_at) },
+  };
   return {
     requestHash: str(row.request_hash),
     admission: {
       id,
       tenant: str(row.tenant),
       name: str(row.name),
-      state: reservationState(row.state),
-      spec: json(row.spec) as ModelServiceSpec,
+      state,
+      spec,
       amounts: amountsFromRow(row),
+      replicas: spec.replicas,
+      chargedReplicas: state === 'released' ? 0 : chargedReplicasOf(spec.replicas, change),
+      generation: change.generation,
+      pendingChange: pendingChangeOf(change, (ACTIVE_STATES as readonly string[]).includes(state)),
       crName: crNameFor(id),
       requestId: str(row.request_id),
       createdAt: time(row.created_at),
@@ -88,7 +103,7 @@ function toStored(row: Row): StoredAdmission {
       endpoint:
         row.b_namespace === null || row.b_namespace === undefined || !['delivered', 'ready'].includes(str(row.state))
           ? null
-          : endpointFor(str(row.b_cr_name), str(row.b_namespace), (json(row.spec) as ModelServiceSpec).port),
+          : endpointFor(str(row.b_cr_name), str(row.b_namespace), spec.port),
       releaseBlockedSince: timeOrNull(row.release_blocked_since),
       releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
       releaseBlockedPods: stringListOrNull(row.release_blocked_pods),

@@ -80,7 +80,7 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     } catch (err) {
       throw isDuplicateKey(err) ? new DuplicateKey() : err;
     }
-    await insertMovement(tx, { reservationId: id, tenant, direction: 'charge', amounts: parsed.amounts, now });
+    await insertMovement(tx, { reservationId: id, tenant, generation: 1, direction: 'charge', amounts: parsed.amounts, now });
     await enqueue(tx, [{ tenant, reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId }], now);
     // Last, so the tenant's quota rows stay locked for as short a time as possible.
     if (!(await chargeQuota(tx, tenant, parsed.amounts, now))) throw new QuotaShort();
@@ -93,6 +93,10 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     state: 'admitted',
     spec: parsed.spec,
     amounts: parsed.amounts,
+    replicas: parsed.spec.replicas,
+    chargedReplicas: parsed.spec.replicas,
+    generation: 1,
+    pendingChange: null,
     crName: crNameFor(id),
     requestId: input.requestId,
     createdAt: at,

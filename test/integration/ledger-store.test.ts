@@ -36,7 +36,7 @@ async function admitted(state: 'admitted' | 'releasing' | 'delivered' = 'admitte
       requestId: 'req-1',
       now,
     });
-    await insertMovement(tx, { reservationId: id, tenant: 'acme', direction: 'charge', amounts, now });
+    await insertMovement(tx, { reservationId: id, tenant: 'acme', generation: 1, direction: 'charge', amounts, now });
   });
   if (state !== 'admitted') await db.execute('UPDATE reservation SET state = ? WHERE tenant = ? AND id = ?', [state, 'acme', id]);
   return id;

@@ -32,7 +32,7 @@ export interface LedgerDatabase extends TestDatabase {
 }
 
 /** Tables on the tenant's shard (the rest of LEDGER_TABLES is global). */
-const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'tenant_fence'] as const;
+const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence'] as const;
 
 export async function createLedgerDatabase(stack?: DatabaseStack): Promise<LedgerDatabase> {
   if (ledgerBackend() === 'vitess') return vitessLedgerDatabase(vitessOfRun());

@@ -39,7 +39,7 @@ export async function insertAdmission(db: Db, o: FixtureOptions = {}): Promise<s
       requestId: `req-${id}`,
       now,
     });
-    await insertMovement(tx, { reservationId: id, tenant, direction: 'charge', amounts: FIXTURE_AMOUNTS, now });
+    await insertMovement(tx, { reservationId: id, tenant, generation: 1, direction: 'charge', amounts: FIXTURE_AMOUNTS, now });
     if (o.binding) {
       await tx.execute(
         `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

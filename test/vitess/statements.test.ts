@@ -16,12 +16,15 @@ import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.t
 import { getQuota } from '../../functions/services/quota.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
 import { sweep } from '../../functions/services/sweep.ts';
+import { scaleAdmission } from '../../functions/services/scale.ts';
 import { checkLedger } from '../../controller/ledger/check.ts';
 import {
   acquireEpoch,
   ensureFence,
   loadLedgerRecord,
   markReady,
+  recordScaleApplied,
+  refundScaleDown,
   resolveConflict,
   ackCreate,
   release,
@@ -90,6 +93,18 @@ async function exerciseEverything(): Promise<void> {
   );
   await as('controller/ledger/store.ts:markReady', () => markReady(db, at(id), epoch, new Date()));
   await as('controller/ledger/store.ts:touchReconciled', () => touchReconciled(db, at(id), epoch, new Date()));
+
+  // The tenant scales up (charged at once), then down (refunded by the controller once the pods are gone).
+  const scale = (key: string, replicas: number) => scaleAdmission(deps, { tenant, id, idempotencyKey: key, requestId: key, replicas });
+  await as('functions/services/scale.ts:scaleAdmission (increase)', () => scale('s1', 2));
+  await as('functions/services/scale.ts:scaleAdmission (replay)', () => scale('s1', 2));
+  await as('controller/ledger/store.ts:recordScaleApplied', () => recordScaleApplied(db, at(id), 2, true, epoch, new Date()));
+  await as('functions/services/scale.ts:scaleAdmission (quota short)', () => scale('s2', 16).catch(() => undefined));
+  await as('functions/services/scale.ts:scaleAdmission (decrease)', () => scale('s3', 1));
+  await recordScaleApplied(db, at(id), 3, false, epoch, new Date());
+  await as('controller/ledger/store.ts:refundScaleDown', () =>
+    refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date()),
+  );
 
   // The sweep enqueues a reconcile row (stale at once); the controller fails it once.
   clock = new Date(Date.now() + 3_600_000);

@@ -1,0 +1,122 @@
+// A change of replicas (PATCH /requests/:id). ONE transaction moves the reservation to its next
+// generation with the new spec, records the change (and its Idempotency-Key), and enqueues the
+// outbox `scale` row; an increase also charges its delta — a `charge` movement of this generation
+// and the tenant's quota in one conditional UPDATE, all or nothing (409 quota_exceeded otherwise,
+// nothing changed). A decrease keeps its charge: the controller refunds the delta once the
+// surplus pods are gone. BEGIN + 3 (decrease) or 5 (increase) statements + COMMIT.
+//
+// Deterministic against DELETE: the generation moves only while the admission runs, so a DELETE
+// that committed first wins (409 here); a change committed first is superseded by the DELETE — a
+// pending increase is given back with the release, a pending decrease is part of it.
+import { ACTIVE_STATES } from '../../schema/admission.ts';
+import type { Admission } from '../../schema/api.ts';
+import { canonicalJson } from '../../schema/canonical-json.ts';
+import { scaleDelta } from '../../schema/scale.ts';
+import type { Amounts } from '../../schema/model-service.ts';
+import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
+import { dedupeKey } from '../../ledger/outbox.ts';
+import { sha256Hex } from '../auth/digest.ts';
+import { advanceGeneration, findChangeByKey, insertChange } from '../db/changes.ts';
+import { enqueue } from '../db/outbox.ts';
+import { chargeQuota, readQuota } from '../db/quota.ts';
+import { findById, insertMovement } from '../db/reservations.ts';
+import { ApiError, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
+import type { ServiceDeps } from './deps.ts';
+import { shortfallsOf } from './admit.ts';
+
+const MAX_ATTEMPTS = 3;
+
+export interface ScaleInput {
+  tenant: string;
+  id: string;
+  idempotencyKey: string;
+  requestId: string;
+  replicas: number;
+}
+
+export interface ScaleResult {
+  /** `accepted` → 202 (a new generation); `replayed` (same key, same body) and `unchanged` (already at these replicas) → 200. */
+  outcome: 'accepted' | 'replayed' | 'unchanged';
+  admission: Admission;
+}
+
+class Raced extends Error {}
+class QuotaShort extends Error {}
+
+export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Promise<ScaleResult> {
+  const requestHash = await sha256Hex(canonicalJson({ replicas: input.replicas }));
+  for (let attempt = 1; ; attempt++) {
+    const found = await findById(deps.db, input.tenant, input.id);
+    if (!found) throw notFound('admission');
+    const prior = await findChangeByKey(deps.db, input.tenant, input.id, input.idempotencyKey);
+    if (prior) {
+      if (prior.requestHash !== requestHash) throw idempotencyKeyReused();
+      return { outcome: 'replayed', admission: found.admission };
+    }
+    const a = found.admission;
+    if (!(ACTIVE_STATES as readonly string[]).includes(a.state)) throw notRunning(a.state);
+    if (a.pendingChange) throw changePending(a);
+    if (a.replicas === input.replicas) return { outcome: 'unchanged', admission: a };
+    try {
+      await changeOnce(deps, input, a, requestHash);
+      const after = await findById(deps.db, input.tenant, input.id);
+      if (!after) throw notFound('admission');
+      return { outcome: 'accepted', admission: after.admission };
+    } catch (err) {
+      if (err instanceof QuotaShort) {
+        const shortfalls = shortfallsOf(scaleDelta(a.spec, a.replicas, input.replicas), await readQuota(deps.db, input.tenant));
+        // A release may have landed between the rollback and the read: then try again.
+        if (shortfalls.length > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(shortfalls);
+      } else if (!(err instanceof Raced) && !isLockConflict(err)) {
+        throw err;
+      }
+      // Raced (a DELETE, another change, or the same key from a concurrent retry) or a lock
+      // conflict: read again and decide again.
+      if (attempt >= MAX_ATTEMPTS) throw err instanceof Raced ? new ApiError(409, 'change_pending', 'the admission changed while this request ran; retry') : err;
+    }
+  }
+}
+
+async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: Admission, requestHash: string): Promise<void> {
+  const now = deps.clock();
+  const { tenant, id } = input;
+  const generation = a.generation + 1;
+  const increase = input.replicas > a.replicas;
+  const delta = scaleDelta(a.spec, a.replicas, input.replicas);
+  const charge: Amounts = increase ? delta : { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 };
+  await deps.db.transaction(async (tx) => {
+    if (!(await advanceGeneration(tx, { tenant, id, from: a.generation, spec: { ...a.spec, replicas: input.replicas }, charge, now }))) throw new Raced();
+    try {
+      await insertChange(tx, {
+        tenant,
+        reservationId: id,
+        generation,
+        idempotencyKey: input.idempotencyKey,
+        requestHash,
+        fromReplicas: a.replicas,
+        toReplicas: input.replicas,
+        requestId: input.requestId,
+        now,
+      });
+    } catch (err) {
+      throw isDuplicateKey(err) ? new Raced() : err;
+    }
+    await enqueue(tx, [{ tenant, reservationId: id, kind: 'scale', dedupeKey: dedupeKey.scale(id, generation), requestId: input.requestId }], now);
+    if (increase) {
+      await insertMovement(tx, { reservationId: id, tenant, generation, direction: 'charge', amounts: delta, now });
+      // Last, so the tenant's quota rows stay locked for as short a time as possible.
+      if (!(await chargeQuota(tx, tenant, delta, now))) throw new QuotaShort();
+    }
+  });
+}
+
+const notRunning = (state: string) =>
+  new ApiError(409, 'conflict', `this admission is ${state}: only an admitted, delivered or ready admission can change its replicas`);
+
+const changePending = (a: Admission) =>
+  new ApiError(
+    409,
+    'change_pending',
+    `a change of replicas is still in flight (generation ${a.pendingChange?.generation}: ${a.pendingChange?.fromReplicas} → ${a.pendingChange?.toReplicas}, ${a.pendingChange?.phase}); retry once it is done`,
+    { pendingChange: a.pendingChange },
+  );
