@@ -59,3 +59,46 @@ describe('crash matrix', () => {
     });
   }
 });
+
+// The crash points of a change of replicas (PATCH /requests/:id). The Worker's own point — after
+// the charge commit, its reply lost — is test/integration/admission-scale.test.ts ("a lost COMMIT
+// reply"): a retry with the same Idempotency-Key finds the change, nothing is charged twice.
+const SCALE_POINTS: Array<{ point: CrashPoint; from: number; to: number; movements: string[] }> = [
+  { point: 'after-cr-scale-before-ack', from: 1, to: 2, movements: ['1:charge', '2:charge'] },
+  { point: 'inside-refund-before-commit', from: 2, to: 1, movements: ['1:charge', '2:refund'] },
+];
+
+describe('crash matrix: changes of replicas', () => {
+  for (const { point, from, to, movements } of SCALE_POINTS) {
+    it(`SIGKILL at ${point}: the change is applied once, charged or refunded once`, async () => {
+      const warm = await sys.startController(`ctl-${point}-warm`);
+      const ids = await sys.admit(BATCH, { replicas: from });
+      await sys.untilState(ids, 'ready');
+      await warm.proc.stop();
+
+      const crashy = await sys.startController(`ctl-${point}`, { MODELDOCK_CRASH_AT: point });
+      for (const id of ids) {
+        const r = await sys.api(`/requests/${id}`, { method: 'PATCH', body: { replicas: to }, idempotencyKey: `${point}-${id}` });
+        expect(r.status, JSON.stringify(r.body)).toBe(202);
+      }
+      await waitFor(`the controller to crash at ${point}`, async () => !crashy.alive(), { timeoutMs: 60_000 });
+      expect(await sys.check(false)).toEqual([]); // money invariants hold at the instant of the crash
+
+      const t0 = Date.now();
+      const healer = await sys.startController(`ctl-${point}-heal`);
+      await waitFor('every change settled', async () => {
+        const all = await Promise.all(ids.map(async (id) => (await sys.api(`/requests/${id}`)).body));
+        return all.every((a) => a.pendingChange === null && a.chargedReplicas === to);
+      }, { timeoutMs: 90_000 });
+      convergence[point] = Date.now() - t0;
+      await waitFor('the cluster to settle', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
+        expect(await sys.check()).toEqual([]);
+      });
+      for (const id of ids) {
+        const rows = await sys.ledger.db.execute('SELECT generation, direction FROM quota_movement WHERE reservation_id = ? ORDER BY generation, direction', [id]);
+        expect(rows.rows.map((m) => `${Number(m.generation)}:${String(m.direction)}`)).toEqual(movements);
+      }
+      await healer.proc.stop();
+    });
+  }
+});
