@@ -11,7 +11,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
-import { ackCreate, acquireEpoch, markReady, recordProgress, release, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/store.ts';
+import {
+  ackCreate,
+  acquireEpoch,
+  markReady,
+  recordProgress,
+  recordScaleApplied,
+  refundScaleDown,
+  release,
+  setReleaseBlocked,
+  touchReconciled,
+  transition,
+} from '../../controller/ledger/store.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
@@ -44,6 +55,12 @@ const fencedCase = <Ctx>(c: FencedCase<Ctx>): FencedCase<unknown> => c as Fenced
 
 const later = () => new Date(Date.now() + 1000);
 const bound = (state: ReservationState) => insertAdmission(db, { state, binding: { namespace: 'ns', uid: 'u1' } });
+/** A bound reservation at change generation 2, applied up to `applied` (a decrease when 2: its refund is due). */
+async function changed(applied: 1 | 2): Promise<string> {
+  const id = await bound('ready');
+  await db.execute('UPDATE reservation SET generation = 2, applied_generation = ? WHERE tenant = ? AND id = ?', [applied, 'acme', id]);
+  return id;
+}
 const stateTransition = (from: ReservationState, to: ReservationState) =>
   fencedCase({
     arrange: () => bound(from),
@@ -87,6 +104,11 @@ const FENCED: Record<string, FencedCase<unknown>> = {
     arrange: () => bound('delivered'),
     act: (id, epoch) =>
       recordProgress(db, { tenant: 'acme', id }, { scheduledAt: new Date(), startedAt: new Date(), lastFailure: { reason: 'OOMKilled', message: 'late', exitCode: 137 } }, epoch, later()),
+  }),
+  'store.recordScaleApplied': fencedCase({ arrange: () => changed(1), act: (id, epoch) => recordScaleApplied(db, { tenant: 'acme', id }, 2, true, epoch, later()) }),
+  'store.refundScaleDown': fencedCase({
+    arrange: () => changed(2),
+    act: (id, epoch) => refundScaleDown(db, { tenant: 'acme', id }, 2, { cpu: 100, memory: 128, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, later()),
   }),
   'store.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, { tenant: 'acme', id }, epoch, later()) }),
   // the outbox
