@@ -28,6 +28,8 @@ export interface Api {
   submit(body: unknown, idempotencyKey: string): Promise<{ created: boolean; admission: AdmissionView }>;
   get(id: string): Promise<AdmissionView>;
   list(opts: { limit?: number; cursor?: string }): Promise<AdmissionPage>;
+  /** PATCH of replicas: `changed` false when the API changed nothing (already there, or a replay). */
+  scale(id: string, replicas: number, idempotencyKey: string): Promise<{ changed: boolean; admission: AdmissionView }>;
   remove(id: string): Promise<AdmissionView>;
   quota(): Promise<QuotaView>;
 }
@@ -87,6 +89,10 @@ export function createApi(opts: ApiOptions): Api {
       if (cursor) q.set('cursor', cursor);
       const qs = q.size ? `?${q}` : '';
       return (await call(admissionPage, 'GET', `/requests${qs}`)).data;
+    },
+    async scale(id, replicas, idempotencyKey) {
+      const r = await call(admissionView, 'PATCH', idPath(id), { body: { replicas }, headers: { 'Idempotency-Key': idempotencyKey } });
+      return { changed: r.status === 202, admission: r.data };
     },
     remove: async (id) => (await call(admissionView, 'DELETE', idPath(id))).data,
     quota: async () => (await call(quotaView, 'GET', '/quota')).data,

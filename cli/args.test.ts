@@ -35,6 +35,19 @@ describe('parseCommand', () => {
     expect(parseCommand(['submit', '--help'], env)).toEqual({ kind: 'help', topic: 'submit' });
     expect(parseCommand(['--version'], {})).toEqual({ kind: 'version' });
   });
+  it('scale takes an id and the replicas, --wait and an Idempotency-Key', () => {
+    expect(parseCommand(['scale', '01ABC', '3', '--wait', '--idempotency-key', 'k1'], env)).toMatchObject({
+      kind: 'scale',
+      id: '01ABC',
+      replicas: 3,
+      idempotencyKey: 'k1',
+      wait: { wait: true },
+    });
+    expect(parseCommand(['scale', '01ABC', '0'], env)).toMatchObject({ kind: 'scale', replicas: 0, wait: { wait: false } });
+    expect(() => parseCommand(['scale', '01ABC'], env)).toThrow(/an id and a number of replicas/);
+    expect(() => parseCommand(['scale', '01ABC', 'two'], env)).toThrow(/replicas must be a whole number/);
+    expect(() => parseCommand(['scale', '01ABC', '-1'], env)).toThrow();
+  });
   it.each([
     [['frobnicate'], /unknown command "frobnicate"/],
     [['quota', '--bogus'], /Unknown option '--bogus'/],

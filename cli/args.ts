@@ -41,9 +41,10 @@ export type Command =
   | { kind: 'get'; conn: Connection; output: Output; id: string }
   | { kind: 'list'; conn: Connection; output: Output; limit: number; all: boolean }
   | { kind: 'quota'; conn: Connection; output: Output }
+  | { kind: 'scale'; conn: Connection; output: Output; id: string; replicas: number; idempotencyKey?: string; wait: WaitFlags }
   | { kind: 'delete'; conn: Connection; output: Output; id: string; wait: WaitFlags };
 
-export const COMMANDS = ['submit', 'get', 'list', 'quota', 'delete', 'help'] as const;
+export const COMMANDS = ['submit', 'get', 'list', 'quota', 'scale', 'delete', 'help'] as const;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 const connOptions = {
@@ -186,6 +187,21 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       if (values.help) return { kind: 'help', topic: command };
       none(positionals, command);
       return { kind: 'quota', conn: connection(values, env), output: parseOutput(values.output) };
+    }
+    case 'scale': {
+      const { values, positionals } = parse(rest, { ...connOptions, ...outputOption, ...waitOptions, 'idempotency-key': { type: 'string' } });
+      if (values.help) return { kind: 'help', topic: command };
+      if (positionals.length !== 2) throw new UsageError('scale takes an id and a number of replicas (modeldock scale <id> <replicas>)');
+      const replicas = parseInteger('replicas', positionals[1], 0, 1000)!;
+      return {
+        kind: 'scale',
+        conn: connection(values, env),
+        output: parseOutput(values.output),
+        id: positionals[0]!,
+        replicas,
+        idempotencyKey: values['idempotency-key'],
+        wait: waitFlags(values),
+      };
     }
     case 'delete': {
       const { values, positionals } = parse(rest, { ...connOptions, ...outputOption, ...waitOptions });

@@ -18,7 +18,7 @@ export const EXIT = {
   unauthorized: 7,
   /** The API could not be reached in time, or answered 5xx. */
   unavailable: 8,
-  /** 409 conflict: e.g. deleting an admission in conflict (an operator must resolve it). */
+  /** 409 conflict: deleting an admission in conflict (an operator must resolve it), scaling one that no longer runs or has a change in flight; --wait: a change superseded. */
   conflict: 9,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -33,7 +33,8 @@ export const EXIT_HELP = `Exit codes:
   6  timed out (--wait)
   7  unauthorized: missing or invalid API key
   8  API unavailable: unreachable, no answer within --request-timeout, or 5xx
-  9  conflict: the admission is in conflict; an operator must resolve it`;
+  9  conflict: the admission is in conflict (an operator must resolve it), or a change of
+     replicas is refused (one is in flight, or the admission no longer runs) or superseded`;
 
 /** The exit code for an API error (HTTP status + error code). */
 export function exitForApiError(status: number, code: string): ExitCode {

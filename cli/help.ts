@@ -23,6 +23,7 @@ Commands:
   get       one admission: state, startup timeline, endpoint, failures
   list      the tenant's admissions, newest first
   quota     the tenant's quota per resource, with a bar of used / hard
+  scale     change the replicas of an admission, optionally --wait until settled
   delete    delete an admission, optionally --wait until its quota is released
   help      this text, or 'modeldock help <command>'
 
@@ -64,6 +65,17 @@ ${CONNECTION}`,
   quota: `Usage: modeldock quota [-o table|json|yaml]
 
 USED is what is charged and not yet released (active + releasing + conflict).
+
+${CONNECTION}`,
+  scale: `Usage: modeldock scale <id> <replicas> [--wait] [--idempotency-key KEY] [-o table|json|yaml]
+
+Changes the number of replicas. An increase is charged at once, all or nothing (exit 3 when
+the quota is short: nothing changes); a decrease is refunded only once the surplus pods are
+gone. One change at a time: while one is in flight the API refuses another (exit 9). With
+--wait, shows applying → (awaitingScaleDown →) settled.
+  --idempotency-key KEY  reuse after a lost answer: the change is made once (default: a new key)
+${WAIT}
+${OUTPUT}
 
 ${CONNECTION}`,
   delete: `Usage: modeldock delete <id> [--wait] [-o table|json|yaml]

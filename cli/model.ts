@@ -24,6 +24,15 @@ export const lastFailureSchema = z.looseObject({
 });
 export type LastFailure = z.output<typeof lastFailureSchema>;
 
+export const pendingChangeView = z.looseObject({
+  generation: z.number(),
+  fromReplicas: z.number(),
+  toReplicas: z.number(),
+  phase: z.string(),
+  requestedAt: ts.optional(),
+});
+export type PendingChangeView = z.output<typeof pendingChangeView>;
+
 export const admissionView = z.looseObject({
   id: z.string(),
   name: z.string(),
@@ -47,6 +56,10 @@ export const admissionView = z.looseObject({
   deadOutboxRows: z.number().optional(),
   timeline: timelineSchema.nullish(),
   lastFailure: lastFailureSchema.nullish(),
+  replicas: z.number().optional(),
+  chargedReplicas: z.number().optional(),
+  generation: z.number().optional(),
+  pendingChange: pendingChangeView.nullish(),
 });
 export type AdmissionView = z.output<typeof admissionView>;
 

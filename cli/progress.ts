@@ -116,6 +116,37 @@ export class ReleaseProgress {
   }
 }
 
+/** Waiting for a change of replicas to `target` to settle (applied and, for a decrease, refunded). */
+export function scaleVerdict(target: number): (a: AdmissionView) => Verdict {
+  return (a) => {
+    if (a.state === 'conflict' || GONE.has(a.state)) return { kind: 'failed', reason: `the admission is ${a.state}: the change of replicas no longer applies` };
+    const p = a.pendingChange;
+    if (!p) return a.replicas === target ? { kind: 'done' } : { kind: 'failed', reason: `another change set the replicas to ${a.replicas ?? '?'}` };
+    return { kind: 'waiting', note: p.phase === 'awaitingScaleDown' ? `quota kept for ${p.fromReplicas} replicas until the surplus pods are gone` : undefined };
+  };
+}
+
+/** One line per phase a change of replicas goes through, with the time since the change was asked for. */
+export class ScaleProgress {
+  private lastPhase: string | undefined;
+  private readonly look: Look;
+  constructor(look: Look) {
+    this.look = look;
+  }
+
+  update(a: AdmissionView, now: Date): string[] {
+    const p = a.pendingChange;
+    const phase = p ? p.phase : 'settled';
+    if (phase === this.lastPhase) return [];
+    this.lastPhase = phase;
+    const s = this.look.style;
+    const since = p?.requestedAt ? ` +${formatDuration(Math.max(0, now.getTime() - Date.parse(p.requestedAt)))}` : '';
+    if (!p) return [`${s('green', 'settled').padEnd(18)} ${a.replicas ?? '?'} replica(s), charged ${a.chargedReplicas ?? '?'}`];
+    if (p.phase === 'awaitingScaleDown') return [`${s('yellow', 'awaitingScaleDown').padEnd(18)} ${p.fromReplicas} → ${p.toReplicas}: the refund waits until the surplus pods are gone${since}`];
+    return [`${s('cyan', p.phase).padEnd(18)} ${p.fromReplicas} → ${p.toReplicas}${since}`];
+  }
+}
+
 /** The lines printed when a wait ends in failure. */
 export function failureReport(a: AdmissionView, reason: string, look: Look): string[] {
   return [`${look.style('red', look.fancy ? '✖' : 'FAILED')} ${a.name} (${a.id}): ${reason}`, ...failureLines(a.lastFailure, a.lastError, look.style)];

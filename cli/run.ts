@@ -6,7 +6,7 @@ import { parseCommand, UsageError, type Command, type Output, type WaitFlags } f
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { HELP } from './help.ts';
 import type { AdmissionView } from './model.ts';
-import { failureReport, ReleaseProgress, releaseVerdict, StartupProgress, startupVerdict, type Verdict } from './progress.ts';
+import { failureReport, ReleaseProgress, releaseVerdict, ScaleProgress, scaleVerdict, StartupProgress, startupVerdict, type Verdict } from './progress.ts';
 import { renderAdmission, renderList, renderQuota, spinnerLine, styleState, type Look, type Style } from './render.ts';
 import { plainScreen, ttyScreen, type Screen } from './screen.ts';
 import { parseSpecFile, specBody, type SpecBody } from './spec.ts';
@@ -132,6 +132,34 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
         const screen = lineWriter(human);
         for (const l of progress.finish(final)) screen(l);
         code = conclude(r, human, 'ready', EXIT.failedStart, () => `${human.style('green', 'ready')}: ${final.endpoint ?? '(no endpoint reported)'}`);
+      }
+      if (cmd.output !== 'table') structured(final, cmd.output);
+      return code;
+    }
+    case 'scale': {
+      const key = cmd.idempotencyKey ?? io.newIdempotencyKey();
+      let result;
+      try {
+        result = await api.scale(cmd.id, cmd.replicas, key);
+      } catch (e) {
+        if (e instanceof CliError && e.exitCode === EXIT.unavailable) {
+          throw new CliError(e.exitCode, `${e.message} (the change may have been made: retry with --idempotency-key ${key})`);
+        }
+        throw e;
+      }
+      const human = cmd.output === 'table' ? out : io.stderr;
+      const a0 = result.admission;
+      const p = a0.pendingChange;
+      human.write(
+        `${a0.name} ${a0.id}: ${p ? `${p.fromReplicas} → ${p.toReplicas} replicas, charged for ${a0.chargedReplicas ?? '?'}` : `${a0.replicas ?? '?'} replicas${result.changed ? '' : ' (nothing to change)'}`}\n`,
+      );
+      let final = a0;
+      let code: ExitCode = EXIT.ok;
+      if (cmd.wait.wait) {
+        const progress = new ScaleProgress(look(human));
+        const r = await watch(api, a0, cmd.wait, io, human, scaleVerdict(cmd.replicas), (a) => progress.update(a, io.now()), (a) => a.pendingChange?.phase ?? 'settled');
+        final = r.admission;
+        code = conclude(r, human, 'settled', EXIT.conflict, () => `${human.style('green', 'scaled')}: ${final.name} runs ${final.replicas ?? '?'} replica(s), charged ${final.chargedReplicas ?? '?'}`);
       }
       if (cmd.output !== 'table') structured(final, cmd.output);
       return code;

@@ -78,6 +78,32 @@ describe('modeldock submit --wait', () => {
   });
 });
 
+describe('modeldock scale --wait', () => {
+  it('up: charged at once, applying → settled; down: settled once the surplus pods are gone; exit 0', async () => {
+    const [id] = await sys.admit(1, { name: 'scaled', replicas: 1 });
+    await sys.untilState([id!], 'ready');
+    const up = ok(await runCli(['scale', id!, '3', '--wait', '--interval', '250ms'], { env: env(), timeoutMs: 120_000 }));
+    const lines = up.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`scaled ${id}: 1 → 3 replicas, charged for 3`);
+    expect(lines.some((l) => /^applying +1 → 3/.test(l)), up.stdout).toBe(true);
+    expect(lines.some((l) => /^settled +3 replica\(s\), charged 3$/.test(l)), up.stdout).toBe(true);
+    expect(lines.at(-1)).toBe('scaled: scaled runs 3 replica(s), charged 3');
+    expect((await sys.api(`/requests/${id}`)).body).toMatchObject({ replicas: 3, chargedReplicas: 3, pendingChange: null });
+
+    const down = ok(await runCli(['scale', id!, '1', '--wait', '--interval', '250ms', '-o', 'json'], { env: env(), timeoutMs: 120_000 }));
+    expect(down.stderr).toContain(`scaled ${id}: 3 → 1 replicas, charged for 3`);
+    expect(down.stderr).toMatch(/settled +1 replica\(s\), charged 1/);
+    expect(JSON.parse(down.stdout)).toMatchObject({ id, replicas: 1, chargedReplicas: 1, pendingChange: null });
+    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
+    expect(pods.items).toHaveLength(1);
+
+    // The same replicas again: nothing to change; more than MAX_REPLICAS: the API's message, exit 2.
+    expect(ok(await runCli(['scale', id!, '1'], { env: env() })).stdout).toBe(`scaled ${id}: 1 replicas (nothing to change)\n`);
+    const refused = ok(await runCli(['scale', id!, '999'], { env: env() }), 2);
+    expect(refused.stderr).toMatch(/^error: invalid request: replicas: /);
+  });
+});
+
 describe('modeldock delete --wait', () => {
   it('follows deleting → released, shows ReleaseBlocked with the pod it waits for; exit 0', async () => {
     const [id] = await sys.admit(1, { name: 'held' });

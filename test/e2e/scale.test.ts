@@ -85,7 +85,7 @@ describe('scaling through the ledger', () => {
       const t = (await podsOf(id)).filter((p) => p.metadata.deletionTimestamp);
       return t.length === 2 ? t : undefined;
     }, { timeoutMs: 60_000 });
-    await waitFor('the decrease to await its scale-down', async () => (await get(id)).pendingChange?.phase === 'awaitingScaleDown', { timeoutMs: 30_000 });
+    await waitFor('the decrease to await its scale-down', async () => ((await get(id)).pendingChange as { phase?: string } | null)?.phase === 'awaitingScaleDown', { timeoutMs: 30_000 });
     // Several of the controller's 2 s polls later, still charged for 3.
     await new Promise((r) => setTimeout(r, 6_000));
     expect(await get(id)).toMatchObject({ chargedReplicas: 3, pendingChange: { phase: 'awaitingScaleDown' } });
