@@ -203,6 +203,37 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
     expect((await call('DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe(404);
   });
 
+  it('PATCH replicas: 202 with the pending change, 200 on a retry, 400/415/422 for bad requests that change nothing, 404 for another tenant', async () => {
+    const id = String((await submit({ name: 'resize', replicas: 1, resources: { cpu: '250m', memory: '256Mi' } })).body.id);
+    const patch = (body: unknown, key = 'resize-1', opts: { tenantKey?: string; raw?: string; headers?: Record<string, string> } = {}) =>
+      call('PATCH', `/requests/${id}`, { key: opts.tenantKey, ...(opts.raw === undefined ? { body } : { raw: opts.raw }), headers: { 'Idempotency-Key': key, ...opts.headers } });
+    const before = await L.fingerprint();
+    for (const [res, status, code] of [
+      [await patch({ replicas: 2, image: 'evil:1' }), 400, 'validation_failed'],
+      [await patch({ replicas: 9 }), 400, 'validation_failed'], // MAX_REPLICAS is 8 here
+      [await patch({ replicas: '2' }), 400, 'validation_failed'],
+      [await patch({}), 400, 'validation_failed'],
+      [await patch(undefined, 'resize-1', { raw: '{"replicas": 2', headers: { 'Content-Type': 'application/json' } }), 400, 'malformed_json'],
+      [await patch(undefined, 'resize-1', { raw: 'replicas=2', headers: { 'Content-Type': 'text/plain' } }), 415, 'unsupported_media_type'],
+      [await call('PATCH', `/requests/${id}`, { body: { replicas: 2 } }), 400, 'validation_failed'], // no Idempotency-Key
+      [await patch({ replicas: 2 }, 'resize-1', { tenantKey: KEY_GLOBEX }), 404, 'not_found'],
+    ] as const) {
+      expect([res.status, res.body.error?.code], JSON.stringify(res.body)).toEqual([status, code]);
+    }
+    expect(await L.fingerprint()).toBe(before);
+
+    const up = await patch({ replicas: 2 });
+    expect(up.status).toBe(202);
+    expect(up.body).toMatchObject({ replicas: 2, chargedReplicas: 2, generation: 2, pendingChange: { fromReplicas: 1, toReplicas: 2, phase: 'applying' } });
+    const again = await patch({ replicas: 2 });
+    expect([again.status, again.body.generation]).toEqual([200, 2]);
+    const reused = await patch({ replicas: 3 });
+    expect([reused.status, reused.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
+    const busy = await patch({ replicas: 3 }, 'resize-2');
+    expect([busy.status, busy.body.error?.code]).toEqual([409, 'change_pending']);
+    expect((await call('GET', `/requests/${id}`)).body).toMatchObject({ replicas: 2, chargedReplicas: 2, spec: { replicas: 2 }, pendingChange: { generation: 2 } });
+  });
+
   it('DELETE of an admission in conflict with a bound CR → 409 (an operator must resolve it); every route needs a key', async () => {
     const id = String((await submit({ name: 'clash', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
     await L.db.execute("UPDATE reservation SET state = 'conflict' WHERE id = ?", [id]);
