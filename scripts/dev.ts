@@ -90,7 +90,7 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
 
   export MODELDOCK_URL=${api} MODELDOCK_KEY=${KEY}
   npx modeldock submit --name chat --image modeldock/mock-model:0.1.0 --replicas 2 --cpu 1 --memory 2Gi --wait
-  npx modeldock list; npx modeldock quota; npx modeldock delete <id> --wait
+  npx modeldock list; npx modeldock quota; npx modeldock scale <id> 3 --wait; npx modeldock delete <id> --wait
 
   Or with curl:
 
@@ -99,6 +99,8 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
        -d '{"name":"chat","image":"modeldock/mock-model:0.1.0","replicas":2,"resources":{"cpu":"1","memory":"2Gi"}}'
   curl -s ${api}/requests -H "$K"            # list (state: admitted → delivered → ready)
   curl -s ${api}/requests/<id> -H "$K"       # one admission, with its endpoint
+  curl -s -XPATCH ${api}/requests/<id> -H "$K" -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-scale-3' \\
+       -d '{"replicas":3}'                  # scale: charged at once (a decrease: refunded once its pods are gone)
   curl -s ${api}/quota -H "$K"               # hard / reserved / active / releasing / blocked
   curl -s -XDELETE ${api}/requests/<id> -H "$K"
 

@@ -7,7 +7,7 @@ import { ACTIVE_STATES, crNameFor, type ReservationState } from '../../schema/ad
 import type { Admission } from '../../schema/api.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
-import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
@@ -148,6 +148,25 @@ export async function markDeleting(q: Queryable, tenant: string, id: string, fro
     `UPDATE reservation SET state = 'deleting', state_changed_at = ?, updated_at = ?, delete_requested_at = ?
      WHERE tenant = ? AND id = ? AND state IN (?)`,
     [now, now, now, tenant, id, [...from]],
+  );
+  return r.rowsAffected === 1;
+}
+
+/**
+ * Moves the reservation from generation `from` to `from + 1` with the new spec, adding `charge`
+ * to its amounts (an increase's delta; zeros for a decrease, refunded later by the controller).
+ * Only while it runs (admitted, delivered, ready), is still at `from`, and has no unsettled
+ * change: true when this call moved it.
+ */
+export async function advanceGeneration(
+  q: Queryable,
+  a: { tenant: string; id: string; from: number; spec: ModelServiceSpec; charge: Amounts; now: Date },
+): Promise<boolean> {
+  const adds = RESOURCE_NAMES.map((res) => `${AMOUNT_COLUMNS[res]} = ${AMOUNT_COLUMNS[res]} + ?`).join(', ');
+  const r = await q.execute(
+    `UPDATE reservation SET spec = ?, generation = generation + 1, ${adds}, updated_at = ?
+      WHERE tenant = ? AND id = ? AND generation = ? AND settled_generation = generation AND state IN (?)`,
+    [JSON.stringify(a.spec), ...amountArgs(a.charge), a.now, a.tenant, a.id, a.from, [...ACTIVE_STATES]],
   );
   return r.rowsAffected === 1;
 }
