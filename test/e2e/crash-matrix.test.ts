@@ -61,8 +61,9 @@ describe('crash matrix', () => {
 });
 
 // The crash points of a change of replicas (PATCH /requests/:id). The Worker's own point — after
-// the charge commit, its reply lost — is test/integration/admission-scale.test.ts ("a lost COMMIT
-// reply"): a retry with the same Idempotency-Key finds the change, nothing is charged twice.
+// the charge commit, its reply lost — is test/integration/admission-workerd-ledger.test.ts (the
+// Worker in workerd behind a proxy that loses the COMMIT reply) and admission-scale.test.ts: a
+// retry with the same Idempotency-Key finds the change, nothing is charged twice.
 const SCALE_POINTS: Array<{ point: CrashPoint; from: number; to: number; movements: string[] }> = [
   { point: 'after-cr-scale-before-ack', from: 1, to: 2, movements: ['1:charge', '2:charge'] },
   { point: 'inside-refund-before-commit', from: 2, to: 1, movements: ['1:charge', '2:refund'] },

@@ -94,4 +94,27 @@ describe('through workerd', () => {
     expect(await W.scheduled(CRON, t + 600_000)).toBe(200);
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE kind = 'reconcile' AND done_at IS NULL")).toBe(reservations);
   });
+
+  it('a PATCH whose charge committed but whose reply was lost (the Worker "crashed" after COMMIT) → 503; the retry with the same key → 200, charged once', async () => {
+    const key = 'lost-key-0123456789abcdef';
+    const body = { name: 'lost-scale', image: 'ghcr.io/acme/llm:1', replicas: 1, resources: { cpu: '1', memory: '1Gi' } };
+    const id = ((await (await post(key, 'lost-scale-1', body)).json()) as { id: string }).id;
+    const patch = () =>
+      fetch(`${W.url}/requests/${id}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'lost-scale-2' },
+        body: JSON.stringify({ replicas: 2 }),
+      });
+    P.loseCommitReplies(1);
+    const first = await patch();
+    expect(first.status).toBe(503);
+    // It did commit: the delta is charged, once, at the instant of the lost reply.
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'lost' AND reservation_id = ? AND direction = 'charge'", [id])).toBe(2);
+    const retry = await patch();
+    expect(retry.status).toBe(200);
+    expect((await retry.json()) as Record<string, unknown>).toMatchObject({ replicas: 2, chargedReplicas: 2, generation: 2 });
+    expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'lost' AND reservation_id = ? AND direction = 'charge'", [id])).toBe(2);
+    expect(await L.count("SELECT COUNT(*) FROM reservation_change WHERE tenant = 'lost' AND reservation_id = ?", [id])).toBe(1);
+    expect(await L.count("SELECT used FROM tenant_quota WHERE tenant = 'lost' AND resource = 'cpu'")).toBe(3000);
+  });
 });
