@@ -33,6 +33,9 @@ describe('pendingChangeOf / chargedReplicasOf', () => {
     const done = { ...applying, appliedGeneration: 2, settledGeneration: 2 };
     expect(pendingChangeOf(done, true)).toBeNull();
     expect(chargedReplicasOf(4, done)).toBe(4);
+    // A decrease once refunded charges the new, smaller size.
+    const refunded = { generation: 3, appliedGeneration: 3, settledGeneration: 3, latest: { ...latest, fromReplicas: 4, toReplicas: 1 } };
+    expect(chargedReplicasOf(1, refunded)).toBe(1);
   });
   it('an increase is applying until the CR carries it, and charged at once', () => {
     expect(pendingChangeOf(applying, true)).toEqual({ generation: 2, fromReplicas: 2, toReplicas: 4, phase: 'applying', requestedAt: latest.requestedAt });

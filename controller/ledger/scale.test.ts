@@ -43,8 +43,8 @@ describe('decideScale', () => {
   });
   it('waits until the Deployment asks for, has observed, and counts no more than the new replicas', () => {
     const live = (d: ObservedDeployment | null) => decideScale(downApplied, cr(1), { deployment: d, pods: pods('p-a') });
-    expect(live(null)).toMatchObject({ type: 'awaitScaleDown' });
-    expect(live(dep({ specReplicas: 3 }))).toMatchObject({ type: 'awaitScaleDown' });
+    expect(live(null)).toEqual({ type: 'awaitScaleDown', generation: 2, surplusPods: [], requeueAfterMs: 2000 });
+    expect(live(dep({ specReplicas: 3 }))).toEqual({ type: 'awaitScaleDown', generation: 2, surplusPods: [], requeueAfterMs: 2000 });
     expect(live(dep({ observedGeneration: 2 }))).toMatchObject({ type: 'awaitScaleDown' });
     expect(live(dep({ statusReplicas: 2 }))).toMatchObject({ type: 'awaitScaleDown' });
     expect(live(dep())).toEqual({ type: 'refund', generation: 2, from: 3, to: 1 });
