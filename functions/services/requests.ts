@@ -42,15 +42,23 @@ export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: str
   if (!unboundConflict && !(ACTIVE_STATES as readonly string[]).includes(state)) return found.admission;
 
   const now = deps.clock();
-  await deps.db.transaction(async (tx) => {
-    if (await markDeleting(tx, tenant, id, unboundConflict ? ['conflict'] : ACTIVE_STATES, now)) {
-      await enqueue(tx, [{ tenant, reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId }], now);
-    }
+  const moved = await deps.db.transaction(async (tx) => {
+    if (!(await markDeleting(tx, tenant, id, unboundConflict ? ['conflict'] : ACTIVE_STATES, now))) return undefined;
+    return { enqueued: (await enqueue(tx, [{ tenant, reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId }], now)) > 0 };
   });
+  // This call moved it: the answer is what was read plus what the transaction changed (no second
+  // read). Otherwise something else moved it in between: read what it is now.
+  if (moved) return asDeleting(found.admission, now, moved.enqueued);
   const after = await findById(deps.db, tenant, id);
   if (!after) throw notFound('admission');
   if (after.admission.state === 'conflict') throw conflictError();
   return after.admission;
+}
+
+/** An admission as markDeleting (+ a new delete row, due at once) leaves it: deleting since `now`, no endpoint, no change pending. */
+function asDeleting(a: Admission, now: Date, enqueued: boolean): Admission {
+  const at = now.toISOString();
+  return { ...a, state: 'deleting', stateChangedAt: at, updatedAt: at, endpoint: null, pendingChange: null, nextAttemptAt: enqueued && (a.nextAttemptAt === null || at < a.nextAttemptAt) ? at : a.nextAttemptAt };
 }
 
 const conflictError = () =>

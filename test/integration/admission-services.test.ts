@@ -217,6 +217,8 @@ describe('read, list, delete', () => {
 
     const d1 = await deleteAdmission(L.deps(), 'own', id, 'del-1');
     expect(d1.state).toBe('deleting');
+    // The answer is built from the first read and the transaction's changes: exactly what a read says now.
+    expect(d1).toEqual(await getAdmission(L.deps(), 'own', id));
     const d2 = await deleteAdmission(L.deps(), 'own', id, 'del-2');
     expect(d2.state).toBe('deleting');
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(1);
