@@ -110,15 +110,7 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       const file: SpecBody = cmd.spec.file ? parseSpecFile(await readSpec(io, cmd.spec.file), cmd.spec.file) : {};
       const body = specBody(file, cmd.spec);
       const key = cmd.idempotencyKey ?? io.newIdempotencyKey();
-      let result;
-      try {
-        result = await api.submit(body, key);
-      } catch (e) {
-        if (e instanceof CliError && e.exitCode === EXIT.unavailable) {
-          throw new CliError(e.exitCode, `${e.message} (the admission may have been made: retry with --idempotency-key ${key})`);
-        }
-        throw e;
-      }
+      const result = await withRetryHint('the admission', key, () => api.submit(body, key));
       // Progress and messages go to stderr when stdout carries a document (-o json|yaml).
       const human = cmd.output === 'table' ? out : io.stderr;
       const a0 = result.admission;
@@ -138,15 +130,7 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
     }
     case 'scale': {
       const key = cmd.idempotencyKey ?? io.newIdempotencyKey();
-      let result;
-      try {
-        result = await api.scale(cmd.id, cmd.replicas, key);
-      } catch (e) {
-        if (e instanceof CliError && e.exitCode === EXIT.unavailable) {
-          throw new CliError(e.exitCode, `${e.message} (the change may have been made: retry with --idempotency-key ${key})`);
-        }
-        throw e;
-      }
+      const result = await withRetryHint('the change', key, () => api.scale(cmd.id, cmd.replicas, key));
       const human = cmd.output === 'table' ? out : io.stderr;
       const a0 = result.admission;
       const p = a0.pendingChange;
@@ -179,6 +163,18 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       if (cmd.output !== 'table') structured(final, cmd.output);
       return code;
     }
+  }
+}
+
+/** A request that got no answer may still have been made: the error says which key to retry with (the same key changes nothing again). */
+async function withRetryHint<T>(what: string, key: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof CliError && e.exitCode === EXIT.unavailable) {
+      throw new CliError(e.exitCode, `${e.message} (${what} may have been made: retry with --idempotency-key ${key})`);
+    }
+    throw e;
   }
 }
 

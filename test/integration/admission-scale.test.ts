@@ -5,14 +5,12 @@
 // time, DELETE winning over a pending change, a lost COMMIT reply; checkLedger after each.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admissionOf } from '../support/policy.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, rejection, type LedgerDatabase } from '../support/admission.ts';
 import type { DbFetch } from '../../ledger/db.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';
 import { getQuota } from '../../functions/services/quota.ts';
 import { scaleAdmission, type ScaleInput } from '../../functions/services/scale.ts';
-import type { ApiError} from '../../functions/errors.ts';
-import { toApiError } from '../../functions/errors.ts';
 import { acquireEpoch, recordScaleApplied, refundScaleDown, release, transition } from '../../controller/ledger/store.ts';
 import { checkLedger } from '../../controller/ledger/check.ts';
 import type { Amounts } from '../../schema/model-service.ts';
@@ -35,14 +33,6 @@ async function admitted(tenant: string, replicas: number): Promise<string> {
 }
 const scale = (tenant: string, id: string, replicas: number, key = `sc-${++seq}`, fetch?: DbFetch) =>
   scaleAdmission(L.deps(fetch ? { fetch } : {}), { tenant, id, idempotencyKey: key, requestId: `r-${key}`, replicas } satisfies ScaleInput);
-const rejection = async (p: Promise<unknown>): Promise<ApiError> => {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(Error);
-  return toApiError(err);
-};
 const reserved = async (tenant: string) => {
   const q = (await getQuota(L.deps(), tenant)).resources;
   return { cpu: q.cpu.reserved, memory: q.memory.reserved, modelservices: q.modelservices.reserved };

@@ -11,9 +11,9 @@ import { readQuota, setHard } from '../../functions/db/quota.ts';
 import { backfillCount } from '../../scripts/tenant.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
-import { ApiError, toApiError } from '../../functions/errors.ts';
+import { ApiError } from '../../functions/errors.ts';
 import { loadMigrations, migrate } from '../../ledger/migrate.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, rejection, type LedgerDatabase } from '../support/admission.ts';
 
 let L: LedgerDatabase;
 beforeAll(async () => {
@@ -44,14 +44,6 @@ function countingFetch(onCall?: (sql: string, res: Response) => Response | Promi
   return { calls, fetch: f };
 }
 
-const rejection = async (p: Promise<unknown>): Promise<ApiError> => {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(Error);
-  return toApiError(err);
-};
 
 describe('migrations', () => {
   it('are idempotent and recorded', async () => {

@@ -4,7 +4,8 @@
 // of the run (vtgate behind ps-http-sim, transaction mode SINGLE), emptied for the suite: its
 // project runs one suite at a time (vitest.config.ts), so an emptied ledger is the suite's own.
 import { createHash } from 'node:crypto';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
+import { toApiError, type ApiError } from '../../functions/errors.ts';
 import { connect } from '@planetscale/database';
 import { createDb, type Db, type DbFetch, type SqlArg } from '../../ledger/db.ts';
 import type { ServiceDeps } from '../../functions/services/deps.ts';
@@ -94,4 +95,14 @@ function ledgerDatabase(t: TestDatabase & { backend: LedgerBackend }, db: Db): L
       return parts.join(' ');
     },
   };
+}
+
+/** The API error a service call was refused with, as the Worker would render it (the test fails when the call succeeds). */
+export async function rejection(p: Promise<unknown>): Promise<ApiError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(Error);
+  return toApiError(err);
 }
