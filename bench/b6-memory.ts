@@ -31,7 +31,7 @@ export const b6: Benchmark = {
     return {
       summary: `ratio=${fmt(ra)} (controller RSS vs bare client-node ListWatch; goal ≤ 1.0: ${verdict(ra, 1, false)}) ${fmt(rb)}× kube-controller-manager (≤ 1.5: ${verdict(rb, 1.5, false)}); ${fmt(ours)} MiB RSS, ${fmt(heap)} MiB heap; bare ${fmt(bare.rssMiB)} MiB; kcm ${fmt(kcm)} MiB; ${bare.objects} objects`,
       details: [
-        `After B3's round of ${c.n} ModelServices converged: ${bare.objects} objects in the controller's caches (ModelServices, and its labelled Deployments, Services, Pods).`,
+        `After B3's round of ${c.n} ModelServices converged: ${bare.objects} objects in the controller's caches (ModelServices, and its labelled Deployments, Services, Pods, EndpointSlices).`,
         '',
         '| process | RSS MiB | heap used MiB |',
         '|---|---|---|',

@@ -1,9 +1,10 @@
 // B6's baseline (a): a bare client-node process holding the objects ModelDock's controller caches
 // — client-node's own ListWatch (its generated list functions, its Watch) over ModelServices and
-// over the Deployments, Services and Pods with ModelDock's managed-by label in one namespace.
+// over the Deployments, Services, Pods and EndpointSlices with ModelDock's managed-by label in one
+// namespace (controller/runtime/cache.ts CACHED_KINDS).
 // Usage: node bench/lib/bare-listwatch.ts <kubeconfig> <namespace> <settle ms>
 // Prints one JSON line {objects, rssMiB, heapUsedMiB} after every cache synced and `settle` ms.
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { GROUP, LABELS, MANAGED_BY, PLURAL, VERSION } from '../../schema/model-service.ts';
 
 const [kubeconfig, namespace, settle = '5000'] = process.argv.slice(2);
@@ -13,6 +14,7 @@ kc.loadFromFile(kubeconfig);
 const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
+const discovery = kc.makeApiClient(DiscoveryV1Api);
 const labelSelector = `${LABELS.managedBy}=${MANAGED_BY}`;
 type List = KubernetesListObject<KubernetesObject>;
 
@@ -21,6 +23,7 @@ const kinds: Array<[string, () => Promise<List>, string | undefined]> = [
   [`/apis/apps/v1/namespaces/${namespace}/deployments`, async () => (await apps.listNamespacedDeployment({ namespace, labelSelector })) as List, labelSelector],
   [`/api/v1/namespaces/${namespace}/services`, async () => (await core.listNamespacedService({ namespace, labelSelector })) as List, labelSelector],
   [`/api/v1/namespaces/${namespace}/pods`, async () => (await core.listNamespacedPod({ namespace, labelSelector })) as List, labelSelector],
+  [`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, async () => (await discovery.listNamespacedEndpointSlice({ namespace, labelSelector })) as List, labelSelector],
 ];
 const informers = kinds.map(([path, list, selector]) => new ListWatch<KubernetesObject>(path, new Watch(kc), list, false, selector));
 await Promise.all(informers.map((i) => i.start()));

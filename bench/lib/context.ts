@@ -108,7 +108,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
           args: [join(repoRoot, 'controller/main.ts')],
           cwd: repoRoot,
           logDir: need().logDir,
-          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ...shippedRuntimeEnv(), ...env },
+          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ...shippedNodeOptions(), ...env },
           ready: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
           timeoutMs: 60_000,
         },
@@ -143,13 +143,13 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
   };
 }
 
-/** The controller's runtime tuning (NODE_OPTIONS, MALLOC_ARENA_MAX) as k8s/base/controller.yaml ships it (the bench runs what users run). */
-export function shippedRuntimeEnv(): Record<string, string> {
+/** The controller's NODE_OPTIONS as k8s/base/controller.yaml ships them (the bench runs what users run). */
+export function shippedNodeOptions(): { NODE_OPTIONS?: string } {
   for (const doc of parseAllDocuments(readFileSync(join(repoRoot, 'k8s/base/controller.yaml'), 'utf8'))) {
     const d = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } } };
     if (d?.kind !== 'Deployment') continue;
-    const env = d.spec?.template?.spec?.containers?.[0]?.env ?? [];
-    return Object.fromEntries(env.filter((e) => (e.name === 'NODE_OPTIONS' || e.name === 'MALLOC_ARENA_MAX') && e.value !== undefined).map((e) => [e.name, e.value!]));
+    const v = d.spec?.template?.spec?.containers?.[0]?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+    return v ? { NODE_OPTIONS: v } : {};
   }
   return {};
 }
