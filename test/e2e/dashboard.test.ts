@@ -52,7 +52,11 @@ describe('dashboard', () => {
     expect(await ready.locator('li[data-stage="ready"]').getAttribute('data-status')).toBe('done');
     expect(await ready.locator('li[data-stage="admitted"]').getAttribute('data-status')).toBe('done');
     expect(await ready.locator('.endpoint').textContent()).toBe(`http://md-${id!.toLowerCase()}.${sys.namespace}.svc:8000`);
-    await expect.poll(() => page.locator('#quota meter[data-resource="cpu"]').evaluate((m) => (m as HTMLMeterElement).value)).toBe(4000);
+    expect(await ready.locator('.replicas').textContent()).toBe('2 replicas');
+    // A change of replicas made elsewhere (the CLI, the API) shows up, then settles.
+    expect((await sys.api(`/requests/${id}`, { method: 'PATCH', body: { replicas: 1 }, idempotencyKey: 'dash-scale-1' })).status).toBe(202);
+    await expect.poll(() => ready.locator('.replicas').textContent(), { timeout: 60_000 }).toBe('1 replica');
+    await expect.poll(() => page.locator('#quota meter[data-resource="cpu"]').evaluate((m) => (m as HTMLMeterElement).value)).toBe(2000);
 
     const shot = join(inject('stack').runDir, 'dashboard.png');
     await page.screenshot({ path: shot });

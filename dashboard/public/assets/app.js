@@ -14,7 +14,9 @@ const REQUEST_TIMEOUT_MS = 10_000;
  *   id: string, name: string, spec: { replicas: number },
  *   endpoint: string | null, releaseBlockedSince?: string | null, releaseBlockedPods?: string[] | null,
  *   releaseBlockedReason?: string | null, releaseBlockedFinalizers?: string[] | null,
- *   lastError?: string | null, lastFailure?: import('./startup.js').LastFailure | null
+ *   lastError?: string | null, lastFailure?: import('./startup.js').LastFailure | null,
+ *   replicas?: number, chargedReplicas?: number,
+ *   pendingChange?: { fromReplicas: number, toReplicas: number, phase: string } | null
  * }} Admission
  */
 /** @typedef {{ unit: string, hard: number, reserved: number, active: number, releasing: number, blocked: number }} Usage */
@@ -114,13 +116,22 @@ function timelineCell(a) {
   return list;
 }
 
+/** The replicas, and a change of them in flight (a decrease stays charged until its surplus pods are gone). @param {Admission} a */
+function replicasText(a) {
+  const replicas = a.replicas ?? a.spec.replicas;
+  const p = a.pendingChange;
+  if (!p) return `${replicas} replica${replicas === 1 ? '' : 's'}`;
+  const why = p.phase === 'awaitingScaleDown' ? 'waiting for the surplus pods to go' : 'applying';
+  return `scaling ${p.fromReplicas} → ${p.toReplicas} (${why}), charged for ${a.chargedReplicas ?? p.fromReplicas}`;
+}
+
 /** @param {Admission} a @param {(a: Admission) => void} onDelete */
 function admissionRow(a, onDelete) {
   const tr = el('tr');
   tr.dataset.id = a.id;
   tr.dataset.state = a.state;
   const name = el('td', undefined, a.name);
-  name.append(el('span', 'id', a.id));
+  name.append(el('span', 'id', a.id), el('div', 'replicas', replicasText(a)));
   const state = el('td');
   state.append(el('span', `state state-${a.state}`, a.state));
   const tl = el('td');
