@@ -203,7 +203,7 @@ async function step(d: Scoped, rec: LedgerRecord, epoch: number, log: Logger): P
     action = decide(rec, cr, pods, now, d.config, deployment);
   }
   if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type, cached: cached !== undefined });
-  if (cr && rec.binding && (rec.state === 'delivered' || rec.state === 'ready') && cr.uid === rec.binding.uid && isOurs(cr.object, rec)) {
+  if (cr && rec.binding && running && cr.uid === rec.binding.uid && isOurs(cr.object, rec)) {
     const change = progressChange(rec.binding, progressOf(cr.object.status));
     if (change && (await recordProgress(d.db, rec, change, epoch, now))) log.debug('startup progress recorded', { scheduled: !!change.scheduledAt, started: !!change.startedAt, failure: change.lastFailure?.reason });
   }

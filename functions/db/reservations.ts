@@ -101,7 +101,7 @@ function toStored(row: Row): StoredAdmission {
               firstReadyAt: timeOrNull(row.b_first_ready_at),
             },
       endpoint:
-        row.b_namespace === null || row.b_namespace === undefined || !['delivered', 'ready'].includes(str(row.state))
+        row.b_namespace === null || row.b_namespace === undefined || !['delivered', 'ready'].includes(state)
           ? null
           : endpointFor(str(row.b_cr_name), str(row.b_namespace), spec.port),
       releaseBlockedSince: timeOrNull(row.release_blocked_since),

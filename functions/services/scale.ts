@@ -11,8 +11,8 @@
 import { ACTIVE_STATES } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
-import { scaleDelta } from '../../schema/scale.ts';
-import type { Amounts } from '../../schema/model-service.ts';
+import { chargedReplicasOf, pendingChangeOf, scaleDelta, type ChangeProgress } from '../../schema/scale.ts';
+import { REPLICA_RESOURCES, type Amounts } from '../../schema/model-service.ts';
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey } from '../../ledger/outbox.ts';
 import { sha256Hex } from '../auth/digest.ts';
@@ -41,7 +41,13 @@ export interface ScaleResult {
 }
 
 class Raced extends Error {}
-class QuotaShort extends Error {}
+class QuotaShort extends Error {
+  readonly delta: Amounts;
+  constructor(delta: Amounts) {
+    super('quota short');
+    this.delta = delta;
+  }
+}
 
 export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Promise<ScaleResult> {
   const requestHash = await sha256Hex(canonicalJson({ replicas: input.replicas }));
@@ -58,13 +64,10 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
     if (a.pendingChange) throw changePending(a);
     if (a.replicas === input.replicas) return { outcome: 'unchanged', admission: a };
     try {
-      await changeOnce(deps, input, a, requestHash);
-      const after = await findById(deps.db, input.tenant, input.id);
-      if (!after) throw notFound('admission');
-      return { outcome: 'accepted', admission: after.admission };
+      return { outcome: 'accepted', admission: await changeOnce(deps, input, a, requestHash) };
     } catch (err) {
       if (err instanceof QuotaShort) {
-        const shortfalls = shortfallsOf(scaleDelta(a.spec, a.replicas, input.replicas), await readQuota(deps.db, input.tenant));
+        const shortfalls = shortfallsOf(err.delta, await readQuota(deps.db, input.tenant));
         // A release may have landed between the rollback and the read: then try again.
         if (shortfalls.length > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(shortfalls);
       } else if (!(err instanceof Raced) && !isLockConflict(err)) {
@@ -77,15 +80,17 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
   }
 }
 
-async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: Admission, requestHash: string): Promise<void> {
+/** Runs the change's transaction; returns the admission as it left it (the read + what it wrote: no second read). */
+async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: Admission, requestHash: string): Promise<Admission> {
   const now = deps.clock();
   const { tenant, id } = input;
   const generation = a.generation + 1;
   const increase = input.replicas > a.replicas;
   const delta = scaleDelta(a.spec, a.replicas, input.replicas);
   const charge: Amounts = increase ? delta : { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 };
+  const spec = { ...a.spec, replicas: input.replicas };
   await deps.db.transaction(async (tx) => {
-    if (!(await advanceGeneration(tx, { tenant, id, from: a.generation, spec: { ...a.spec, replicas: input.replicas }, charge, now }))) throw new Raced();
+    if (!(await advanceGeneration(tx, { tenant, id, from: a.generation, spec, charge, now }))) throw new Raced();
     try {
       await insertChange(tx, {
         tenant,
@@ -105,9 +110,29 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: Admission, re
     if (increase) {
       await insertMovement(tx, { reservationId: id, tenant, generation, direction: 'charge', amounts: delta, now });
       // Last, so the tenant's quota rows stay locked for as short a time as possible.
-      if (!(await chargeQuota(tx, tenant, delta, now))) throw new QuotaShort();
+      if (!(await chargeQuota(tx, tenant, delta, now))) throw new QuotaShort(delta);
     }
   });
+  const at = now.toISOString();
+  // The previous generation was settled (no change pending), the new one is neither applied nor settled.
+  const change: ChangeProgress = {
+    generation,
+    appliedGeneration: a.generation,
+    settledGeneration: a.generation,
+    latest: { fromReplicas: a.replicas, toReplicas: input.replicas, requestedAt: at },
+  };
+  return {
+    ...a,
+    spec,
+    replicas: input.replicas,
+    amounts: { ...a.amounts, ...Object.fromEntries(REPLICA_RESOURCES.map((r) => [r, a.amounts[r] + charge[r]])) },
+    generation,
+    chargedReplicas: chargedReplicasOf(input.replicas, change),
+    pendingChange: pendingChangeOf(change, true),
+    updatedAt: at,
+    // The new scale row is due at once.
+    nextAttemptAt: a.nextAttemptAt !== null && a.nextAttemptAt < at ? a.nextAttemptAt : at,
+  };
 }
 
 const notRunning = (state: string) =>

@@ -51,6 +51,8 @@ describe('PATCH replicas: an increase', () => {
     expect(res.outcome).toBe('accepted');
     expect(res.admission).toMatchObject({ replicas: 4, chargedReplicas: 4, generation: 2, spec: { replicas: 4 }, amounts: { cpu: 2000, memory: 2048, modelservices: 1 } });
     expect(res.admission.pendingChange).toMatchObject({ generation: 2, fromReplicas: 2, toReplicas: 4, phase: 'applying' });
+    // The answer is built from the read and what the transaction wrote: exactly what a read says now.
+    expect(res.admission).toEqual(await getAdmission(L.deps(), 'sc-up', id));
     expect(await reserved('sc-up')).toEqual({ cpu: 2000, memory: 2048, modelservices: 1 });
     expect(await moves(id)).toEqual(['1:charge:1000', '2:charge:1000']);
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE tenant = 'sc-up' AND reservation_id = ? AND kind = 'scale'", [id])).toBe(1);
@@ -103,6 +105,7 @@ describe('PATCH replicas: a decrease', () => {
     const res = await scale('sc-down', id, 1);
     expect(res.outcome).toBe('accepted');
     expect(res.admission).toMatchObject({ replicas: 1, chargedReplicas: 4, amounts: { cpu: 2000 }, pendingChange: { phase: 'applying', fromReplicas: 4, toReplicas: 1 } });
+    expect(res.admission).toEqual(await getAdmission(L.deps(), 'sc-down', id));
     expect(await reserved('sc-down')).toEqual({ cpu: 2000, memory: 2048, modelservices: 1 });
     expect(await moves(id)).toEqual(['1:charge:2000']);
 
