@@ -24,14 +24,13 @@ export const lastFailureSchema = z.looseObject({
 });
 export type LastFailure = z.output<typeof lastFailureSchema>;
 
-export const pendingChangeView = z.looseObject({
+const pendingChangeView = z.looseObject({
   generation: z.number(),
   fromReplicas: z.number(),
   toReplicas: z.number(),
   phase: z.string(),
   requestedAt: ts.optional(),
 });
-export type PendingChangeView = z.output<typeof pendingChangeView>;
 
 export const admissionView = z.looseObject({
   id: z.string(),

@@ -16,10 +16,8 @@ export function scaleRequestSchema(maxReplicas: number = DEFAULT_MAX_REPLICAS) {
     .strictObject({ replicas: workloadShape.replicas.max(maxReplicas).describe(`The new desired number of pods (0..${maxReplicas}).`) })
     .describe('A change of the number of replicas of an admission.');
 }
-export type ScaleRequest = z.output<ReturnType<typeof scaleRequestSchema>>;
 
-export const PENDING_PHASES = ['applying', 'awaitingScaleDown'] as const;
-export type PendingPhase = (typeof PENDING_PHASES)[number];
+const PENDING_PHASES = ['applying', 'awaitingScaleDown'] as const;
 
 export const pendingChangeSchema = z
   .object({

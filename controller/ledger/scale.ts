@@ -37,7 +37,7 @@ export type ScaleAction =
 
 const POLL_MS = 2_000;
 
-export const unsettled = (c: ScaleProgress): boolean => c.settledGeneration < c.generation;
+const unsettled = (c: ScaleProgress): boolean => c.settledGeneration < c.generation;
 
 /** True when the decision needs the live Deployment and pods (a decrease applied, not yet refunded). */
 export const awaitsScaleDown = (c: ScaleProgress): boolean => unsettled(c) && c.appliedGeneration >= c.generation;
