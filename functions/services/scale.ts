@@ -52,9 +52,12 @@ class QuotaShort extends Error {
 export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Promise<ScaleResult> {
   const requestHash = await sha256Hex(canonicalJson({ replicas: input.replicas }));
   for (let attempt = 1; ; attempt++) {
-    const found = await findById(deps.db, input.tenant, input.id);
+    // Independent reads (both by tenant and id): one round trip of latency, not two.
+    const [found, prior] = await Promise.all([
+      findById(deps.db, input.tenant, input.id),
+      findChangeByKey(deps.db, input.tenant, input.id, input.idempotencyKey),
+    ]);
     if (!found) throw notFound('admission');
-    const prior = await findChangeByKey(deps.db, input.tenant, input.id, input.idempotencyKey);
     if (prior) {
       if (prior.requestHash !== requestHash) throw idempotencyKeyReused();
       return { outcome: 'replayed', admission: found.admission };
