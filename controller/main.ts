@@ -2,7 +2,9 @@
 //   KUBECONFIG          kubeconfig file; unset → ~/.kube/config or the in-cluster service account
 //   NAMESPACE           the one namespace watched and written (default modeldock-lab)
 //   WORKERS             concurrent reconciles of the ModelService controller (default 4)
-//   QPS, BURST          client-side rate limit of API writes (default 20/s, burst 40)
+//   QPS, BURST          client-side rate limit of API writes; default -1 = none: the API server's
+//                       Priority and Fairness bounds us (SIG API Machinery's advice, controller-runtime's
+//                       default since v0.21); QPS > 0 sets a token bucket (BURST default 40)
 //   EVENT_QPS, EVENT_BURST  the Events' own rate limit, apart from QPS/BURST (default 10/s, burst 50)
 //   LEADER_ELECT        "false" runs without leader election (one replica only!)
 //   LEASE_NAME, LEASE_DURATION_MS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS (15 s/10 s/2 s)
@@ -16,8 +18,9 @@
 //   DATABASE_URL        the MySQL ledger (PlanetScale HTTP API); REQUIRED unless LEDGER=off
 //   LEDGER              "off" runs without outbox and ledger (ModelService reconciling only)
 //   READY_DB_TTL_MS, READY_DB_TIMEOUT_MS  /readyz's `SELECT 1`: answer cached 5 s, deadline 2 s
-//   LEDGER_WORKERS      concurrent reservation reconciles (default 8: with 4, a burst of 40 admissions
-//                       waited seconds for delivery behind the reconciles of earlier ones, bench B4)
+//   LEDGER_WORKERS      concurrent reservation reconciles (default 32: a delivery is ~7 database round
+//                       trips and one API write, mostly waiting; with 8, a burst of 200 admissions
+//                       waited up to 7 s for its CRs, with 32 4.4 s, bench B4)
 //   READY_DEADLINE_MS   a ModelService never Ready this long after creation is deleted (default 10 min)
 //   RELEASE_BLOCKED_AFTER_MS  pods still present this long into a release → ReleaseBlocked (default 2 min)
 //   OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_CAP_MS  retry delay of a failed outbox row: base·2^n, jittered,
@@ -53,7 +56,7 @@ const parsed = z
     KUBECONFIG: z.string().optional(),
     NAMESPACE: z.string().min(1).default('modeldock-lab'),
     WORKERS: int(4, 1),
-    QPS: z.coerce.number().positive().default(20),
+    QPS: z.coerce.number().refine((q) => q > 0 || q === -1, 'must be > 0, or -1 for no client-side limit').default(-1),
     BURST: int(40, 1),
     EVENT_QPS: z.coerce.number().positive().default(10),
     EVENT_BURST: int(50, 1),
@@ -74,7 +77,7 @@ const parsed = z
     READY_DB_TIMEOUT_MS: int(2_000, 100),
     METRICS_AUTH_ALLOW_TTL_MS: int(60_000),
     METRICS_AUTH_DENY_TTL_MS: int(10_000),
-    LEDGER_WORKERS: int(8, 1),
+    LEDGER_WORKERS: int(32, 1),
     READY_DEADLINE_MS: int(600_000, 1000),
     RELEASE_BLOCKED_AFTER_MS: int(120_000),
     OUTBOX_BACKOFF_BASE_MS: int(1_000, 1),
@@ -116,10 +119,10 @@ else kc.loadFromDefault();
 
 const metrics = new Metrics({ processMetrics: true });
 const fieldManager = 'modeldock-controller';
-const writes = new TokenBucket({ qps: env.QPS, burst: env.BURST });
+const writes = env.QPS > 0 ? new TokenBucket({ qps: env.QPS, burst: env.BURST }) : undefined;
 const client = new KubeClient({ kc, metrics, fieldManager, limiter: writes });
-// The ledger's live reads (release decisions) are rate limited too; its writes share the write
-// budget, ahead of the ModelService reconciles' (an admission's CR is not queued behind a burst).
+// The ledger's live reads (release decisions) are rate limited; with a write budget (QPS > 0) its
+// writes share it, ahead of the ModelService reconciles' (an admission's CR is not queued behind a burst).
 const ledgerClient = new KubeClient({ kc, metrics, fieldManager, limiter: writes, priority: 'high', readLimiter: new TokenBucket({ qps: env.LEDGER_READ_QPS, burst: env.LEDGER_READ_BURST }) });
 // Lease renewals never wait behind reconcile writes, and give up before the renew deadline.
 const leaseClient = new KubeClient({ kc, metrics, fieldManager, timeoutMs: Math.floor(env.LEASE_RENEW_DEADLINE_MS / 2) });

@@ -98,7 +98,14 @@ export function ledgerReconciler(deps: LedgerDeps): (key: string, signal: AbortS
       let rec = await loadLedgerRecord(d.db, at);
       const deliveries = deliveryRows(rows, rec);
       for (const row of deliveries) {
-        if (await deliver(d, row, rec, log)) rec = await loadLedgerRecord(d.db, at);
+        const outcome = await deliver(d, row, rec, log);
+        if (outcome === 'delivered') {
+          // The CR was just created: the cache has not seen it yet, and its informer event brings
+          // this key back for the next step (no re-read, no live read of the CR, now).
+          await ackAll(d, rows.filter((r) => r !== row));
+          return {};
+        }
+        if (outcome === 'changed') rec = await loadLedgerRecord(d.db, at);
       }
       if (rec) log = log.child({ reqId: rec.requestId });
       const result = rec ? await step(d, rec, epoch, log) : {};
@@ -106,7 +113,7 @@ export function ledgerReconciler(deps: LedgerDeps): (key: string, signal: AbortS
       if (rec && (rec.lastReconciledAt === null || d.now().getTime() - rec.lastReconciledAt.getTime() > 60_000)) {
         await touchReconciled(d.db, at, epoch, d.now());
       }
-      for (const row of rows.filter((r) => !deliveries.includes(r))) await ack(d.db, row, d.now());
+      await ackAll(d, rows.filter((r) => !deliveries.includes(r)));
       return result;
     } catch (err) {
       // Rows whose failure could not be written (the database is down) stay ours until their
@@ -127,20 +134,28 @@ export function deliveryRows(rows: readonly ClaimedRow[], rec: { state: string }
   return rows.filter((r) => r.kind === 'reconcile').slice(0, 1);
 }
 
-/** Delivers one claimed row; true when it changed the ledger (the caller re-reads it). */
-async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<boolean> {
+/** Claimed rows that did not deliver (delete, reconcile) are acknowledged once the reconcile did its part. */
+async function ackAll(d: Scoped, rows: readonly ClaimedRow[]): Promise<void> {
+  for (const row of rows) await ack(d.db, row, d.now());
+}
+
+/**
+ * Delivers one claimed row: `delivered` (a new CR is bound, the reservation delivered), `changed`
+ * (the ledger changed otherwise — an adopted CR, a conflict: the caller re-reads it) or `unchanged`.
+ */
+async function deliver(d: Scoped, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<'delivered' | 'changed' | 'unchanged'> {
   const log = parent.child({ reqId: row.requestId });
   if (!rec || rec.state !== 'admitted') {
     // Deleted before delivery, or delivered by an earlier attempt: the state machine takes it from here.
     await ack(d.db, row, d.now());
-    return false;
+    return 'unchanged';
   }
   try {
     return await createAndAck(d, row, rec, log);
   } catch (err) {
     if (!(err instanceof TerminalError)) throw err; // transient: giveBack() retries it with backoff
     await refuse(d, rec, row, err, log);
-    return true;
+    return 'changed';
   }
 }
 
@@ -154,7 +169,7 @@ async function refuse(d: Scoped, rec: LedgerRecord, row: ClaimedRow, err: Termin
   }
 }
 
-async function createAndAck(d: Scoped, row: ClaimedRow, rec: LedgerRecord, log: Logger): Promise<boolean> {
+async function createAndAck(d: Scoped, row: ClaimedRow, rec: LedgerRecord, log: Logger): Promise<'delivered' | 'changed'> {
   const spec = modelServiceSpecSchema.safeParse(rec.spec);
   if (!spec.success) throw new TerminalError('InvalidSpec', `the admitted spec is not a valid ModelService spec: ${spec.error.message}`);
   // The policy may have been tightened since admission: what it now refuses is never created.
@@ -167,13 +182,14 @@ async function createAndAck(d: Scoped, row: ClaimedRow, rec: LedgerRecord, log: 
   if (!created && !isOurs(object, rec)) {
     await toConflict(d, rec, `a ModelService named ${want.metadata.name} exists and is not this admission's`, await d.fence.epoch(), log);
     await ack(d.db, row, d.now());
-    return true;
+    return 'changed';
   }
   await ackCreate(d.db, row, { namespace: d.namespace, name: want.metadata.name, uid: object.metadata.uid ?? '' }, d.now());
   crashPoint('after-ack');
   d.metrics.delivered.inc({ outcome: created ? 'created' : 'adopted' });
   log.info(created ? 'ModelService created' : 'ModelService adopted after AlreadyExists', { name: want.metadata.name, uid: object.metadata.uid });
-  return true;
+  // An adopted CR may sit in the cache already (no informer event will bring the key back): step now.
+  return created ? 'delivered' : 'changed';
 }
 
 /** Actions the informer cache may decide on its own; anything else is confirmed by a live read. */

@@ -76,7 +76,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     metrics: mgr.metrics,
     reconcile: (req, ctx) => reconcile(req.key, ctx.signal), // `<tenant>/<id>` (key.ts), whole
   });
-  const poller = new OutboxPoller({ shards, holder: o.holder, fence, enqueue: (row) => controller.enqueue(ledgerKey({ tenant: row.tenant, id: row.reservationId })), log, ...o.poll });
+  const poller = new OutboxPoller({ shards, holder: o.holder, fence, enqueue: (row) => controller.enqueueWork(ledgerKey({ tenant: row.tenant, id: row.reservationId })), log, ...o.poll });
 
   if (o.fastPaths) {
     // The CR and its pods carry the admission id and the tenant (labels set at delivery).

@@ -8,8 +8,9 @@
 //   4. createOrPatch Deployment and Service; a same-named child controlled by someone else is
 //      never touched (phase Degraded, reason ChildConflict);
 //   5. status from computeStatus() (with the Service's EndpointSlices: Ready needs a ready endpoint); written (PUT /status with resourceVersion) only if different.
-// Events are recorded on transitions only: child created, phase changed.
-import { API_VERSION, FINALIZER, KIND, LABELS, modelServiceSpecSchema, type ModelServiceSpec } from '../../schema/model-service.ts';
+// Events are recorded on transitions only: children created (one Event), a phase change worth
+// telling (newsworthy: not the first rollout's Pending → Progressing steps).
+import { API_VERSION, FINALIZER, KIND, LABELS, modelServiceSpecSchema, type ModelServiceSpec, type Phase } from '../../schema/model-service.ts';
 import { createOrPatch, type ApplyResult } from '../runtime/apply.ts';
 import type { ReconcileContext, Reconcile, Request, Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -78,13 +79,16 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
       const res = await createOrPatch({ client, collection, desired, live });
       if (res.result !== 'unchanged') deps.tracker?.wrote(kind, res.object);
       if (res.result !== 'unchanged') log.info(`${kind} ${res.result}`, { name: desired.metadata.name });
-      if (res.result === 'created') deps.events.record(current, 'Normal', `${kind}Created`, `Created ${kind} ${desired.metadata.name}`, 'Create');
+      if (res.result === 'created') created.push(`${kind} ${desired.metadata.name}`);
       return res;
     };
 
+    const created: string[] = [];
     const dep = await ensure('Deployment', paths.deployments(req.namespace), desiredDeployment(current, spec), await read.deployment(req.namespace, req.name));
     if (dep.result === 'created') crashPoint('after-deployment-create');
     const svc = await ensure('Service', paths.services(req.namespace), desiredService(current, spec), await read.service(req.namespace, req.name));
+    // One Event for the children this reconcile created (both, on a new ModelService).
+    if (created.length) deps.events.record(current, 'Normal', 'Created', `Created ${created.join(' and ')}`, 'Create');
     const pods = await read.pods(req.namespace, req.name);
     const endpointSlices = svc.object ? await read.endpointSlices(req.namespace, req.name) : [];
 
@@ -108,7 +112,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
       if (before !== status.phase) {
         log.info('phase changed', { from: before, to: status.phase, observedGeneration: status.observedGeneration });
         const ready = status.conditions?.find((c) => c.type === 'Ready');
-        deps.events.record(target, status.phase === 'Degraded' ? 'Warning' : 'Normal', status.phase ?? 'Unknown', ready?.message ?? '', 'Reconcile');
+        if (newsworthy(before, status.phase)) deps.events.record(target, status.phase === 'Degraded' ? 'Warning' : 'Normal', status.phase ?? 'Unknown', ready?.message ?? '', 'Reconcile');
       }
       return written;
     }
@@ -146,3 +150,12 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
   };
 }
 
+/**
+ * Whether a phase change gets an Event: every change except the steps of a first rollout that has
+ * not run yet (none → Pending → Progressing: the `Created` Event already said it started). Running,
+ * Degraded, Terminating, and falling back from Running, always do.
+ */
+export function newsworthy(before: Phase | undefined, after: Phase | undefined): boolean {
+  const starting = (p: Phase | undefined) => p === undefined || p === 'Pending' || p === 'Progressing';
+  return !(starting(before) && (after === 'Pending' || after === 'Progressing'));
+}

@@ -89,6 +89,11 @@ export class Controller {
     else this.queue.add(key);
   }
 
+  /** Enqueue work someone waits for (a claimed outbox row): at once, ahead of event-driven keys. */
+  enqueueWork(key: string): void {
+    this.queue.add(key, 'high');
+  }
+
   get started(): boolean {
     return this.#workers.length > 0;
   }

@@ -35,6 +35,32 @@ describe('WorkQueue', () => {
     expect(q.len()).toBe(0);
   });
 
+  it('hands out high keys before normal ones, FIFO within each; a waiting key added as high moves up', async () => {
+    const q = new WorkQueue({ name: 't' });
+    q.add('n1');
+    q.add('n2');
+    q.add('h1', 'high');
+    q.add('n3');
+    q.add('n2', 'high'); // promoted: behind h1, ahead of n1 and n3
+    q.add('h1'); // a normal add never demotes
+    expect(q.len()).toBe(4);
+    const order = [];
+    for (let i = 0; i < 4; i++) order.push(await q.get());
+    expect(order).toEqual(['h1', 'n2', 'n1', 'n3']);
+  });
+
+  it('a key added as high while it is processed is queued as high when done', async () => {
+    const q = new WorkQueue({ name: 't' });
+    q.add('k');
+    expect(await q.get()).toBe('k');
+    q.add('k'); // normal while processing
+    q.add('other');
+    q.add('k', 'high'); // promoted while processing
+    q.done('k');
+    expect(await q.get()).toBe('k');
+    expect(await q.get()).toBe('other');
+  });
+
   it('addRateLimited backs off exponentially per key with jitter, capped; forget resets', () => {
     const q = new WorkQueue({ name: 't', baseDelayMs: 10, maxDelayMs: 1000, random: () => 1 });
     const delays = Array.from({ length: 10 }, () => q.addRateLimited('k'));

@@ -6,7 +6,10 @@
 // - addRateLimited(key): per-key exponential backoff with jitter (base·2^failures, capped);
 //   forget(key) resets the count after a success;
 // - addAfter(key, ms): requeueAfter; the earliest pending time wins;
-// - shutDown(): get() answers undefined to every waiting worker; pending timers are dropped.
+// - shutDown(): get() answers undefined to every waiting worker; pending timers are dropped;
+// - two priorities (like controller-runtime's priority queue): `high` keys are handed out before
+//   every `normal` one, FIFO within each; a waiting key added again as `high` moves up (the
+//   ledger's claimed outbox rows are work a tenant waits for; informer events and resyncs are not).
 import { jitteredBackoffMs } from './backoff.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -19,10 +22,13 @@ export interface QueueOptions {
   now?: () => number;
 }
 
+export type Priority = 'high' | 'normal';
+
 export class WorkQueue {
   readonly name: string;
-  readonly #queue: string[] = [];
-  readonly #dirty = new Set<string>();
+  readonly #queues: Record<Priority, string[]> = { high: [], normal: [] };
+  /** Keys waiting to be processed (queued, or re-queued when done), with their priority. */
+  readonly #dirty = new Map<string, Priority>();
   readonly #processing = new Set<string>();
   readonly #failures = new Map<string, number>();
   readonly #delayed = new Map<string, { due: number; timer: NodeJS.Timeout }>();
@@ -48,13 +54,18 @@ export class WorkQueue {
     metrics?.queueRetries.inc({ name }, 0);
   }
 
-  add(key: string): void {
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
-    this.#dirty.add(key);
+  add(key: string, priority: Priority = 'normal'): void {
+    if (this.#shuttingDown) return;
+    const waiting = this.#dirty.get(key);
+    if (waiting !== undefined) {
+      if (priority === 'high' && waiting === 'normal') this.#promote(key);
+      return;
+    }
+    this.#dirty.set(key, priority);
     this.#addedAt.set(key, this.#now());
     this.#metrics?.queueAdds.inc({ name: this.name });
     if (this.#processing.has(key)) return; // done(key) queues it again
-    this.#push(key);
+    this.#push(key, priority);
   }
 
   addAfter(key: string, ms: number): void {
@@ -90,9 +101,9 @@ export class WorkQueue {
     return this.#failures.get(key) ?? 0;
   }
 
-  /** The next key to process (FIFO); waits while the queue is empty; undefined after shutDown. */
+  /** The next key to process (FIFO within a priority, high first); waits while the queue is empty; undefined after shutDown. */
   get(): Promise<string | undefined> {
-    const key = this.#queue.shift();
+    const key = this.#queues.high.shift() ?? this.#queues.normal.shift();
     if (key !== undefined) return Promise.resolve(this.#take(key));
     if (this.#shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.#waiters.push(resolve));
@@ -104,11 +115,12 @@ export class WorkQueue {
     const started = this.#startedAt.get(key);
     this.#startedAt.delete(key);
     if (started !== undefined) this.#metrics?.workDuration.observe({ name: this.name }, (this.#now() - started) / 1000);
-    if (this.#dirty.has(key)) this.#push(key);
+    const again = this.#dirty.get(key);
+    if (again !== undefined) this.#push(key, again);
   }
 
   len(): number {
-    return this.#queue.length;
+    return this.#queues.high.length + this.#queues.normal.length;
   }
 
   shutDown(): void {
@@ -118,18 +130,27 @@ export class WorkQueue {
     for (const w of this.#waiters.splice(0)) w(undefined);
   }
 
-  #push(key: string): void {
+  #push(key: string, priority: Priority): void {
     const waiter = this.#waiters.shift();
     if (waiter) {
       waiter(this.#take(key));
       return;
     }
-    this.#queue.push(key);
-    this.#metrics?.queueDepth.set({ name: this.name }, this.#queue.length);
+    this.#queues[priority].push(key);
+    this.#metrics?.queueDepth.set({ name: this.name }, this.len());
+  }
+
+  /** A waiting key becomes high; if it sits in the normal queue, it moves to the end of the high one. */
+  #promote(key: string): void {
+    this.#dirty.set(key, 'high');
+    const at = this.#queues.normal.indexOf(key);
+    if (at < 0) return; // being processed: done() queues it as high
+    this.#queues.normal.splice(at, 1);
+    this.#queues.high.push(key);
   }
 
   #take(key: string): string {
-    this.#metrics?.queueDepth.set({ name: this.name }, this.#queue.length);
+    this.#metrics?.queueDepth.set({ name: this.name }, this.len());
     this.#processing.add(key);
     this.#dirty.delete(key);
     const added = this.#addedAt.get(key);

@@ -82,8 +82,9 @@ describe('ModelService → Deployment + Service', () => {
       ['Ready', 'True'],
       ['Progressing', 'False'],
     ]);
-    const events = await kubectl('get', 'events.events.k8s.io', '-n', ns.name, '--field-selector', 'regarding.name=alpha', '-o', 'jsonpath={.items[*].reason}');
-    expect(events.split(' ')).toEqual(expect.arrayContaining(['DeploymentCreated', 'ServiceCreated', 'Running']));
+    // One Event for both children, one for Running; the first rollout's Pending/Progressing steps are not news.
+    const events = await kubectl('get', 'events.events.k8s.io', '-n', ns.name, '--field-selector', 'regarding.kind=ModelService,regarding.name=alpha', '-o', 'jsonpath={range .items[*]}{.reason}={.note}{"\\n"}{end}');
+    expect(events.trim().split('\n').sort()).toEqual(['Created=Created Deployment alpha and Service alpha', 'Running=1/1 replicas available']);
   });
 
   it('a second reconcile of a converged object writes nothing and changes no resourceVersion', async () => {
