@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { repoRoot } from '../scripts/testenv/stack.ts';
 import type { Benchmark } from './run.ts';
 import { metricSum } from './lib/kube.ts';
-import { rssMiB } from './lib/proc-stats.ts';
+import { rssMiB, rssParts } from './lib/proc-stats.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
 
 const run = promisify(execFile);
@@ -21,10 +21,12 @@ export const b6: Benchmark = {
     if (!c) throw new Error('B6 needs B3 to have run first (its converged objects)');
     const kubeconfig = join(ctx.stack.runDir, 'installs', c.namespace, 'controller.kubeconfig');
     const { stdout } = await run(process.execPath, [join(repoRoot, 'bench/lib/bare-listwatch.ts'), kubeconfig, c.namespace, '5000'], { cwd: repoRoot, maxBuffer: 1 << 20 });
-    const bare = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { objects: number; rssMiB: number; heapUsedMiB: number };
+    const bare = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { objects: number; rssMiB: number; heapUsedMiB: number; heapTotalMiB: number; externalMiB: number; anonMiB: number; fileMiB: number };
     const metrics = await c.controller.metrics();
-    const heap = metricSum(metrics, 'nodejs_heap_size_used_bytes') / 2 ** 20;
-    const ours = rssMiB(c.controller.proc.pid) ?? Number.NaN;
+    const mib = (name: string) => metricSum(metrics, name) / 2 ** 20;
+    const heap = mib('nodejs_heap_size_used_bytes');
+    const parts = rssParts(c.controller.proc.pid);
+    const ours = parts?.rss ?? Number.NaN;
     const kcm = rssMiB(ctx.componentPid('kube-controller-manager')) ?? Number.NaN;
     const ra = ratio(ours, bare.rssMiB);
     const rb = ratio(ours, kcm);
@@ -33,11 +35,11 @@ export const b6: Benchmark = {
       details: [
         `After B3's round of ${c.n} ModelServices converged: ${bare.objects} objects in the controller's caches (ModelServices, and its labelled Deployments, Services, Pods, EndpointSlices).`,
         '',
-        '| process | RSS MiB | heap used MiB |',
-        '|---|---|---|',
-        `| ModelDock controller | ${fmt(ours)} | ${fmt(heap)} |`,
-        `| bare client-node ListWatch, same objects | ${fmt(bare.rssMiB)} | ${fmt(bare.heapUsedMiB)} |`,
-        `| kube-controller-manager (whole cluster, every controller it runs) | ${fmt(kcm)} | |`,
+        '| process | RSS MiB | of it anonymous | of it file-backed (code) | heap used MiB | heap total MiB | external MiB |',
+        '|---|---|---|---|---|---|---|',
+        `| ModelDock controller | ${fmt(ours)} | ${fmt(parts?.anon ?? NaN)} | ${fmt(parts?.file ?? NaN)} | ${fmt(heap)} | ${fmt(mib('nodejs_heap_size_total_bytes'))} | ${fmt(mib('nodejs_external_memory_bytes'))} |`,
+        `| bare client-node ListWatch, same objects | ${fmt(bare.rssMiB)} | ${fmt(bare.anonMiB)} | ${fmt(bare.fileMiB)} | ${fmt(bare.heapUsedMiB)} | ${fmt(bare.heapTotalMiB)} | ${fmt(bare.externalMiB)} |`,
+        `| kube-controller-manager (whole cluster, every controller it runs) | ${fmt(kcm)} | | | | | |`,
       ],
     };
   },

@@ -3,9 +3,10 @@
 // over the Deployments, Services, Pods and EndpointSlices with ModelDock's managed-by label in one
 // namespace (controller/runtime/cache.ts CACHED_KINDS).
 // Usage: node bench/lib/bare-listwatch.ts <kubeconfig> <namespace> <settle ms>
-// Prints one JSON line {objects, rssMiB, heapUsedMiB} after every cache synced and `settle` ms.
+// Prints one JSON line {objects, rssMiB, heapUsedMiB, heapTotalMiB, externalMiB, anonMiB, fileMiB} after every cache synced and `settle` ms.
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { GROUP, LABELS, MANAGED_BY, PLURAL, VERSION } from '../../schema/model-service.ts';
+import { rssParts } from './proc-stats.ts';
 
 const [kubeconfig, namespace, settle = '5000'] = process.argv.slice(2);
 if (!kubeconfig || !namespace) throw new Error('usage: bare-listwatch.ts <kubeconfig> <namespace> [settle ms]');
@@ -30,6 +31,8 @@ await Promise.all(informers.map((i) => i.start()));
 await new Promise((r) => setTimeout(r, Number(settle)));
 const m = process.memoryUsage();
 const objects = informers.reduce((n, i) => n + i.list().length, 0);
-process.stdout.write(`${JSON.stringify({ objects, rssMiB: m.rss / 2 ** 20, heapUsedMiB: m.heapUsed / 2 ** 20 })}\n`);
+const parts = rssParts('self');
+const mib = (b: number) => b / 2 ** 20;
+process.stdout.write(`${JSON.stringify({ objects, rssMiB: mib(m.rss), heapUsedMiB: mib(m.heapUsed), heapTotalMiB: mib(m.heapTotal), externalMiB: mib(m.external), anonMiB: parts?.anon, fileMiB: parts?.file })}\n`);
 await Promise.all(informers.map((i) => i.stop()));
 process.exit(0);

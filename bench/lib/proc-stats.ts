@@ -58,6 +58,17 @@ export function cpuDelta(before: Map<string, number>, after: Map<string, number>
   return new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]));
 }
 
+/** VmRSS and its parts (RssAnon: heap, malloc, stacks; RssFile: mapped code such as the node binary) in MiB. */
+export function rssParts(pid: number | 'self'): { rss: number; anon: number; file: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN) / 1024;
+    return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Resident set size of one process in MiB (VmRSS), undefined when it is gone. */
 export function rssMiB(pid: number): number | undefined {
   try {
