@@ -46,6 +46,10 @@ export function cpuSnapshot(api: Api): Map<string, number> {
   return out;
 }
 
+/** One table cell: CPU ms per request by process, largest first (below 0.05 ms left out). */
+export const cpuCell = (m: Map<string, number>): string =>
+  [...m].filter(([, v]) => v >= 0.05).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+
 export const b1: Benchmark = {
   id: 'B1',
   title: 'admission (POST /requests)',
@@ -77,7 +81,7 @@ export const b1: Benchmark = {
     const rttA = await rttMs(() => api.a.db.execute('SELECT 1'), 30);
     const rttB = await rttMs(() => api.b.db.execute('SELECT 1'), 30);
     const headline = ratio(at8.direct.perSecond, at8.a.perSecond);
-    const cpuRows = [...cpu].map(([name, m]) => `| ${NAMES[name]} | ${[...m].filter(([, v]) => v >= 0.05).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')} |`);
+    const cpuRows = [...cpu].map(([name, m]) => `| ${NAMES[name]} | ${cpuCell(m)} |`);
     return {
       summary: `ratio=${fmt(headline)} (Worker in workerd vs baseline A at c=8; goal ≥ 0.7: ${verdict(headline, 0.7, true)}) workerd ${fmt(at8.direct.perSecond)}/s p50 ${fmt(at8.direct.p50)} ms; via wrangler dev ${fmt(at8.dev.perSecond)}/s (${fmt(ratio(at8.dev.perSecond, at8.a.perSecond))}×); A ${fmt(at8.a.perSecond)}/s; B ${fmt(at8.b.perSecond)}/s; ${fmt(perAdmission)} round trips × RTT ${fmt(rttA)} ms (HTTP) / ${fmt(rttB)} ms (mysql2)`,
       details: [
@@ -87,7 +91,7 @@ export const b1: Benchmark = {
         '|---|---|---|---|---|---|---|---|',
         ...rows,
         '',
-        `Where the time goes: ${fmt(perAdmission)} round trips per admission (BEGIN, 4 statements, COMMIT); one statement's RTT (sequential \`SELECT 1\`, p50) is ${fmt(rttA)} ms through ps-http-sim and ${fmt(rttB)} ms through mysql2, so the statements alone cost ≥ ${fmt(perAdmission * rttA)} ms per admission on the HTTP path and ≥ ${fmt(perAdmission * rttB)} ms on mysql2's. The dev proxy is wrangler dev's Node process in front of workerd (the "no dev proxy" column runs the same bundle in workerd through Miniflare).`,
+        `Where the time goes: ${fmt(perAdmission)} round trips per admission (BEGIN, 4 statements, COMMIT); one statement's RTT (sequential \`SELECT 1\`, p50) is ${fmt(rttA)} ms through ps-http-sim and ${fmt(rttB)} ms through mysql2, so the statements alone cost ≥ ${fmt(perAdmission * rttA)} ms per admission on the HTTP path and ≥ ${fmt(perAdmission * rttB)} ms on mysql2's. The dev proxy is wrangler dev's Node process in front of workerd (the "no dev proxy" column runs the same bundle in workerd alone, bench/lib/workerd-worker.ts).`,
         '',
         `CPU ms per admission at c=8 (user + system from /proc, by process; a separate pass of ${cpuN} per path):`,
         '',

@@ -16,7 +16,7 @@ import { createDb } from '../ledger/db.ts';
 import { startLossyProxy } from '../test/support/lossy-proxy.ts';
 import type { Benchmark } from './run.ts';
 import { startApi, TENANT } from './lib/api.ts';
-import { wranglerToml } from './lib/miniflare-worker.ts';
+import { wranglerToml } from './lib/workerd-worker.ts';
 import { closedLoop } from './lib/load.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
 import { ledgerShards } from '../ledger/shards.ts';

@@ -14,8 +14,7 @@ import type { LedgerDatabase } from '../../test/support/admission.ts';
 import type { WorkerInstance } from '../../test/support/worker.ts';
 import type { BenchContext } from './context.ts';
 import { countingDb, mysqlDb, type MysqlDb } from './db.ts';
-import { startDirectWorker } from './miniflare-worker.ts';
-import { childrenNamed } from './proc-stats.ts';
+import { startDirectWorker } from './workerd-worker.ts';
 
 export const TENANT = 'bench';
 const KEY = `bench-key-${randomBytes(12).toString('hex')}`;
@@ -27,7 +26,7 @@ export interface Api {
   ledger: LedgerDatabase;
   /** The Worker through `wrangler dev` (its Node proxy in front of workerd). */
   worker: WorkerInstance;
-  /** The same Worker bundle in workerd through Miniflare, without the dev proxy; pid of its workerd. */
+  /** The same Worker bundle in workerd alone (no dev proxy, no Miniflare); pid of that workerd. */
   direct: { url: string; pid: number };
   /** The body above, parsed by the Worker's own policy (for the baselines' admit()). */
   parsed: ParsedAdmission;
@@ -42,21 +41,19 @@ export interface Api {
   newKey(): string;
 }
 
-/** `direct: false` skips the Miniflare Worker (benchmarks that only need the API through wrangler dev). */
+/** `direct: false` skips the workerd-only Worker (benchmarks that only need the API through wrangler dev). */
 export async function startApi(ctx: BenchContext, connections: number, opts: { direct?: boolean } = {}): Promise<Api> {
   const ledger = await ctx.ledger();
   await ledger.setQuota(TENANT, 'cpu=100000', 'memory=100000Gi', 'nvidia.com/gpu=0', 'modelservices=100000');
   const keys = { [TENANT]: KEY };
   const worker = await ctx.worker(ledger.url, keys);
-  const before = new Set(childrenNamed(process.pid, 'workerd'));
   const direct = opts.direct === false ? undefined : await startDirectWorker({
     dir: join(ctx.stack.runDir, `direct-${randomBytes(3).toString('hex')}`),
     logFile: join(ctx.stack.logDir, 'worker-direct.log'),
     vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify(keys), DB_TIMEOUT_MS: '30000' },
   });
   if (direct) ctx.defer(() => direct.stop());
-  const directPid = direct ? childrenNamed(process.pid, 'workerd').find((p) => !before.has(p)) : -1;
-  if (directPid === undefined) throw new Error('the Miniflare workerd process was not found');
+  const directPid = direct?.pid ?? -1;
   const config = parseConfig({ DATABASE_URL: ledger.url });
   const decision = toAdmission(admissionRequestSchema(config.maxReplicas).parse(BODY), config.policy);
   if (!decision.ok) throw new Error(`bench body refused: ${JSON.stringify(decision.issues)}`);

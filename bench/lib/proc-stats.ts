@@ -95,10 +95,3 @@ export function findInTree(pid: number, needle: string): number | undefined {
 export function cmdline(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 }
-
-/** Direct children of `pid` whose command name is `comm`. */
-export function childrenNamed(pid: number, comm: string): number[] {
-  return allStats()
-    .filter((s) => s.ppid === pid && s.comm === comm)
-    .map((s) => s.pid);
-}
