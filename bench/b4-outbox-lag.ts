@@ -35,7 +35,7 @@ export const b4: Benchmark = {
   id: 'B4',
   title: 'outbox lag (commit → CR created)',
   async run(ctx) {
-    const idleN = ctx.quick ? 4 : 20;
+    const idleN = ctx.quick ? 4 : 12;
     const burstN = ctx.quick ? 30 : 200;
     const retried0 = retried.count;
     const { api, ns, controller } = await startSystem(ctx, 'b4');

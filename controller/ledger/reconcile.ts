@@ -99,13 +99,10 @@ export function ledgerReconciler(deps: LedgerDeps): (key: string, signal: AbortS
       const deliveries = deliveryRows(rows, rec);
       for (const row of deliveries) {
         const outcome = await deliver(d, row, rec, log);
-        if (outcome === 'delivered') {
-          // The CR was just created: the cache has not seen it yet, and its informer event brings
-          // this key back for the next step (no re-read, no live read of the CR, now).
-          await ackAll(d, rows.filter((r) => r !== row));
-          return {};
-        }
-        if (outcome === 'changed') rec = await loadLedgerRecord(d.db, at);
+        // The CR was just created and nothing else was claimed: the cache has not seen the CR yet,
+        // and its informer event brings this key back for the next step (no re-read, no live read).
+        if (outcome === 'delivered' && rows.length === 1) return {};
+        if (outcome !== 'unchanged') rec = await loadLedgerRecord(d.db, at);
       }
       if (rec) log = log.child({ reqId: rec.requestId });
       const result = rec ? await step(d, rec, epoch, log) : {};
@@ -113,7 +110,7 @@ export function ledgerReconciler(deps: LedgerDeps): (key: string, signal: AbortS
       if (rec && (rec.lastReconciledAt === null || d.now().getTime() - rec.lastReconciledAt.getTime() > 60_000)) {
         await touchReconciled(d.db, at, epoch, d.now());
       }
-      await ackAll(d, rows.filter((r) => !deliveries.includes(r)));
+      for (const row of rows.filter((r) => !deliveries.includes(r))) await ack(d.db, row, d.now());
       return result;
     } catch (err) {
       // Rows whose failure could not be written (the database is down) stay ours until their
@@ -132,11 +129,6 @@ export function deliveryRows(rows: readonly ClaimedRow[], rec: { state: string }
   const creates = rows.filter((r) => r.kind === 'create');
   if (creates.length > 0 || rec?.state !== 'admitted') return creates;
   return rows.filter((r) => r.kind === 'reconcile').slice(0, 1);
-}
-
-/** Claimed rows that did not deliver (delete, reconcile) are acknowledged once the reconcile did its part. */
-async function ackAll(d: Scoped, rows: readonly ClaimedRow[]): Promise<void> {
-  for (const row of rows) await ack(d.db, row, d.now());
 }
 
 /**
