@@ -93,7 +93,7 @@ export const b4: Benchmark = {
         `| burst (${burstN} POSTed at concurrency 32) | ${burstLags.length} | ${p(burstLags, 50)} | ${p(burstLags, 99)} | ${fmt(Math.max(...burstLags))} |`,
         `| bare create round trip (ConfigMap POST) | ${bare.length} | ${fmt(bareMs)} | ${p(bare, 99)} | ${fmt(Math.max(...bare))} |`,
         '',
-        'Where the burst\'s time went in the controller (its work queues, from the burst\'s start until its last CR was seen):',
+        'Where the burst\'s time went in the controller (its work queues, from the last POST\'s answer until the last CR was seen):',
         '',
         '| queue | keys processed | mean wait in queue ms | mean work ms |',
         '|---|---|---|---|',
