@@ -46,6 +46,13 @@ export function cpuSnapshot(api: Api): Map<string, number> {
   return out;
 }
 
+/** CPU ms per request by process over `n` runs of `op` at concurrency 8 (a pass of its own, one path at a time). */
+export async function cpuPerRequest(api: Api, n: number, op: (i: number) => Promise<void>): Promise<Map<string, number>> {
+  const before = cpuSnapshot(api);
+  await closedLoop({ concurrency: 8, total: n, op });
+  return new Map([...cpuDelta(before, cpuSnapshot(api))].map(([k, v]) => [k, v / n]));
+}
+
 /** One table cell: CPU ms per request by process, largest first (below 0.05 ms left out). */
 export const cpuCell = (m: Map<string, number>): string =>
   [...m].filter(([, v]) => v >= 0.05).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
@@ -73,11 +80,7 @@ export const b1: Benchmark = {
     }
     // CPU per request: a separate pass at concurrency 8, one path at a time.
     const cpuN = ctx.quick ? 16 : 120;
-    for (const [name, op] of Object.entries(paths) as Array<[PathName, () => Promise<void>]>) {
-      const before = cpuSnapshot(api);
-      await closedLoop({ concurrency: 8, total: cpuN, op });
-      cpu.set(name, new Map([...cpuDelta(before, cpuSnapshot(api))].map(([k, v]) => [k, v / cpuN])));
-    }
+    for (const [name, op] of Object.entries(paths) as Array<[PathName, () => Promise<void>]>) cpu.set(name, await cpuPerRequest(api, cpuN, op));
     const rttA = await rttMs(() => api.a.db.execute('SELECT 1'), 30);
     const rttB = await rttMs(() => api.b.db.execute('SELECT 1'), 30);
     const headline = ratio(at8.direct.perSecond, at8.a.perSecond);

@@ -8,8 +8,7 @@ import { getQuota } from '../functions/services/quota.ts';
 import { deleteAdmission, getAdmission } from '../functions/services/requests.ts';
 import type { Benchmark } from './run.ts';
 import { startApi, TENANT } from './lib/api.ts';
-import { cpuCell, cpuSnapshot, viaWorker } from './b1-admission.ts';
-import { cpuDelta } from './lib/proc-stats.ts';
+import { cpuCell, cpuPerRequest, viaWorker } from './b1-admission.ts';
 import { closedLoop, interleaved } from './lib/load.ts';
 import { describe, fmt, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
 
@@ -66,14 +65,8 @@ export const b2: Benchmark = {
     // Where a GET's time goes: CPU per request by process, a separate pass per path (as B1 does for POST).
     const cpuN = ctx.quick ? 16 : 160;
     const getCpu = new Map<string, Map<string, number>>();
-    for (const [name, op] of [
-      ['Worker in workerd (no dev proxy)', async (i: number) => void (await api.callDirect('GET', `/requests/${pick(i)}`, 200))],
-      ['baseline A (Node → ps-http-sim)', async (i: number) => void (await getAdmission(api.a, TENANT, pick(i)))],
-    ] as const) {
-      const before = cpuSnapshot(api);
-      await closedLoop({ concurrency: CONCURRENCY, total: cpuN, op });
-      getCpu.set(name, new Map([...cpuDelta(before, cpuSnapshot(api))].map(([k, v]) => [k, v / cpuN])));
-    }
+    getCpu.set('Worker in workerd (no dev proxy)', await cpuPerRequest(api, cpuN, async (i) => void (await api.callDirect('GET', `/requests/${pick(i)}`, 200))));
+    getCpu.set('baseline A (Node → ps-http-sim)', await cpuPerRequest(api, cpuN, async (i) => void (await getAdmission(api.a, TENANT, pick(i)))));
     // POST in the same alternation as a DELETE, so "DELETE no slower than POST" compares like with like.
     const posts = await interleaved({ dev: viaWorker(api), direct: viaWorker(api, api.callDirect) }, { concurrency: CONCURRENCY, total: n, rounds: ROUNDS });
     const post = [summarize(posts.dev.latenciesMs, posts.dev.wallMs), summarize(posts.direct.latenciesMs, posts.direct.wallMs)] as const;
@@ -94,7 +87,7 @@ export const b2: Benchmark = {
         '',
         `DELETE / POST: ${fmt(delVsPost)} in workerd, ${fmt(delVsPostDev)} through wrangler dev.`,
         '',
-        `CPU ms per GET /requests/:id at c=${CONCURRENCY} (user + system from /proc, by process; a separate pass of ${cpuN} per path; MariaDB not included):`,
+        `CPU ms per GET /requests/:id at c=8 (user + system from /proc, by process; a separate pass of ${cpuN} per path; MariaDB not included):`,
         '',
         '| path | CPU ms per request |',
         '|---|---|',

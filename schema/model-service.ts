@@ -131,6 +131,8 @@ export type ResourceName = (typeof RESOURCE_NAMES)[number];
 export type ReplicaAmounts = Record<ReplicaResource, number>;
 /** Integer ledger amounts of a whole admission: the replica amounts × replicas, plus its count. */
 export type Amounts = Record<ResourceName, number>;
+/** Nothing of any resource (a decrease charges nothing up front). */
+export const NO_AMOUNTS: Readonly<Amounts> = Object.freeze({ cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 });
 
 /** Per resource: the ledger unit, and the parser from a Kubernetes quantity (or a count) into it. */
 export const RESOURCE_UNITS: Readonly<Record<ResourceName, { unit: 'millicores' | 'MiB' | 'count'; parse: (q: string) => number }>> = {

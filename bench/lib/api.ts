@@ -53,7 +53,6 @@ export async function startApi(ctx: BenchContext, connections: number, opts: { d
     vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify(keys), DB_TIMEOUT_MS: '30000' },
   });
   if (direct) ctx.defer(() => direct.stop());
-  const directPid = direct?.pid ?? -1;
   const config = parseConfig({ DATABASE_URL: ledger.url });
   const decision = toAdmission(admissionRequestSchema(config.maxReplicas).parse(BODY), config.policy);
   if (!decision.ok) throw new Error(`bench body refused: ${JSON.stringify(decision.issues)}`);
@@ -64,7 +63,7 @@ export async function startApi(ctx: BenchContext, connections: number, opts: { d
   return {
     ledger,
     worker,
-    direct: { url: direct?.url ?? '', pid: directPid },
+    direct: { url: direct?.url ?? '', pid: direct?.pid ?? -1 },
     parsed: decision.admission,
     call: caller(worker.url, KEY),
     callDirect: direct ? caller(direct.url, KEY) : () => Promise.reject(new Error('started without the direct Worker')),

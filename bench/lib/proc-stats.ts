@@ -70,14 +70,7 @@ export function rssParts(pid: number | 'self'): { rss: number; anon: number; fil
 }
 
 /** Resident set size of one process in MiB (VmRSS), undefined when it is gone. */
-export function rssMiB(pid: number): number | undefined {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const rssMiB = (pid: number): number | undefined => rssParts(pid)?.rss;
 
 /** The first process whose command line contains `needle`, among `pid`'s tree. */
 export function findInTree(pid: number, needle: string): number | undefined {

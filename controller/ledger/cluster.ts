@@ -4,7 +4,7 @@
 // decrease's refund, its Deployment — plus the four writes: create the CR, delete it with preconditions + foreground propagation,
 // scale it back to its charge, and surface ReleaseBlocked as a condition on the CR while it
 // exists. Every live read is reported to `onLiveRead` (the modeldock_ledger_live_reads_total metric).
-import { LABELS, type Condition, type ModelService } from '../../schema/model-service.ts';
+import { LABELS, NO_AMOUNTS, type Condition, type ModelService } from '../../schema/model-service.ts';
 import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import { withinCharge, type ScaledSpec } from './charge.ts';
@@ -48,7 +48,7 @@ export function observe(ms: ModelService): ObservedCR {
 function scaleOf(ms: ModelService): ScaledSpec | null {
   const spec: ScaledSpec = { replicas: ms.spec?.replicas ?? 0, resources: ms.spec?.resources ?? {} };
   try {
-    withinCharge(spec, { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 });
+    withinCharge(spec, NO_AMOUNTS);
     return spec;
   } catch {
     return null;

@@ -9,7 +9,7 @@ import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { GROUP, PLURAL, VERSION } from '../../schema/model-service.ts';
 import { KubeApiError, type KubeStatus } from './errors.ts';
 import type { Metrics } from './metrics.ts';
-import type { TokenBucket } from './rate-limit.ts';
+import type { Priority, TokenBucket } from './rate-limit.ts';
 
 export type FetchLike = (
   url: string,
@@ -21,7 +21,7 @@ export interface KubeClientOptions {
   /** Applied to writes only (POST/PUT/PATCH/DELETE). */
   limiter?: TokenBucket;
   /** This client's place in the limiter's queue (default normal; the ledger's deliveries are high). */
-  priority?: 'high' | 'normal';
+  priority?: Priority;
   /** Applied to reads (GET), when given: a client whose live reads must stay bounded. */
   readLimiter?: TokenBucket;
   metrics?: Metrics;

@@ -12,6 +12,7 @@
 //   ledger's claimed outbox rows are work a tenant waits for; informer events and resyncs are not).
 import { jitteredBackoffMs } from './backoff.ts';
 import type { Metrics } from './metrics.ts';
+import type { Priority } from './rate-limit.ts';
 
 export interface QueueOptions {
   name: string;
@@ -21,8 +22,6 @@ export interface QueueOptions {
   random?: () => number;
   now?: () => number;
 }
-
-export type Priority = 'high' | 'normal';
 
 export class WorkQueue {
   readonly name: string;

@@ -5,6 +5,9 @@
 // writes). The clock and sleep are injectable for tests.
 import { setTimeout as sleepMs } from 'node:timers/promises';
 
+/** Who goes first: `high` waiters before every `normal` one (the rate limiter's and the work queue's). */
+export type Priority = 'high' | 'normal';
+
 export interface RateLimiterOptions {
   qps: number;
   burst: number;
@@ -34,7 +37,7 @@ export class TokenBucket {
   }
 
   /** Waits for one token. Callers are served FIFO within a priority, `high` before `normal`. */
-  take(priority: 'high' | 'normal' = 'normal'): Promise<void> {
+  take(priority: Priority = 'normal'): Promise<void> {
     return new Promise<void>((resolve) => {
       (priority === 'high' ? this.#high : this.#normal).push(resolve);
       void this.#drain();

@@ -12,7 +12,7 @@ import { ACTIVE_STATES } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
 import { chargedReplicasOf, pendingChangeOf, scaleDelta, type ChangeProgress } from '../../schema/scale.ts';
-import { REPLICA_RESOURCES, type Amounts } from '../../schema/model-service.ts';
+import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts } from '../../schema/model-service.ts';
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey } from '../../ledger/outbox.ts';
 import { sha256Hex } from '../auth/digest.ts';
@@ -90,7 +90,7 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: Admission, re
   const generation = a.generation + 1;
   const increase = input.replicas > a.replicas;
   const delta = scaleDelta(a.spec, a.replicas, input.replicas);
-  const charge: Amounts = increase ? delta : { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 };
+  const charge: Readonly<Amounts> = increase ? delta : NO_AMOUNTS;
   const spec = { ...a.spec, replicas: input.replicas };
   await deps.db.transaction(async (tx) => {
     if (!(await advanceGeneration(tx, { tenant, id, from: a.generation, spec, charge, now }))) throw new Raced();
