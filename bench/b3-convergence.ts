@@ -21,7 +21,7 @@ import { fmt, ratio, verdict } from './lib/stats.ts';
 
 export const KCM_QPS = '20';
 export const KCM_BURST = '30';
-const SPEC = modelServiceSpecSchema.parse({ image: 'example.invalid/modeldock/model:1', replicas: 1, resources: { cpu: '10m', memory: '16Mi' } });
+export const SPEC = modelServiceSpecSchema.parse({ image: 'example.invalid/modeldock/model:1', replicas: 1, resources: { cpu: '10m', memory: '16Mi' } });
 
 interface Round {
   n: number;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AUDIT_LOG } from '../scripts/testenv/kube.ts';
 import type { Benchmark } from './run.ts';
-import { metricSum } from './lib/kube.ts';
+import { untilWritesSettle } from './lib/kube.ts';
 import { fmt } from './lib/stats.ts';
 
 interface AuditEvent {
@@ -40,18 +40,8 @@ export const b5: Benchmark = {
     if (!c) throw new Error('B5 needs B3 to have run first (its converged objects)');
     const windowMs = ctx.quick ? 10_000 : 90_000;
     const audit = join(ctx.stack.logDir, AUDIT_LOG);
-    // "After convergence" means after the controller's trailing work: Events have their own,
-    // slower budget and may still be draining when the last ModelService turned Running.
-    const settleStart = performance.now();
-    const eventWrites = async () => metricSum(await c.controller.metrics(), 'modeldock_kube_writes_total', (l) => l.resource !== 'leases');
-    let last = await eventWrites();
-    for (let still = 0; still < 3 && performance.now() - settleStart < 240_000; ) {
-      await sleep(2_000);
-      const now = await eventWrites();
-      still = now === last ? still + 1 : 0;
-      last = now;
-    }
-    const settledS = (performance.now() - settleStart) / 1000;
+    // "After convergence" means after the controller's trailing work (Events on their own budget).
+    const settledS = await untilWritesSettle(() => c.controller.metrics(), 240_000);
     const offset = statSync(audit).size;
     const stmts0 = c.statements.length;
     await sleep(windowMs);

@@ -1,5 +1,6 @@
 // `npm run bench` (the whole suite) and `npm run bench -- --quick` (small N, for CI: it keeps the
-// scripts from rotting; its numbers are not kept). `--only B1,B7` runs a selection.
+// scripts from rotting; its numbers are not kept). `--only B1,B7` runs a selection; B6L (memory at
+// 10,000 ModelServices, ≈ 20 min) runs only on its own: `npm run bench -- --only B6L`.
 // Starts the local stack once (.stack/bench, or MODELDOCK_BENCH_STACK_DIR) with k8s/ installed as
 // shipped; every benchmark starts what else it needs, measures its baseline in the same run,
 // prints ONE summary line with its ratio, and is cleaned up before the next one starts. A full
@@ -17,7 +18,7 @@ import { b2 } from './b2-reads.ts';
 import { b3 } from './b3-convergence.ts';
 import { b4 } from './b4-outbox-lag.ts';
 import { b5 } from './b5-idle.ts';
-import { b6 } from './b6-memory.ts';
+import { b6, b6l } from './b6-memory.ts';
 import { b7 } from './b7-bundle.ts';
 import { b8 } from './b8-ledger-scale.ts';
 
@@ -28,23 +29,30 @@ export interface Benchmark {
   keepsState?: boolean;
   /** false: runs without the local stack (B7). */
   stack?: false;
+  /**
+   * Runs only when `--only` names it, and alone: on a stack started with these options (B6L's
+   * kube-controller-manager client QPS would change what the others compare with).
+   */
+  alone?: { kcmArgs: string[] };
   run(ctx: BenchContext): Promise<Omit<BenchResult, 'id' | 'title' | 'seconds'>>;
 }
 
 // Order: what needs no controller first; B3 leaves its converged objects for B5 and B6.
-const ALL: Benchmark[] = [b7, b1, b2, b4, b8, b3, b5, b6];
+const ALL: Benchmark[] = [b7, b1, b2, b4, b8, b3, b5, b6, b6l];
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
 const quick = values.quick ?? false;
 const only = values.only?.split(',').map((s) => s.trim().toUpperCase());
-const selected = ALL.filter((b) => !only || only.includes(b.id));
+const selected = ALL.filter((b) => (only ? only.includes(b.id) : !b.alone));
+const alone = selected.find((b) => b.alone)?.alone;
+if (alone && selected.length > 1) throw new Error(`${selected.filter((b) => b.alone).map((b) => b.id).join(', ')} runs alone (its own stack options): --only it`);
 const log = (m: string) => console.error(`  ${m}`);
 
 const m = machine();
 const t0 = performance.now();
 console.log(`bench: ${quick ? 'quick' : 'full'} run of ${selected.map((b) => b.id).join(' ')} on ${m.nproc} cores, load ${m.load}`);
 const runDir = process.env.MODELDOCK_BENCH_STACK_DIR ?? join(repoRoot, '.stack/bench');
-const stack = selected.some((b) => b.stack !== false) ? await startStack({ runDir, log: (msg) => log(msg), ...(process.env.MODELDOCK_BENCH_BIN_DIR ? { binDir: process.env.MODELDOCK_BENCH_BIN_DIR } : {}) }) : undefined;
+const stack = selected.some((b) => b.stack !== false) ? await startStack({ runDir, log: (msg) => log(msg), ...(process.env.MODELDOCK_BENCH_BIN_DIR ? { binDir: process.env.MODELDOCK_BENCH_BIN_DIR } : {}), ...(alone ?? {}) }) : undefined;
 const metricsToken = stack ? (await installBase(stack.info, repoRoot, 24 * 3600)).metricsToken : '';
 const ctx: BenchContext = createContext(stack ? { ...stack.info, metricsToken } : undefined, quick, log);
 let stopping = false;

@@ -82,4 +82,22 @@ export function metricSum(text: string, name: string, where: (l: Record<string, 
     .reduce((a, s) => a + s.value, 0);
 }
 
+/**
+ * Waits until a controller's API writes other than Lease renewals have stopped for 6 s (Events
+ * have their own, slower budget and may still be draining after the last object converged), at
+ * most `maxMs`; returns the seconds waited.
+ */
+export async function untilWritesSettle(metrics: () => Promise<string>, maxMs: number): Promise<number> {
+  const start = performance.now();
+  const writes = async () => metricSum(await metrics(), 'modeldock_kube_writes_total', (l) => l.resource !== 'leases');
+  let last = await writes();
+  for (let still = 0; still < 3 && performance.now() - start < maxMs; ) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    const now = await writes();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+  return (performance.now() - start) / 1000;
+}
+
 export const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -36,7 +36,7 @@ rules:
 
 const stagesFile = fileURLToPath(new URL('./kwok-pod-stages.yaml', import.meta.url));
 
-export async function startControlPlane(opts: { binDir: string; runDir: string; logDir: string }): Promise<ControlPlane> {
+export async function startControlPlane(opts: { binDir: string; runDir: string; logDir: string; kcmArgs?: string[] }): Promise<ControlPlane> {
   const { binDir, runDir, logDir } = opts;
   const bin = (name: string) => join(binDir, name);
   const pki = join(runDir, 'pki');
@@ -145,6 +145,7 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
           // endpointslice-controller: the Services' EndpointSlices, which readiness is taken from.
           '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,resourcequota-controller,endpointslice-controller',
           ...shared(kcmPort),
+          ...(opts.kcmArgs ?? []),
         ],
         kcmPort,
       ],

@@ -44,6 +44,8 @@ export interface StackOptions {
   vitess?: boolean;
   /** A directory that already holds every binary needed (skips scripts/testenv/build.sh). */
   binDir?: string;
+  /** Extra kube-controller-manager flags (bench B6L: its client QPS). */
+  kcmArgs?: string[];
 }
 
 export const vitessFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean => env.MODELDOCK_VITESS === '1';
@@ -111,7 +113,7 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
         return s;
       })(),
       want.kube
-        ? startControlPlane({ binDir, runDir, logDir }).then((cp) => {
+        ? startControlPlane({ binDir, runDir, logDir, kcmArgs: opts.kcmArgs ?? [] }).then((cp) => {
             processes.push(...cp.processes);
             return cp;
           })
