@@ -42,6 +42,31 @@ describe('LeaderElector', () => {
     await runB;
   });
 
+  it('stop() during a renew in flight waits for it, then releases over the lease it left (no 409)', async () => {
+    const api = fakeLeaseApi();
+    const a = elector(api, 'a');
+    let leading = false;
+    const run = a.run({ onStartedLeading: () => (leading = true), onStoppedLeading: () => undefined });
+    await waitUntil(() => leading);
+    // The next renew's PUT lands on the server, but its answer is still on the way when stop() is called.
+    const c = api.client as unknown as { replace: (p: string, b: unknown) => Promise<unknown> };
+    const replace = c.replace.bind(c);
+    let held = false;
+    c.replace = async (p, b) => {
+      const written = await replace(p, b);
+      if (!held && (b as { spec: { holderIdentity: unknown } }).spec.holderIdentity === 'a') {
+        held = true;
+        await sleep(150);
+      }
+      return written;
+    };
+    await waitUntil(() => held);
+    await a.stop();
+    await run;
+    expect(api.lease()?.spec.holderIdentity).toBeNull();
+    expect(api.writes.at(-1)).toEqual({ holder: null, transitions: 0 });
+  });
+
   it('a crashed leader (no release) is replaced only after the lease duration, judged on the local clock', async () => {
     const api = fakeLeaseApi();
     // A lease written by a leader whose clock is far in the future: renewTime must not matter.

@@ -11,7 +11,9 @@
 //   Stricter than client-go: a leader that READS the lease held by someone else (e.g. after a
 //   long pause) steps down at once instead of retrying until its renew deadline.
 // - release(): on graceful shutdown, write an empty holder (leaseDurationSeconds 1) so a
-//   successor need not wait for expiry.
+//   successor need not wait for expiry. As in client-go, where release runs after the renew loop
+//   returned, it waits for a renew still in flight (its PUT would otherwise make the release's
+//   resourceVersion stale: 409) and writes over the lease that renew left.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isConflict, isNotFound, errorMessage } from './errors.ts';
 import { paths, type KubeClient } from './kube.ts';
@@ -60,6 +62,8 @@ export class LeaderElector {
   #lease: Lease | undefined;
   #leading = false;
   #stopped = false;
+  /** The acquire/renew round trip in flight, if any: stop() waits for it before releasing. */
+  #attempt: Promise<boolean> | undefined;
   readonly #abort = new AbortController();
 
   constructor(o: LeaderElectionOptions) {
@@ -90,7 +94,7 @@ export class LeaderElector {
    */
   async run(cb: { onStartedLeading: () => void; onStoppedLeading: (reason: string) => void }): Promise<void> {
     const { retryPeriodMs, renewDeadlineMs, log } = this.#o;
-    while (!this.#stopped && !(await this.#tryAcquireOrRenew())) {
+    while (!this.#stopped && !(await this.#tryOnce())) {
       await this.#sleep(retryPeriodMs * (1 + this.#o.random() * JITTER));
     }
     if (this.#stopped) return;
@@ -103,7 +107,7 @@ export class LeaderElector {
       const deadline = this.#o.now() + renewDeadlineMs;
       let renewed = false;
       while (!this.#stopped && this.#o.now() < deadline) {
-        if (await this.#tryAcquireOrRenew()) {
+        if (await this.#tryOnce()) {
           renewed = true;
           break;
         }
@@ -126,6 +130,7 @@ export class LeaderElector {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#abort.abort();
+    await this.#attempt;
     if (!release || !this.#leading || !this.#lease) return;
     this.#setLeading(false);
     const now = microTime(this.#o.wallClock());
@@ -138,6 +143,11 @@ export class LeaderElector {
     } catch (err) {
       this.#o.log.warn('could not release the leader lease', { err: errorMessage(err) });
     }
+  }
+
+  #tryOnce(): Promise<boolean> {
+    this.#attempt = this.#tryAcquireOrRenew();
+    return this.#attempt;
   }
 
   async #tryAcquireOrRenew(): Promise<boolean> {
