@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
-import { pidFile, startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
+import { pidFile, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../../test/support/admission.ts';
 import { startWorker, type WorkerInstance } from '../../test/support/worker.ts';
@@ -116,7 +116,9 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       );
       defer(() => proc.stop());
       const metrics = async () => {
-        const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${need().metricsToken}` } });
+        const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${need().metricsToken}` } }).catch((err: unknown) => {
+          throw new Error(`controller ${name}'s /metrics unreachable (${err instanceof Error ? err.message : String(err)}); the last lines of its log:\n${tailFile(proc.logFile, 15)}`);
+        });
         const text = await res.text();
         if (!res.ok) throw new Error(`controller /metrics answered ${res.status}: ${text.slice(0, 200)}`);
         return text;
