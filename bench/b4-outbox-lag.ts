@@ -66,32 +66,42 @@ export const b4: Benchmark = {
     }
     const idleLags = await lags(idle);
 
+    const bareCreate = async () => {
+      const t = performance.now();
+      await ctx.admin.create(`/api/v1/namespaces/${ns.name}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `bare-${randomBytes(4).toString('hex')}` }, data: { a: 'b' } });
+      return performance.now() - t;
+    };
     await sleep(POLL_INTERVAL_MS * 2);
     const start = new Set(committed.keys());
+    // The same bare round trip, one after another for as long as the burst is delivered: what one
+    // API write costs on this machine while the burst loads it (shown, not judged).
+    const bareUnderBurst: number[] = [];
+    let bursting = true;
+    const sideLoop = (async () => {
+      while (bursting) bareUnderBurst.push(await bareCreate());
+    })();
     await closedLoop({ concurrency: 32, total: burstN, op: admitOne });
     const queuesBefore = queueTimes(await controller.metrics());
     const burst = [...committed.keys()].filter((k) => !start.has(k));
-    const burstLags = await lags(burst);
+    const burstLags = await lags(burst).finally(() => (bursting = false));
+    await sideLoop;
     const queuesAfter = queueTimes(await controller.metrics());
 
     const bare: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      const t = performance.now();
-      await ctx.admin.create(`/api/v1/namespaces/${ns.name}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `bare-${randomBytes(4).toString('hex')}` }, data: { a: 'b' } });
-      bare.push(performance.now() - t);
-    }
+    for (let i = 0; i < 20; i++) bare.push(await bareCreate());
     const bareMs = median(bare);
     const goal = POLL_INTERVAL_MS + 3 * bareMs;
     const p = (xs: number[], q: number) => fmt(percentile(xs, q));
     const worstP99 = Math.max(percentile(idleLags, 99), percentile(burstLags, 99));
     return {
-      summary: `ratio=${fmt(worstP99 / goal)} (worst p99 / goal ${fmt(goal)} ms = poll ${POLL_INTERVAL_MS} + 3× bare ${fmt(bareMs)}; ≤ 1: ${verdict(worstP99, goal, false)}) idle p50 ${p(idleLags, 50)} p99 ${p(idleLags, 99)} ms; burst of ${burstN} p50 ${p(burstLags, 50)} p99 ${p(burstLags, 99)} ms`,
+      summary: `ratio=${fmt(worstP99 / goal)} (worst p99 / goal ${fmt(goal)} ms = poll ${POLL_INTERVAL_MS} + 3× bare ${fmt(bareMs)}; ≤ 1: ${verdict(worstP99, goal, false)}) idle p50 ${p(idleLags, 50)} p99 ${p(idleLags, 99)} ms; burst of ${burstN} p50 ${p(burstLags, 50)} p99 ${p(burstLags, 99)} ms (a bare create during it: p50 ${p(bareUnderBurst, 50)} ms)`,
       details: [
         '| phase | n | lag p50 ms | lag p99 ms | max ms |',
         '|---|---|---|---|---|',
         `| idle (one every ${POLL_INTERVAL_MS / 1000}–${POLL_INTERVAL_MS / 1000 + 1} s) | ${idleLags.length} | ${p(idleLags, 50)} | ${p(idleLags, 99)} | ${fmt(Math.max(...idleLags))} |`,
         `| burst (${burstN} POSTed at concurrency 32) | ${burstLags.length} | ${p(burstLags, 50)} | ${p(burstLags, 99)} | ${fmt(Math.max(...burstLags))} |`,
-        `| bare create round trip (ConfigMap POST) | ${bare.length} | ${fmt(bareMs)} | ${p(bare, 99)} | ${fmt(Math.max(...bare))} |`,
+        `| bare create round trip (ConfigMap POST), idle: the baseline | ${bare.length} | ${fmt(bareMs)} | ${p(bare, 99)} | ${fmt(Math.max(...bare))} |`,
+        `| the same bare create during the burst (not judged) | ${bareUnderBurst.length} | ${p(bareUnderBurst, 50)} | ${p(bareUnderBurst, 99)} | ${fmt(Math.max(...bareUnderBurst))} |`,
         '',
         'Where the burst\'s time went in the controller (its work queues, from the last POST\'s answer until the last CR was seen):',
         '',

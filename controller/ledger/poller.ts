@@ -2,6 +2,7 @@
 // lease, shard by shard (a bounded page per shard and round; one shard on a single MySQL), hands
 // them to the ledger controller's queue keyed by (tenant, reservation id) (so everything about
 // one admission is serialized), and polls with a short interval that backs off when idle.
+import type { Queryable } from '../../ledger/db.ts';
 import type { LedgerShard } from '../../ledger/shards.ts';
 import { childAbort } from '../runtime/abort.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -16,6 +17,11 @@ export interface PollerOptions {
   holder: string;
   fence: LeaderFence;
   enqueue: (row: ClaimedRow) => void;
+  /**
+   * Runs after a shard's claim, before its rows are enqueued, on the shard they were claimed from
+   * (prefetch.ts reads the deliveries' records). A failure only costs the prefetch.
+   */
+  prefetch?: (shard: Queryable, rows: readonly ClaimedRow[]) => Promise<void>;
   log: Logger;
   now?: () => Date;
   leaseMs?: number;
@@ -104,7 +110,8 @@ export class OutboxPoller {
     const epoch = await this.#o.fence.epoch();
     let claimed = 0;
     for (const shard of await this.#o.shards()) {
-      const rows = await claimDue(shard.db.withSignal(this.#abort.signal), {
+      const db = shard.db.withSignal(this.#abort.signal);
+      const rows = await claimDue(db, {
         holder: this.#o.holder,
         epoch,
         leaseMs: this.#o.leaseMs ?? 60_000,
@@ -113,6 +120,9 @@ export class OutboxPoller {
         beforeClaim: async (tenants) => void (await this.#o.fence.forTenants(tenants)),
       });
       if (rows.length > 0) crashPoint('after-claim');
+      if (rows.length > 0 && this.#o.prefetch) {
+        await this.#o.prefetch(db, rows).catch((err: unknown) => this.#o.log.warn('outbox prefetch failed', { err: errorMessage(err) }));
+      }
       for (const row of rows) {
         const mine = this.#claims.get(row.reservationId) ?? new Map<number, ClaimedRow>();
         mine.set(row.seq, row); // a re-claim after an expired lease replaces the stale claim

@@ -50,6 +50,7 @@ import {
   touchReconciled,
   transition,
   type LedgerRecord,
+  type ReservationKey,
 } from './store.ts';
 
 export interface LedgerDeps {
@@ -69,6 +70,8 @@ export interface LedgerDeps {
   takeClaims: (reservationId: string) => ClaimedRow[];
   /** Hands claimed rows back to the poller unfailed (their failure could not be recorded). */
   keepClaims: (rows: ClaimedRow[]) => void;
+  /** The record the poller read with the claim (prefetch.ts), once and while fresh. */
+  prefetched?: (key: ReservationKey) => LedgerRecord | undefined;
   metrics: LedgerMetrics;
   events?: EventRecorder;
   log: Logger;
@@ -95,7 +98,9 @@ export function ledgerReconciler(deps: LedgerDeps): (key: string, signal: AbortS
     try {
       // The tenant's fence is raised to this leader's epoch before anything of it is read.
       const epoch = await d.fence.forTenants([at.tenant]);
-      let rec = await loadLedgerRecord(d.db, at);
+      // Claimed deliveries only start from the record read with their claim; the rest read now.
+      const pre = d.prefetched?.(at);
+      let rec = pre && rows.length > 0 && rows.every((r) => r.kind === 'create') ? pre : await loadLedgerRecord(d.db, at);
       const deliveries = deliveryRows(rows, rec);
       for (const row of deliveries) {
         const outcome = await deliver(d, row, rec, log);

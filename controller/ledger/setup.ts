@@ -13,6 +13,7 @@ import type { KubeObject } from '../runtime/informer.ts';
 import type { KubeClient } from '../runtime/kube.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { OutboxPoller } from './poller.ts';
+import { RecordPrefetch } from './prefetch.ts';
 import { kubeLedgerCluster } from './cluster.ts';
 import { ledgerMetrics } from './metrics.ts';
 import { ledgerReconciler, type LedgerDeps } from './reconcile.ts';
@@ -52,6 +53,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
 
   const metrics = ledgerMetrics(mgr.metrics.registry);
   const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');
+  const prefetch = new RecordPrefetch();
   const reconcile = ledgerReconciler({
     db: o.db,
     cluster: (signal) => kubeLedgerCluster((o.client ?? mgr.client).withSignal(signal), (kind) => metrics.liveReads.inc({ kind })),
@@ -62,6 +64,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     config: o.config,
     takeClaims: (id) => poller.take(id), // runs only after start, when `poller` exists
     keepClaims: (rows) => poller.restore(rows),
+    prefetched: (key) => prefetch.take(key),
     metrics,
     events: o.events,
     log,
@@ -76,7 +79,15 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     metrics: mgr.metrics,
     reconcile: (req, ctx) => reconcile(req.key, ctx.signal), // `<tenant>/<id>` (key.ts), whole
   });
-  const poller = new OutboxPoller({ shards, holder: o.holder, fence, enqueue: (row) => controller.enqueueWork(ledgerKey({ tenant: row.tenant, id: row.reservationId })), log, ...o.poll });
+  const poller = new OutboxPoller({
+    shards,
+    holder: o.holder,
+    fence,
+    enqueue: (row) => controller.enqueueWork(ledgerKey({ tenant: row.tenant, id: row.reservationId })),
+    prefetch: (shard, rows) => prefetch.load(shard, rows),
+    log,
+    ...o.poll,
+  });
 
   if (o.fastPaths) {
     // The CR and its pods carry the admission id and the tenant (labels set at delivery).

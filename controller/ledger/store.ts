@@ -4,7 +4,7 @@
 // nothing. Every state change is conditional on the state it leaves, so running any of them twice
 // changes nothing. Every statement names the tenant (the ledger is sharded by tenant) or runs on
 // one shard (ledger/shards.ts).
-import { isDuplicateKey, type Db, type Queryable } from '../../ledger/db.ts';
+import { isDuplicateKey, type Db, type Queryable, type Row } from '../../ledger/db.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
@@ -14,6 +14,7 @@ import { FENCE } from '../../ledger/fence.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { LedgerRow, ReleaseBlocker } from './decide.ts';
+import { ledgerKey } from './key.ts';
 import { ack, ClaimLost, type ClaimedRow } from './outbox-store.ts';
 import type { Progress } from './progress.ts';
 
@@ -65,8 +66,8 @@ export async function ackCreate(
       [row.tenant, row.reservationId, cr.namespace, cr.name, cr.uid, now, now],
     );
     await tx.execute(
-      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ? WHERE tenant = ? AND id = ? AND state = 'admitted'`,
-      [now, now, row.tenant, row.reservationId],
+      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ?, last_reconciled_at = ? WHERE tenant = ? AND id = ? AND state = 'admitted'`,
+      [now, now, now, row.tenant, row.reservationId],
     );
   });
 }
@@ -123,19 +124,32 @@ const dateOrNull = (v: unknown): Date | null => {
   return t === null ? null : new Date(t);
 };
 
-export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promise<LedgerRecord | undefined> {
-  const r = await q.execute(
-    `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
+/** A reservation with its binding and its change in flight; callers add the WHERE. */
+const RECORD_SELECT = `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
             r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
             r.generation, r.applied_generation, r.settled_generation, c.from_replicas,
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.scheduled_at, b.started_at, b.last_failure, b.reservation_id AS bound
        FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
-       LEFT JOIN reservation_change c ON c.tenant = r.tenant AND c.reservation_id = r.id AND c.generation = r.generation
-      WHERE r.tenant = ? AND r.id = ?`,
-    [key.tenant, key.id],
-  );
+       LEFT JOIN reservation_change c ON c.tenant = r.tenant AND c.reservation_id = r.id AND c.generation = r.generation`;
+
+export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promise<LedgerRecord | undefined> {
+  const r = await q.execute(`${RECORD_SELECT} WHERE r.tenant = ? AND r.id = ?`, [key.tenant, key.id]);
   const row = r.rows[0];
-  if (!row) return undefined;
+  return row ? recordFromRow(row) : undefined;
+}
+
+/**
+ * The records of several reservations in ONE statement (the poller's read of the deliveries it
+ * just claimed, on the shard it claimed them from). Only the exact keys asked for are returned.
+ */
+export async function loadLedgerRecords(q: Queryable, keys: readonly ReservationKey[]): Promise<LedgerRecord[]> {
+  if (keys.length === 0) return [];
+  const wanted = new Set(keys.map(ledgerKey));
+  const r = await q.execute(`${RECORD_SELECT} WHERE r.tenant IN (?) AND r.id IN (?)`, [[...new Set(keys.map((k) => k.tenant))], keys.map((k) => k.id)]);
+  return r.rows.map(recordFromRow).filter((rec) => wanted.has(ledgerKey(rec)));
+}
+
+function recordFromRow(row: Row): LedgerRecord {
   const spec = json(row.spec);
   return {
     id: str(row.id),

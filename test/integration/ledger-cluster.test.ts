@@ -12,7 +12,10 @@ import { ledgerMetrics } from '../../controller/ledger/metrics.ts';
 import { ledgerReconciler } from '../../controller/ledger/reconcile.ts';
 import { ledgerKey } from '../../controller/ledger/key.ts';
 import { leaderFence } from '../../controller/ledger/leader-fence.ts';
-import { loadLedgerRecord } from '../../controller/ledger/store.ts';
+import { loadLedgerRecord, loadLedgerRecords } from '../../controller/ledger/store.ts';
+import type { ClaimedRow } from '../../controller/ledger/outbox-store.ts';
+import { RecordPrefetch } from '../../controller/ledger/prefetch.ts';
+import { enqueue } from '../../functions/db/outbox.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { crNameFor } from '../../schema/admission.ts';
@@ -21,7 +24,8 @@ import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.
 import { makeModelService } from '../support/builders.ts';
 import { controllerClient } from '../support/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
-import { insertAdmission } from '../support/ledger-rows.ts';
+import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
+import { StatementLog } from '../support/recording-db.ts';
 import { ensureCrd, msPath, testLogger } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -204,5 +208,87 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
     const after = await live(ms.metadata.name);
     expect(after?.metadata.uid).toBe(ms.metadata.uid);
     expect(after?.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
+
+describe('ledger reconciler: a claimed delivery starts from the record read with its claim', () => {
+  async function claimedCreate(): Promise<{ id: string; row: ClaimedRow; fence: ReturnType<typeof leaderFence> }> {
+    const id = await insertAdmission(ledger.db);
+    await enqueue(ledger.db, [{ tenant: 'acme', reservationId: id, kind: 'create', dedupeKey: `create:${id}`, requestId: 'r' }], new Date());
+    const fence = leaderFence({ db: ledger.db, holder: 'prefetch-test', now: () => new Date(), log: testLogger() });
+    const epoch = await fence.forTenants(['acme']);
+    const row = (await claimEverywhere(ledger.db, { holder: 'prefetch-test', epoch, leaseMs: 60_000, limit: 1000, now: new Date() })).find((r) => r.reservationId === id);
+    if (!row) throw new Error('the create row was not claimed');
+    return { id, row, fence };
+  }
+
+  /** The reconciler on a statement-recording ledger; `before` = the statements issued before the CR create. */
+  function deliverer(row: ClaimedRow, fence: ReturnType<typeof leaderFence>, prefetch: RecordPrefetch) {
+    const log = new StatementLog();
+    let before: string[] | undefined;
+    const run = ledgerReconciler({
+      db: log.wrap(ledger.db),
+      cluster: () => ({
+        ...cluster,
+        async createModelService(ms) {
+          before = log.statements.map((s) => s.sql);
+          return cluster.createModelService(ms);
+        },
+      }),
+      namespace: ns.name,
+      fence,
+      now: () => new Date(),
+      config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 } },
+      takeClaims: (rid) => (rid === row.reservationId ? [row] : []),
+      keepClaims: () => undefined,
+      prefetched: (key) => prefetch.take(key),
+      metrics: ledgerMetrics(new Metrics().registry),
+      log: testLogger(),
+    });
+    return { run: () => run(ledgerKey({ tenant: row.tenant, id: row.reservationId }), new AbortController().signal), before: () => before, log };
+  }
+
+  /** The delivered CR carries the controller's finalizer, and no controller runs here: lift it, delete. */
+  const removeCR = async (id: string) => {
+    await admin.mergePatch(msPath(ns.name, crNameFor(id)), { metadata: { finalizers: null } }).catch(() => undefined);
+    await admin.delete(msPath(ns.name, crNameFor(id))).catch(() => undefined);
+  };
+
+  it('creates the CR with no database read before it, then binds it and marks the reservation looked at', async () => {
+    const { id, row, fence } = await claimedCreate();
+    const prefetch = new RecordPrefetch();
+    await prefetch.load(ledger.db, [row]);
+    expect(prefetch.size).toBe(1);
+    const d = deliverer(row, fence, prefetch);
+    await d.run();
+    expect(d.before()).toEqual([]);
+    expect(prefetch.size).toBe(0); // handed over once
+    const rec = await loadLedgerRecord(ledger.db, { tenant: 'acme', id });
+    const cr = await live(crNameFor(id));
+    expect(rec?.state).toBe('delivered');
+    expect(rec?.binding?.uid).toBe(cr?.metadata.uid);
+    expect(rec?.lastReconciledAt).not.toBeNull(); // the CR's informer event need not write it
+    await removeCR(id);
+  });
+
+  it('without a fresh prefetched record the delivery reads the reservation first', async () => {
+    const { id, row, fence } = await claimedCreate();
+    let clock = 0;
+    const prefetch = new RecordPrefetch({ maxAgeMs: 1000, now: () => clock });
+    await prefetch.load(ledger.db, [row]);
+    clock = 1001; // waited too long in the work queue
+    const d = deliverer(row, fence, prefetch);
+    await d.run();
+    expect(d.before()).toHaveLength(1);
+    expect(d.before()?.[0]).toMatch(/FROM reservation r LEFT JOIN binding b/);
+    expect((await loadLedgerRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('delivered');
+    await removeCR(id);
+  });
+
+  it('loadLedgerRecords returns exactly the records asked for, equal to one-by-one reads', async () => {
+    const [a, b, other] = [await insertAdmission(ledger.db), await insertAdmission(ledger.db), await insertAdmission(ledger.db)];
+    const got = await loadLedgerRecords(ledger.db, [{ tenant: 'acme', id: a }, { tenant: 'acme', id: b }, { tenant: 'nobody', id: other }]);
+    expect(got.map((r) => r.id).sort()).toEqual([a, b].sort());
+    expect(got.find((r) => r.id === a)).toEqual(await loadLedgerRecord(ledger.db, { tenant: 'acme', id: a }));
   });
 });

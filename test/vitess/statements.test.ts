@@ -22,6 +22,7 @@ import {
   acquireEpoch,
   ensureFence,
   loadLedgerRecord,
+  loadLedgerRecords,
   markReady,
   recordScaleApplied,
   refundScaleDown,
@@ -86,6 +87,10 @@ async function exerciseEverything(): Promise<void> {
   await as('controller/ledger/store.ts:ensureFence', () => ensureFence(db, tenant, epoch, 'ctl-a', new Date()));
   const [create] = await as('controller/ledger/outbox-store.ts:claimDue', () => claimMine({ holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
   if (!create) throw new Error('no create row to claim');
+  // The poller reads the claimed deliveries' records on the shard it claimed them from.
+  await as('controller/ledger/store.ts:loadLedgerRecords', async () => {
+    for (const shard of await ledgerShards(db)) await loadLedgerRecords(shard.db, [at(id)]);
+  });
   await as('controller/ledger/store.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
   await as('controller/ledger/store.ts:loadLedgerRecord', () => loadLedgerRecord(db, at(id)));
   await as('controller/ledger/resync.ts:resyncOnce', () =>
@@ -246,6 +251,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/ledger/store.ts:raiseFences',
       'controller/ledger/store.ts:ensureFence',
       'controller/ledger/store.ts:loadLedgerRecord',
+      'controller/ledger/store.ts:loadLedgerRecords',
       'controller/ledger/store.ts:openReservationsPage',
       'controller/ledger/store.ts:tenantOf',
       'controller/ledger/store.ts:resolveConflict',
