@@ -73,12 +73,16 @@ export const b4: Benchmark = {
     };
     await sleep(POLL_INTERVAL_MS * 2);
     const start = new Set(committed.keys());
-    // The same bare round trip, one after another for as long as the burst is delivered: what one
-    // API write costs on this machine while the burst loads it (shown, not judged).
+    // The same bare round trip every 200 ms for as long as the burst is delivered: what one API
+    // write costs on this machine while the burst loads it (shown, not judged; spaced so that it
+    // adds little load of its own).
     const bareUnderBurst: number[] = [];
     let bursting = true;
     const sideLoop = (async () => {
-      while (bursting) bareUnderBurst.push(await bareCreate());
+      while (bursting) {
+        bareUnderBurst.push(await bareCreate());
+        await sleep(200);
+      }
     })();
     await closedLoop({ concurrency: 32, total: burstN, op: admitOne });
     const queuesBefore = queueTimes(await controller.metrics());

@@ -6,7 +6,9 @@
 //   B6L: after its own round of 10,000, run on its own (`npm run bench -- --only B6L`): converging
 //   10,000 takes kube-controller-manager ≥ 100,000 writes, over half an hour at its default client
 //   QPS of 20, so this run starts it with a higher one (B3, which compares with kcm at QPS 20, cannot
-//   share such a stack), and it does not fit the full run's 15 minutes.
+//   share such a stack), and it does not fit the full run's 15 minutes. On 2 cores it does not
+//   converge within its 40-minute window either: it then measures with every object cached and
+//   says so in its summary.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +27,8 @@ const run = promisify(execFile);
 
 /** B6L's kube-controller-manager client: QPS / burst (its default is 20 / 30). */
 export const LARGE_KCM_QPS = 400;
+/** How long B6L waits for its 10,000 ModelServices to converge before it measures anyway. */
+const B6L_WINDOW_MS = 40 * 60_000;
 
 async function measure(ctx: BenchContext, controller: Controller, namespace: string, what: string) {
   const kubeconfig = join(ctx.stack.runDir, 'installs', namespace, 'controller.kubeconfig');
@@ -86,12 +90,22 @@ export const b6l: Benchmark = {
       },
     });
     const createdS = (performance.now() - t) / 1000;
-    await until(`${n} ModelServices Running`, 60 * 60_000, async () => {
+    // On 2 cores the API server saturates long before 10,000 converge (≈ 1 s per ModelService
+    // reconcile with the shipped 4 workers): past the window the memory is measured anyway, with
+    // every object cached, and the summary says how far convergence had come.
+    const windowMs = ctx.quick ? 5 * 60_000 : B6L_WINDOW_MS;
+    let running = 0;
+    const converged = await until(`${n} ModelServices Running`, windowMs, async () => {
       const list = await ctx.admin.list<ModelService>(paths.modelServices(ns.name));
-      return list.items.filter((m) => m.status?.phase === 'Running').length === n;
-    }, 10_000);
+      running = list.items.filter((m) => m.status?.phase === 'Running').length;
+      return running === n;
+    }, 15_000).then(() => true, () => false);
     const convergedS = (performance.now() - t) / 1000;
-    const settledS = await untilWritesSettle(() => controller.metrics(), 600_000);
-    return measure(ctx, controller, ns.name, `After ${n} ModelServices converged (created in ${fmt(createdS)} s at concurrency 16, all Running ${fmt(convergedS)} s after the first create, the controller's writes settled ${fmt(settledS)} s later; kube-controller-manager at client QPS ${LARGE_KCM_QPS}, burst ${2 * LARGE_KCM_QPS})`);
+    const settledS = converged ? await untilWritesSettle(() => controller.metrics(), 600_000) : 0;
+    const how = converged
+      ? `After ${n} ModelServices converged (created in ${fmt(createdS)} s at concurrency 16, all Running ${fmt(convergedS)} s after the first create, the controller's writes settled ${fmt(settledS)} s later`
+      : `NOT converged: ${running} of ${n} ModelServices Running when the ${windowMs / 60_000}-minute window closed (created in ${fmt(createdS)} s at concurrency 16; every object is cached, most statuses are still to be written`;
+    const m = await measure(ctx, controller, ns.name, `${how}; kube-controller-manager at client QPS ${LARGE_KCM_QPS}, burst ${2 * LARGE_KCM_QPS})`);
+    return converged ? m : { ...m, summary: `${m.summary}; NOT converged (${running}/${n} Running after ${windowMs / 60_000} min)` };
   },
 };
