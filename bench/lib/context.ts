@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { errorMessage } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
@@ -117,7 +118,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       defer(() => proc.stop());
       const metrics = async () => {
         const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${need().metricsToken}` } }).catch((err: unknown) => {
-          throw new Error(`controller ${name}'s /metrics unreachable (${err instanceof Error ? err.message : String(err)}); the last lines of its log:\n${tailFile(proc.logFile, 15)}`);
+          throw new Error(`controller ${name}'s /metrics unreachable (${errorMessage(err)}); the last lines of its log:\n${tailFile(proc.logFile, 15)}`);
         });
         const text = await res.text();
         if (!res.ok) throw new Error(`controller /metrics answered ${res.status}: ${text.slice(0, 200)}`);

@@ -119,9 +119,9 @@ export class OutboxPoller {
         now: (this.#o.now ?? (() => new Date()))(),
         beforeClaim: async (tenants) => void (await this.#o.fence.forTenants(tenants)),
       });
-      if (rows.length > 0) crashPoint('after-claim');
-      if (rows.length > 0 && this.#o.prefetch) {
-        await this.#o.prefetch(db, rows).catch((err: unknown) => this.#o.log.warn('outbox prefetch failed', { err: errorMessage(err) }));
+      if (rows.length > 0) {
+        crashPoint('after-claim');
+        await this.#o.prefetch?.(db, rows).catch((err: unknown) => this.#o.log.warn('outbox prefetch failed', { err: errorMessage(err) }));
       }
       for (const row of rows) {
         const mine = this.#claims.get(row.reservationId) ?? new Map<number, ClaimedRow>();

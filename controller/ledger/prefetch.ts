@@ -26,7 +26,7 @@ export class RecordPrefetch {
     if (keys.length === 0) return;
     const records = await loadLedgerRecords(q, keys);
     const at = this.#now();
-    for (const [k, e] of this.#records) if (at - e.at > this.#maxAgeMs) this.#records.delete(k); // never taken
+    for (const [k, e] of this.#records) if (!this.#fresh(e, at)) this.#records.delete(k); // never taken
     for (const record of records) this.#records.set(ledgerKey(record), { record, at });
   }
 
@@ -35,7 +35,11 @@ export class RecordPrefetch {
     const k = ledgerKey(key);
     const e = this.#records.get(k);
     this.#records.delete(k);
-    return e && this.#now() - e.at <= this.#maxAgeMs ? e.record : undefined;
+    return e && this.#fresh(e, this.#now()) ? e.record : undefined;
+  }
+
+  #fresh(e: { at: number }, now: number): boolean {
+    return now - e.at <= this.#maxAgeMs;
   }
 
   get size(): number {

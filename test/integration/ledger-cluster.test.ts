@@ -245,7 +245,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
       metrics: ledgerMetrics(new Metrics().registry),
       log: testLogger(),
     });
-    return { run: () => run(ledgerKey({ tenant: row.tenant, id: row.reservationId }), new AbortController().signal), before: () => before, log };
+    return { run: () => run(ledgerKey({ tenant: row.tenant, id: row.reservationId }), new AbortController().signal), before: () => before };
   }
 
   /** The delivered CR carries the controller's finalizer, and no controller runs here: lift it, delete. */
