@@ -61,7 +61,7 @@ export const b1: Benchmark = {
   id: 'B1',
   title: 'admission (POST /requests)',
   async run(ctx) {
-    const levels: Array<[number, number]> = ctx.quick ? [[1, 8], [8, 32], [32, 64]] : [[1, 60], [8, 320], [32, 480]];
+    const levels: Array<[number, number]> = ctx.quick ? [[1, 8], [8, 32], [32, 64]] : [[1, 60], [8, 320], [32, 320]];
     const api = await startApi(ctx, 32);
     const paths: Record<PathName, () => Promise<void>> = { dev: viaWorker(api), direct: viaWorker(api, api.callDirect), a: viaService(api, api.a), b: viaService(api, api.b) };
     for (const op of Object.values(paths)) await closedLoop({ concurrency: 4, total: 12, op }); // warm-up: JIT, connections

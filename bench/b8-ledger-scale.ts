@@ -24,6 +24,7 @@ import { ledgerShards } from '../ledger/shards.ts';
 export const b8: Benchmark = {
   id: 'B8',
   title: 'ledger at scale (open reservations)',
+  alongside: 'B5', // no Kubernetes, its own ledger: B5's counts cannot see it; judged on statements, not time
   async run(ctx) {
     const n = ctx.quick ? 500 : 10_000;
     const api = await startApi(ctx, 16, { direct: false });

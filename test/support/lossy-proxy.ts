@@ -14,6 +14,9 @@ export interface LossyProxy {
   close(): Promise<void>;
 }
 
+/** Above the Worker's own per-request database deadline in the tests (30 s). */
+const UPSTREAM_DEADLINE_MS = 60_000;
+
 export async function startLossyProxy(targetUrl: string): Promise<LossyProxy> {
   const target = new URL(targetUrl);
   const origin = `${target.protocol}//${target.host}`;
@@ -33,7 +36,9 @@ export async function startLossyProxy(targetUrl: string): Promise<LossyProxy> {
       statements.push(query.trim().split(/\s+/)[0] ?? '');
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
-      fetch(`${origin}${req.url ?? '/'}`, { method: req.method, headers, body })
+      // A deadline, so a stuck upstream cuts the caller's connection (the Worker answers 503)
+      // instead of holding it open past the test's own timeout.
+      fetch(`${origin}${req.url ?? '/'}`, { method: req.method, headers, body, signal: AbortSignal.timeout(UPSTREAM_DEADLINE_MS) })
         .then(async (upstream) => {
           const text = await upstream.text();
           if (query.trim().toUpperCase() === 'COMMIT' && toLose > 0) {
