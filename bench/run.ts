@@ -1,6 +1,6 @@
 // `npm run bench` (the whole suite) and `npm run bench -- --quick` (small N, for CI: it keeps the
 // scripts from rotting; its numbers are not kept). `--only B1,B7` runs a selection; B6L (memory at
-// 10,000 ModelServices, ≈ 45 min) runs only on its own: `npm run bench -- --only B6L`.
+// 10,000 ModelServices, ≈ 40 min) runs only on its own: `npm run bench -- --only B6L`.
 // Starts the local stack once (.stack/bench, or MODELDOCK_BENCH_STACK_DIR) with k8s/ installed as
 // shipped; every benchmark starts what else it needs, measures its baseline in the same run,
 // prints ONE summary line with its ratio, and is cleaned up before the next one starts. A full
