@@ -63,7 +63,8 @@ describe('through workerd', () => {
     ]);
     expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'burst'")).toBe(10);
     // 100 admissions of one tenant queue on its quota rows: on 2 cores shared with the rest of
-    // `npm test` that has taken over a minute, so this test gets twice the default box.
+    // `npm test` this test once ran into the default 120 s box, so it gets twice that; the
+    // deadlines above name the call that hangs, if one does.
   }, 240_000);
 
   it('a lost COMMIT reply → 503; the client retries with the same key → 200, one reservation, one charge', async () => {
