@@ -23,15 +23,13 @@ afterAll(async () => {
   await L?.drop();
 });
 
-// Every call has a deadline above the Worker's own (30 s in the tests): a stuck call fails here,
-// naming itself, instead of running into the test's timeout.
-const CALL_DEADLINE_MS = 60_000;
+// W.fetch: every call has a deadline above the Worker's own, so a stuck call fails here, naming
+// itself, instead of running into the test's timeout.
 const post = (key: string, idem: string, body: unknown) =>
-  fetch(`${W.url}/requests`, {
+  W.fetch('/requests', {
     method: 'POST',
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': idem },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(CALL_DEADLINE_MS),
   });
 
 describe('through workerd', () => {
@@ -48,7 +46,7 @@ describe('through workerd', () => {
     for (const r of responses) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
     console.log(`[measure] HTTP concurrency through workerd: ${JSON.stringify(Object.fromEntries(byStatus))} in ${Math.round(performance.now() - t0)} ms`);
     expect(Object.fromEntries(byStatus)).toEqual({ 201: 10, 409: 90 });
-    const quota = (await (await fetch(`${W.url}/quota`, { headers: { Authorization: `Bearer ${KEY}` }, signal: AbortSignal.timeout(CALL_DEADLINE_MS) })).json()) as {
+    const quota = (await (await W.fetch('/quota', { headers: { Authorization: `Bearer ${KEY}` } })).json()) as {
       resources: Record<string, { hard: number; reserved: number; active: number }>;
     };
     expect(quota.resources.cpu).toMatchObject({ hard: 10_000, reserved: 10_000, active: 10_000 });
@@ -63,8 +61,8 @@ describe('through workerd', () => {
     ]);
     expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'burst'")).toBe(10);
     // 100 admissions of one tenant queue on its quota rows: on 2 cores shared with the rest of
-    // `npm test` this test once ran into the default 120 s box, so it gets twice that; the
-    // deadlines above name the call that hangs, if one does.
+    // `npm test` this test once ran into the default 120 s box, so it gets twice that; W.fetch's
+    // deadline names the call that hangs, if one does.
   }, 240_000);
 
   it('a lost COMMIT reply → 503; the client retries with the same key → 200, one reservation, one charge', async () => {

@@ -38,9 +38,6 @@ export interface System {
 // The API's JSON, loosely typed for assertions.
 export type ApiBody = Record<string, unknown> & { error?: { code: string; message: string } };
 
-/** A call to the Worker: above its own database deadline in the tests (30 s). */
-const API_DEADLINE_MS = 40_000;
-
 export async function startSystem(
   opts: { quota?: string[]; workerVars?: Record<string, string>; /** Default: the stack's MariaDB. */ database?: DatabaseStack } = {},
 ): Promise<System> {
@@ -57,27 +54,15 @@ export async function startSystem(
   const worker = await startWorker({ databaseUrl: ledger.url, keys: { [TENANT]: TENANT_KEY }, vars: opts.workerVars });
   const controllers: ControllerProcess[] = [];
   let n = 0;
-  // Every call has a deadline above the Worker's own (DB_TIMEOUT_MS, 30 s in the tests), so a
-  // call can fail but never hang a test. A GET whose answer never came is sent once more:
-  // wrangler dev's proxy has been seen to drop a request on the floor under the suite's load (no
-  // answer, nothing in the Worker's log; workers-sdk#3942), and newer wrangler versions retry
-  // safe requests themselves.
   const api: System['api'] = async (path, init = {}) => {
-    const method = init.method ?? 'GET';
-    const send = () =>
-      fetch(`${worker.url}${path}`, {
-        method,
-        headers: {
-          Authorization: `Bearer ${TENANT_KEY}`,
-          ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-          ...(init.idempotencyKey ? { 'Idempotency-Key': init.idempotencyKey } : {}),
-        },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal: AbortSignal.timeout(API_DEADLINE_MS),
-      });
-    const res = await send().catch((err: unknown) => {
-      if (method !== 'GET' || !(err instanceof DOMException && err.name === 'TimeoutError')) throw err;
-      return send();
+    const res = await worker.fetch(path, {
+      method: init.method ?? 'GET',
+      headers: {
+        Authorization: `Bearer ${TENANT_KEY}`,
+        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...(init.idempotencyKey ? { 'Idempotency-Key': init.idempotencyKey } : {}),
+      },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
     return { status: res.status, body: (await res.json()) as ApiBody };
   };

@@ -11,6 +11,13 @@ import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
 export interface WorkerInstance {
   url: string;
   process: ManagedProcess;
+  /**
+   * fetch(url + path) with a deadline 10 s above the Worker's own DB_TIMEOUT_MS, so a call can
+   * fail but never hang a test; a GET whose answer never came is sent once more (wrangler dev's
+   * proxy has been seen to drop a request under the suite's load — no answer, nothing in the
+   * Worker's log; workers-sdk#3942 — and newer wrangler versions retry safe requests themselves).
+   */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Triggers scheduled() as the cron trigger would; resolves to the HTTP status (200 = ok). */
   scheduled(cron: string, scheduledTime: number): Promise<number>;
   stop(): Promise<void>;
@@ -65,12 +72,21 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
     },
     stack.runDir,
   );
+  const deadlineMs = Number(vars.DB_TIMEOUT_MS) + 10_000;
+  const call: WorkerInstance['fetch'] = (path, init = {}) => {
+    const send = () => fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(deadlineMs) });
+    return send().catch((err: unknown) => {
+      if ((init.method ?? 'GET') !== 'GET' || !(err instanceof DOMException && err.name === 'TimeoutError')) throw err;
+      return send();
+    });
+  };
   return {
     url,
     process,
+    fetch: call,
     async scheduled(cron, scheduledTime) {
       const q = new URLSearchParams({ cron, time: String(scheduledTime) });
-      const res = await fetch(`${url}/cdn-cgi/handler/scheduled?${q}`);
+      const res = await call(`/cdn-cgi/handler/scheduled?${q}`);
       await res.arrayBuffer();
       return res.status;
     },
