@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local stack's Go binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok, kwokctl, ps-http-sim, vtcombo) from their Go modules
+# kube-scheduler, kubectl, etcd, kwok, kwokctl, ps-http-sim, vtcombo; for the real node kubelet,
+# kube-proxy, containerd, its runc shim and ctr, and the pause binary) from their Go modules
 # through the Go module proxy, into a cache OUTSIDE the repository keyed by version:
 #   ${MODELDOCK_CACHE:-~/.cache/modeldock}/bin/<component>-<version>-<hash of wrapper go.sum>/
 # A component whose stamp file exists is not rebuilt, so a second run takes seconds.
@@ -36,7 +37,11 @@ kube_build() {
   done
   (cd "$here/go/k8s" && go build -trimpath -pgo=off -ldflags "$ldf" -o "$out/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy)
+  # The real node's sandbox ("pause") binary, from the same k8s.io/kubernetes module (C, static).
+  local pause; pause="$(cd "$here/go/k8s" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c"
+  gcc -Os -Wall -Werror -static -DVERSION="$K8S_VERSION-modeldock" -o "$out/pause" "$pause"
 }
 etcd_build() { (cd "$here/go/etcd" && go build -trimpath -o "$out/etcd" go.etcd.io/etcd/server/v3); }
 # `go install mod@version` is refused here (the proxy hides the version list it checks for
@@ -46,6 +51,13 @@ kwok_build() {
   # KWOK's default stages (Apache-2.0 YAML shipped in its module) are read from the module cache.
   local stages; stages="$(cd "$here/go/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage"
   mkdir -p "$out/stages" && cp -r "$stages/." "$out/stages/" && chmod -R u+w "$out/stages"
+}
+# The real node's container runtime (the supported one for Kubernetes 1.36: containerd 2.2+).
+containerd_build() {
+  local p=github.com/containerd/containerd/v2
+  (cd "$here/go/containerd" && go build -trimpath -tags "no_btrfs no_devmapper no_zfs" \
+    -ldflags "-s -w -X $p/version.Version=$CONTAINERD_VERSION -X $p/version.Package=$p" -o "$out/" \
+    $p/cmd/containerd $p/cmd/containerd-shim-runc-v2 $p/cmd/ctr)
 }
 sim_build() { (cd "$here/go/pssim" && go build -trimpath -o "$out/ps-http-sim" github.com/mattrobenolt/ps-http-sim); }
 # vtcombo = vtgate + every tablet in one process (the sharded-ledger backend, scripts/testenv/vitess.ts).
@@ -59,11 +71,12 @@ build_component etcd "$ETCD_VERSION-$(sum "$here/go/etcd/go.sum" <(echo "$gover"
 build_component kwok "$KWOK_VERSION-$(sum "$here/go/kwok/go.sum" <(echo "$gover"))" kwok_build; kwok_dir=$out
 build_component ps-http-sim "$PS_HTTP_SIM_VERSION-$(sum "$here/go/pssim/go.sum" <(echo "$gover"))" sim_build; sim_dir=$out
 build_component vitess "$VITESS_VERSION-$(sum "$here/go/vitess/go.sum" <(echo "$gover"))" vitess_build; vitess_dir=$out
+build_component containerd "$CONTAINERD_VERSION-$(sum "$here/go/containerd/go.sum" <(echo "$gover"))" containerd_build; containerd_dir=$out
 
 # One directory with every binary, named by the combined key, for PATH and the launcher.
-farm="$cache/bin/stack-$(sum <(printf '%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir"))"
+farm="$cache/bin/stack-$(sum <(printf '%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir" "$containerd_dir"))"
 mkdir -p "$farm"
-for d in "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir"; do
+for d in "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir" "$containerd_dir"; do
   for f in "$d"/*; do ln -sfn "$f" "$farm/$(basename "$f")"; done
 done
 echo "$farm"

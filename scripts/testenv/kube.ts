@@ -12,6 +12,8 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './net.ts';
+import { NODE_NET, REAL_NODE } from './node-config.ts';
+import type { NodePki } from './node.ts';
 import { startProcess, StackError, type ManagedProcess } from './proc.ts';
 
 export interface ControlPlane {
@@ -36,7 +38,21 @@ rules:
 
 const stagesFile = fileURLToPath(new URL('./kwok-pod-stages.yaml', import.meta.url));
 
-export async function startControlPlane(opts: { binDir: string; runDir: string; logDir: string; kcmArgs?: string[] }): Promise<ControlPlane> {
+export interface ControlPlaneOptions {
+  binDir: string;
+  runDir: string;
+  logDir: string;
+  kcmArgs?: string[];
+  /**
+   * A real node joins (scripts/testenv/node.ts): the API server binds the host's end of the node's
+   * veth instead of loopback (pods reach it through the `kubernetes` Service, whose endpoint it
+   * then keeps), reaches the kubelet with a client certificate, accepts the node's token, and
+   * kube-controller-manager publishes `kube-root-ca.crt` for in-cluster clients.
+   */
+  realNode?: NodePki;
+}
+
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
   const { binDir, runDir, logDir } = opts;
   const bin = (name: string) => join(binDir, name);
   const pki = join(runDir, 'pki');
@@ -47,7 +63,10 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   writeFileSync(join(pki, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(join(pki, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-  writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`);
+  const node = opts.realNode;
+  const nodeToken = node ? `${node.token},system:node:${REAL_NODE},system:node:${REAL_NODE},"system:nodes"\n` : '';
+  writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n${nodeToken}`);
+  const address = node ? NODE_NET.hostIp : '127.0.0.1';
   const auditPolicy = join(runDir, 'audit-policy.yaml');
   writeFileSync(auditPolicy, AUDIT_POLICY);
 
@@ -83,7 +102,7 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
 
     const certDir = join(pki, 'apiserver');
     const caFile = join(certDir, 'apiserver.crt'); // self-signed leaf followed by its CA
-    const server = `https://127.0.0.1:${apiPort}`;
+    const server = `https://${address}:${apiPort}`;
     await started(
       startProcess(
         {
@@ -91,10 +110,18 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
           command: bin('kube-apiserver'),
           args: [
             `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-            '--bind-address=127.0.0.1',
+            `--bind-address=${address}`,
             `--secure-port=${apiPort}`,
-            '--advertise-address=127.0.0.1',
-            '--endpoint-reconciler-type=none',
+            `--advertise-address=${address}`,
+            ...(node
+              ? [
+                  '--endpoint-reconciler-type=lease',
+                  `--kubelet-client-certificate=${node.apiClientCert}`,
+                  `--kubelet-client-key=${node.apiClientKey}`,
+                  `--kubelet-certificate-authority=${node.ca}`,
+                  '--kubelet-preferred-address-types=InternalIP',
+                ]
+              : ['--endpoint-reconciler-type=none']),
             `--cert-dir=${certDir}`,
             `--token-auth-file=${join(pki, 'tokens.csv')}`,
             `--service-account-issuer=${SA_ISSUER}`,
@@ -143,7 +170,9 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
         [
           // resourcequota-controller: usage of k8s/base/limits.yaml's ResourceQuota (its admission needs it);
           // endpointslice-controller: the Services' EndpointSlices, which readiness is taken from.
-          '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,resourcequota-controller,endpointslice-controller',
+          `--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,resourcequota-controller,endpointslice-controller${node ? ',root-ca-certificate-publisher-controller' : ''}`,
+          // root-ca-certificate-publisher-controller: kube-root-ca.crt in every namespace, for in-cluster clients on the real node.
+          ...(node ? [`--root-ca-file=${caFile}`] : []),
           ...shared(kcmPort),
           ...(opts.kcmArgs ?? []),
         ],
@@ -182,7 +211,8 @@ export async function startControlPlane(opts: { binDir: string; runDir: string; 
           args: [
             `--kubeconfig=${kubeconfig}`,
             `--config=${kwokConfig}`,
-            '--manage-all-nodes=true',
+            // Only the fake node: a real node of the stack (scripts/testenv/node.ts) has a kubelet.
+            '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
             '--node-lease-duration-seconds=40',
             `--server-address=127.0.0.1:${kwokPort}`,
           ],

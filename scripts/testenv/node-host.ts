@@ -1,0 +1,123 @@
+// What the real node could change on the host, read before it starts and after it stops, so a
+// run proves it left the host as it found it: kernel sysctls, routes, links, the nftables
+// ruleset, mount points, the top of every cgroup hierarchy, and the paths a kubelet or containerd
+// writes despite their configured roots.
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { sh } from './node-net.ts';
+
+/** Sysctls the kubelet, kube-proxy, the bridge plugin or a careless script would change. */
+const SYSCTLS = [
+  'net/ipv4/ip_forward',
+  'net/ipv6/conf/all/forwarding',
+  'net/ipv4/conf/all/route_localnet',
+  'net/ipv4/conf/all/rp_filter',
+  'net/bridge/bridge-nf-call-iptables',
+  'net/netfilter/nf_conntrack_max',
+  'vm/overcommit_memory',
+  'vm/panic_on_oom',
+  'kernel/panic',
+  'kernel/panic_on_oops',
+  'kernel/keys/root_maxkeys',
+  'kernel/keys/root_maxbytes',
+];
+
+/** Paths the kubelet, containerd, runc or the CNI plugins write outside their configured roots. */
+export const STRAY_PATHS = [
+  '/var/lib/kubelet',
+  '/var/log/containers',
+  '/var/log/pods',
+  '/run/containerd',
+  '/var/lib/containerd',
+  '/var/lib/cni',
+  '/run/nri',
+  '/run/netns',
+  '/etc/cni',
+  '/opt/cni',
+];
+
+const CGROUPS = '/sys/fs/cgroup';
+
+/**
+ * What other parts of a test run may change meanwhile, and the node never does: podman (the
+ * controller-image suite, `npm run images`) mounts overlays under its storage in the cache dir
+ * and makes its `libpod_parent` cgroup. Mount points are compared under the system's own trees.
+ */
+const MOUNT_ROOTS = ['/run', '/var', '/proc', '/sys', '/etc', '/opt', '/dev', '/tmp'];
+const OTHERS_CGROUPS = /\/libpod_parent$/;
+
+export interface HostState {
+  sysctls: Record<string, string>;
+  routes: string;
+  links: string[];
+  nftables: string;
+  mounts: string[];
+  cgroups: string[];
+  paths: string[];
+}
+
+/** `extraRoots`: more trees whose mount points count (the node's own directory). */
+export async function readHostState(extraRoots: string[] = []): Promise<HostState> {
+  const sysctls: Record<string, string> = {};
+  for (const s of SYSCTLS) {
+    const f = `/proc/sys/${s}`;
+    if (existsSync(f)) sysctls[s] = readFileSync(f, 'utf8').trim();
+  }
+  const [routes4, routes6, links, nftables] = await Promise.all([
+    sh('ip', ['-4', 'route', 'show', 'table', 'all']),
+    sh('ip', ['-6', 'route', 'show', 'table', 'all']),
+    sh('ip', ['-o', 'link', 'show']),
+    sh('nft', ['list', 'ruleset']),
+  ]);
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((m) => extraRoots.some((r) => m === r || m.startsWith(`${r}/`)) || MOUNT_ROOTS.some((r) => m === r || m.startsWith(`${r}/`)));
+  const cgroups = readdirSync(CGROUPS).flatMap((h) => {
+    const dir = join(CGROUPS, h);
+    try {
+      return readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => `${h}/${e.name}`)
+        .filter((c) => !OTHERS_CGROUPS.test(c));
+    } catch {
+      return []; // a file at the top (cgroup v2's cgroup.* files), not a hierarchy
+    }
+  });
+  return {
+    sysctls,
+    routes: routes4 + routes6,
+    links: links.split('\n').filter(Boolean).map((l) => l.split(':')[1]?.trim().split('@')[0] ?? l),
+    nftables,
+    mounts: mounts.sort(),
+    cgroups: cgroups.sort(),
+    paths: STRAY_PATHS.filter((p) => existsSync(p)),
+  };
+}
+
+/** Every difference between two readings, one line each (empty: the host is as it was). */
+export function diffHostState(before: HostState, after: HostState): string[] {
+  const out: string[] = [];
+  for (const k of new Set([...Object.keys(before.sysctls), ...Object.keys(after.sysctls)])) {
+    if (before.sysctls[k] !== after.sysctls[k]) out.push(`sysctl ${k}: ${before.sysctls[k] ?? '(absent)'} → ${after.sysctls[k] ?? '(absent)'}`);
+  }
+  if (before.routes !== after.routes) out.push(`routes changed:\n${before.routes}→\n${after.routes}`);
+  if (before.nftables !== after.nftables) out.push(`nftables ruleset changed:\n${after.nftables}`);
+  const sets: Array<[string, string[], string[]]> = [
+    ['link', before.links, after.links],
+    ['mount', before.mounts, after.mounts],
+    ['cgroup', before.cgroups, after.cgroups],
+    ['path', before.paths, after.paths],
+  ];
+  for (const [what, b, a] of sets) {
+    for (const x of a) if (!b.includes(x)) out.push(`${what} added: ${x}`);
+    for (const x of b) if (!a.includes(x)) out.push(`${what} removed: ${x}`);
+  }
+  return out;
+}
+
+/** Removes what the node wrote outside its roots: the stray paths that did not exist before it started. */
+export function removeStrayPaths(before: HostState): void {
+  for (const p of STRAY_PATHS) if (!before.paths.includes(p)) rmSync(p, { recursive: true, force: true });
+}
