@@ -19,6 +19,8 @@ import { startProcess, StackError, type ManagedProcess } from './proc.ts';
 export interface ControlPlane {
   kubeconfig: string;
   server: string;
+  /** The API server's certificate bundle (its self-signed leaf and CA). */
+  caFile: string;
   processes: ManagedProcess[];
 }
 
@@ -233,7 +235,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     await waitFor('kube-controller-manager', logDir, 60_000, async () => {
       return (await get(server, '/api/v1/namespaces/default/serviceaccounts/default', token, caFile)).status === 200;
     });
-    return { kubeconfig, server, processes };
+    return { kubeconfig, server, caFile, processes };
   } catch (err) {
     await Promise.all(processes.map((p) => p.stop()));
     throw err;

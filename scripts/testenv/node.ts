@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { imageCacheDir, containersEnv } from '../images/containers.ts';
 import { freePort } from './net.ts';
 import {
@@ -26,8 +27,11 @@ import {
   REAL_NODE_LABEL,
   type NodeLayout,
 } from './node-config.ts';
+import { diffHostState, readHostState, removeStrayPaths, type HostState } from './node-host.ts';
 import { createNodeNetwork, netnsPath, removeHostLink, sh } from './node-net.ts';
 import { startProcess, StackError, type ManagedProcess } from './proc.ts';
+
+const repoRoot = () => resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 /** The images the node's registry serves, as docker.io names (what ModelDock's manifests and tenants write). */
 export const NODE_IMAGES = ['modeldock/mock-model:0.1.0', 'modeldock/controller:0.1.0'] as const;
@@ -406,4 +410,52 @@ async function stopRealNode(dir: string, processes: ManagedProcess[], network: N
   await step('host link', () => removeHostLink());
   if (existsSync(dir)) await step('node dir', () => rmSync(join(dir, 'containerd'), { recursive: true, force: true }));
   if (errors.length) throw new StackError('real-node', `teardown: ${errors.join('; ')}`);
+}
+
+/** What must exist before the control plane starts when a real node joins: its network, its PKI, and the host as it was. */
+export interface RealNodePrep {
+  network: NodeNetwork;
+  pki: NodePki;
+  registryDir: string;
+  hostBefore: HostState;
+}
+
+/** Tools (apt), the host's state, the node's network namespace and PKI. On failure nothing is left. */
+export async function prepareRealNode(runDir: string, logDir: string): Promise<RealNodePrep> {
+  if (process.getuid?.() !== 0) throw new StackError('real-node', 'a real node needs root (containerd, the kubelet and network namespaces)');
+  const tools = await sh('bash', [join(repoRoot(), 'scripts/testenv/ensure-node-tools.sh')], 600_000);
+  const registryDir = tools.trim().split('\n').at(-1) ?? '';
+  const nodeDir = join(runDir, 'node');
+  const hostBefore = await readHostState([nodeDir]);
+  const network = await startNodeNetwork(runDir, logDir);
+  try {
+    return { network, pki: await createNodePki(join(nodeDir, 'pki')), registryDir, hostBefore };
+  } catch (err) {
+    await network.holder.stop();
+    throw err;
+  }
+}
+
+/** After the node's teardown: what it wrote outside its roots is removed, and the host must read as before. */
+export async function checkHostRestored(runDir: string, before: HostState): Promise<void> {
+  removeStrayPaths(before);
+  const diff = diffHostState(before, await readHostState([join(runDir, 'node')]));
+  if (diff.length) throw new StackError('real-node', `the host is not as the node found it:\n${diff.join('\n')}`);
+}
+
+/**
+ * What a hard-killed run of a real node leaves once its processes are gone (the run dir's pids are
+ * stopped first): mounts under its run dir, and — unless a real node still runs (its veth exists) —
+ * the kubelet's cgroup subtree with whatever still runs in it.
+ */
+export async function clearStaleNode(runDir: string): Promise<void> {
+  for (const m of mountsUnder(runDir)) await sh('umount', ['-l', m]);
+  const links = await sh('ip', ['-o', 'link', 'show']).catch(() => '');
+  if (links.includes(`${NODE_NET.hostIf}@`) || links.includes(`${NODE_NET.hostIf}:`)) return;
+  for (let i = 0; cgroupPids().length > 0; i++) {
+    if (i > 50) throw new StackError('real-node', `processes of an earlier real node still run in its cgroup /${CGROUP_ROOT}: ${cgroupPids().join(', ')}`);
+    killAll(cgroupPids());
+    await sleep(100);
+  }
+  removeCgroupRoot();
 }
