@@ -280,6 +280,31 @@ describe('podFailure: every failure reason, and terminations', () => {
     expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 0, reason: 'Completed' } } }])])).toBeUndefined();
     expect(podFailure([pod('p', [{ name: 'model', state: { terminated: {} } }])])).toBeUndefined();
   });
+  it('CrashLoopBackOff after an OOM kill is reported as OOMKilled, with its exit code', () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } }, lastState: { terminated: { exitCode: 137, reason: 'OOMKilled' } } };
+    expect(podFailure([pod('p', [cs])])).toEqual({ reason: 'OOMKilled', message: 'back-off 10s', pod: 'p', container: 'model', exitCode: 137 });
+  });
+  it("CrashLoopBackOff shows the last run's termination message (trimmed), else the back-off message", () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } }, lastState: { terminated: { exitCode: 3, reason: 'Error', message: 'weights corrupt\n' } } };
+    expect(podFailure([pod('p', [cs])])).toEqual({ reason: 'CrashLoopBackOff', message: 'weights corrupt', pod: 'p', container: 'model', exitCode: 3 });
+    const blank = { ...cs, lastState: { terminated: { exitCode: 3, reason: 'Error', message: ' ' } } };
+    expect(podFailure([pod('p', [blank])])).toMatchObject({ message: 'back-off 10s' });
+  });
+  it('a terminated container with a blank termination message says its exit code', () => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 2, message: '\n' } } }])])).toMatchObject({ message: 'exited with code 2' });
+  });
+  it("a pod the scheduler cannot place is reported with the scheduler's reason, after any failing container", () => {
+    const pending: Pod = { metadata: { name: 'a' }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available: 1 Insufficient cpu.' }] } };
+    expect(podFailure([pending])).toEqual({ reason: 'Unschedulable', message: '0/2 nodes are available: 1 Insufficient cpu.', pod: 'a' });
+    const failing = pod('b', [{ name: 'model', state: { waiting: { reason: 'ErrImagePull' } } }]);
+    expect(podFailure([pending, failing])).toMatchObject({ reason: 'ErrImagePull', pod: 'b' });
+    const scheduling: Pod = { metadata: { name: 'a' }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] } };
+    expect(podFailure([scheduling])).toBeUndefined();
+    const noMessage: Pod = { metadata: { name: 'a' }, status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } };
+    expect(podFailure([noMessage])).toEqual({ reason: 'Unschedulable', message: 'Unschedulable', pod: 'a' });
+    const placed: Pod = { metadata: { name: 'a' }, status: { conditions: [{ type: 'PodScheduled', status: 'True', reason: 'Unschedulable' }] } };
+    expect(podFailure([placed])).toBeUndefined();
+  });
   it('pods are looked at in name order whatever the input order', () => {
     const b = pod('b', [{ name: 'model', state: { waiting: { reason: 'ErrImagePull' } } }]);
     const a = pod('a', [{ name: 'model', state: { waiting: { reason: 'CrashLoopBackOff' } } }]);

@@ -54,7 +54,12 @@ const earliest = (times: Array<string | undefined>): string | undefined =>
     .filter((t): t is string => !!t)
     .sort()[0];
 
-/** The first failing container (pods sorted by name), with the exit code of its last termination. */
+/**
+ * The first failing container (pods sorted by name), with the exit code of its last termination;
+ * else the first pod the scheduler cannot place (Unschedulable, with the scheduler's reason).
+ * A container in CrashLoopBackOff is reported by what ended its last run: OOMKilled as such, and
+ * the container's termination message (what the model wrote before it exited) as the message.
+ */
 export function podFailure(pods: Pod[]): Failure | undefined {
   const live = pods.filter((p) => !p.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   for (const pod of live) {
@@ -62,18 +67,25 @@ export function podFailure(pods: Pod[]): Failure | undefined {
       const waiting = cs.state?.waiting;
       const term: ContainerState['terminated'] = cs.state?.terminated ?? cs.lastState?.terminated;
       if (waiting?.reason && FAILURE_REASONS.has(waiting.reason)) {
+        const crash = waiting.reason === 'CrashLoopBackOff' ? term : undefined;
         return prune({
-          reason: waiting.reason,
-          message: waiting.message ?? waiting.reason,
+          reason: crash?.reason === 'OOMKilled' ? 'OOMKilled' : waiting.reason,
+          message: crash?.message?.trim() || (waiting.message ?? waiting.reason),
           pod: pod.metadata.name,
           container: cs.name,
-          exitCode: waiting.reason === 'CrashLoopBackOff' ? term?.exitCode : undefined,
+          exitCode: crash?.exitCode,
         });
       }
       if (cs.state?.terminated && (cs.state.terminated.exitCode ?? 0) !== 0) {
         const t = cs.state.terminated;
-        return prune({ reason: t.reason ?? 'Error', message: t.message ?? `exited with code ${t.exitCode}`, pod: pod.metadata.name, container: cs.name, exitCode: t.exitCode });
+        return prune({ reason: t.reason ?? 'Error', message: t.message?.trim() || `exited with code ${t.exitCode}`, pod: pod.metadata.name, container: cs.name, exitCode: t.exitCode });
       }
+    }
+  }
+  for (const pod of live) {
+    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+      return prune({ reason: 'Unschedulable', message: scheduled.message ?? 'Unschedulable', pod: pod.metadata.name });
     }
   }
   return undefined;

@@ -57,7 +57,7 @@ export interface Pod extends KubeObject {
   status?: {
     phase?: string;
     startTime?: string;
-    conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }>;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }>;
     containerStatuses?: Array<{ name: string; ready?: boolean; restartCount?: number; state?: ContainerState; lastState?: ContainerState }>;
   };
 }
