@@ -46,3 +46,24 @@ export function failureOrNull(v: unknown): Failure | null {
     return null;
   }
 }
+
+/** binding.last_failure is VARCHAR(4096): characters, after JSON's escaping. */
+export const FAILURE_COLUMN_CHARS = 4096;
+
+/**
+ * A pod failure as the JSON binding.last_failure stores, its message cut so the whole fits the
+ * column whatever the message holds (a tenant's termination message of quotes or control
+ * characters grows up to sixfold when escaped). The longest prefix that fits is kept.
+ */
+export function failureColumn(f: Failure, max = FAILURE_COLUMN_CHARS): string {
+  const encode = (n: number) => JSON.stringify({ ...f, message: f.message.slice(0, n) });
+  if (encode(f.message.length).length <= max) return encode(f.message.length);
+  let lo = 0;
+  let hi = f.message.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (encode(mid).length <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return encode(lo);
+}

@@ -31,3 +31,12 @@ describe('progressChange', () => {
     expect(progressChange({ ...none, lastFailure: oom }, none)).toBeUndefined();
   });
 });
+
+describe('progressOf: a failure as its column holds it', () => {
+  it('a message too long for binding.last_failure is cut, so the same failure seen again writes nothing', () => {
+    const failure = { reason: 'CrashLoopBackOff', message: '"'.repeat(4096), pod: 'p', container: 'model', exitCode: 1 };
+    const observed = progressOf({ lastFailure: failure });
+    expect(JSON.stringify(observed.lastFailure).length).toBeLessThanOrEqual(4096);
+    expect(progressChange(observed, progressOf({ lastFailure: failure }))).toBeUndefined();
+  });
+});

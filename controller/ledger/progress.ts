@@ -1,6 +1,7 @@
 // The startup progress the tenant API shows (issue 14): what the ModelService status observed —
 // the first pod bound to a node, the first container running, the most recent pod failure — as
 // the binding stores it. Pure: the reconciler writes `progressChange()` when it is not undefined.
+import { failureColumn, failureOrNull } from '../../ledger/columns.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
 import type { Failure, ModelServiceStatus } from '../../schema/model-service.ts';
 
@@ -15,8 +16,10 @@ const dateOrNull = (t: string | undefined): Date | null => {
   return d && !Number.isNaN(d.getTime()) ? d : null;
 };
 
+/** The observed progress as the binding can hold it: a failure's message cut to fit its column (so an unchanged failure compares equal to the stored one). */
 export function progressOf(status: ModelServiceStatus | undefined): Progress {
-  return { scheduledAt: dateOrNull(status?.scheduledAt), startedAt: dateOrNull(status?.startedAt), lastFailure: status?.lastFailure ?? null };
+  const failure = status?.lastFailure;
+  return { scheduledAt: dateOrNull(status?.scheduledAt), startedAt: dateOrNull(status?.startedAt), lastFailure: failure ? failureOrNull(failureColumn(failure)) : null };
 }
 
 /**

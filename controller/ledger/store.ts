@@ -5,7 +5,7 @@
 // changes nothing. Every statement names the tenant (the ledger is sharded by tenant) or runs on
 // one shard (ledger/shards.ts).
 import { isDuplicateKey, type Db, type Queryable, type Row } from '../../ledger/db.ts';
-import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import { bool, failureColumn, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
@@ -260,7 +260,7 @@ export async function recordProgress(q: Queryable, key: ReservationKey, p: Progr
         SET b.scheduled_at = COALESCE(b.scheduled_at, ?), b.started_at = COALESCE(b.started_at, ?),
             b.last_failure = COALESCE(?, b.last_failure), b.updated_at = ?
       WHERE b.tenant = ? AND b.reservation_id = ?`,
-    [epoch, p.scheduledAt, p.startedAt, p.lastFailure ? JSON.stringify({ ...p.lastFailure, message: p.lastFailure.message.slice(0, 2048) }) : null, now, key.tenant, key.id],
+    [epoch, p.scheduledAt, p.startedAt, p.lastFailure ? failureColumn(p.lastFailure) : null, now, key.tenant, key.id],
   );
   return r.rowsAffected > 0;
 }
