@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { ProjectTimesReporter } from './test/support/project-times-reporter.ts';
 
 /** Pure logic beside the code, no I/O; also the test command of `npm run mutation` (stryker.config.json). */
 export const unitProject = {
@@ -29,8 +30,25 @@ export const BOTH_BACKENDS = [
   'test/e2e/crash-matrix.test.ts',
   'test/e2e/fencing.test.ts',
 ];
+/**
+ * Files and the tests in each file run in a random order, so a test that leans on another's
+ * leftovers fails in CI instead of hiding. The seed is new each run (vitest prints it at the start;
+ * the project-times reporter at the end); MODELDOCK_TEST_SEED (or --sequence.seed) replays an order.
+ */
+export function shuffleSeed(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.MODELDOCK_TEST_SEED?.trim();
+  if (!raw) return undefined;
+  if (!/^\d{1,15}$/.test(raw)) throw new Error(`MODELDOCK_TEST_SEED must be a non-negative integer, got "${raw}"`);
+  return Number(raw);
+}
+
 export default defineConfig({
   test: {
+    // vitest takes the shuffle and its seed from the root config only (a project's own
+    // `sequence.shuffle` is ignored), so every project's order is shuffled: `unit` and
+    // `integration` above all, and the one-at-a-time `vitess` and `outage` suites too.
+    sequence: { shuffle: { files: true, tests: true }, seed: shuffleSeed() },
+    reporters: ['default', new ProjectTimesReporter()],
     projects: [
       unitProject,
       {
