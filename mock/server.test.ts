@@ -33,6 +33,18 @@ describe('probes and discovery', { timeout: 20_000 }, () => {
     expect((await t.post(CHAT, chat({ max_tokens: 1 }))).status).toBe(200);
   });
 
+  test('never ready: /readyz 503 long past the warm-up, /healthz 200, completions 503 model_loading', async () => {
+    let clock = 1_700_000_000_000;
+    t = await startMock({ warmupMs: 1_000, neverReady: true, now: () => clock });
+    clock += 86_400_000;
+    const ready = await fetch(`${t.url}/readyz`);
+    expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 503, body: { status: 'never_ready' } });
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+    const res = await t.post(CHAT, chat({ max_tokens: 1 }));
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: { code: 'model_loading' } });
+  });
+
   test('GET /v1/models lists the configured model', async () => {
     t = await startMock({ modelName: 'tiny-llama' });
     const res = await fetch(`${t.url}/v1/models`);
@@ -128,5 +140,98 @@ describe('graceful shutdown', { timeout: 20_000 }, () => {
     const text = await t.mock.metrics.registry.metrics();
     expect(text).toMatch(/outcome="aborted_shutdown"\} 1$/m);
     expect(t.events.map((e) => e.msg)).toContain('grace_period_over');
+  });
+});
+
+describe('graceful shutdown with a delay (MOCK_SHUTDOWN_DELAY_S)', { timeout: 20_000 }, () => {
+  /** A shutdown delay that ends when the test says so. */
+  function heldDelay() {
+    const asked: number[] = [];
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    return { asked, end, pauseBeforeDrain: (ms: number) => (asked.push(ms), ended) };
+  }
+  const probe = async (path: string) => {
+    const res = await fetch(`${t.url}${path}`);
+    return { status: res.status, body: await res.json() };
+  };
+
+  test('during the delay: unready but listening, new completions 503, running and queued requests go on', async () => {
+    const gate = createGate();
+    const held = heldDelay();
+    t = await startMock({ slots: 1, sleep: gate.sleep, shutdownDelayMs: 45_000, pauseBeforeDrain: held.pauseBeforeDrain });
+    const running = t.post(CHAT, chat({ stream: true, max_tokens: 3 }));
+    await waitFor(async () => slotState(await t.scrape()).busy === 1, 'running');
+    const queued = t.post(CHAT, chat({ stream: true, max_tokens: 2 }));
+    await waitFor(async () => slotState(await t.scrape()).queued === 1, 'queued');
+
+    let closed = false;
+    const closing = t.mock.close(60_000).then(() => (closed = true));
+    expect(held.asked).toEqual([45_000]);
+    expect(t.mock.server.listening).toBe(true);
+    expect(await probe('/readyz')).toEqual({ status: 503, body: { status: 'draining' } });
+    expect(await probe('/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
+    const fresh = await t.post(CHAT, chat());
+    expect(fresh.status).toBe(503);
+    expect(await fresh.json()).toMatchObject({ error: { code: 'shutting_down' } });
+
+    gate.open();
+    for (const pending of [running, queued]) {
+      const res = await pending;
+      expect(res.status).toBe(200);
+      if (!res.body) throw new Error('no body');
+      expect((await readOpenAiStream(res.body)).done).toBe(true);
+    }
+    expect(closed).toBe(false); // all work done, but the delay has not ended
+    expect(t.mock.server.listening).toBe(true);
+
+    held.end();
+    await closing;
+    expect(t.mock.server.listening).toBe(false);
+    const log = t.events.filter((e) => e.msg === 'shutdown_delay' || e.msg === 'draining' || e.msg === 'closed');
+    expect(log).toEqual([
+      { msg: 'shutdown_delay', delayMs: 45_000, active: 1, queued: 1 },
+      { msg: 'draining', active: 0, rejectedQueued: 0, graceMs: 60_000 },
+      { msg: 'closed' },
+    ]);
+  });
+
+  test('when the delay ends, the ordinary drain: still queued → 503, running ones get the grace period', async () => {
+    const gate = createGate();
+    const held = heldDelay();
+    t = await startMock({ slots: 1, sleep: gate.sleep, shutdownDelayMs: 1_000, pauseBeforeDrain: held.pauseBeforeDrain });
+    const running = t.post(CHAT, chat({ stream: true, max_tokens: 3 }));
+    await waitFor(async () => slotState(await t.scrape()).busy === 1, 'running');
+    const queued = t.post(CHAT, chat({ stream: true }));
+    await waitFor(async () => slotState(await t.scrape()).queued === 1, 'queued');
+
+    const closing = t.mock.close(60_000);
+    held.end();
+    const rejected = await queued;
+    expect(rejected.status).toBe(503);
+    expect(await rejected.json()).toMatchObject({ error: { code: 'shutting_down' } });
+    expect(t.mock.server.listening).toBe(false);
+
+    gate.open();
+    const res = await running;
+    if (!res.body) throw new Error('no body');
+    expect((await readOpenAiStream(res.body)).done).toBe(true);
+    await closing;
+    expect(t.events.map((e) => e.msg)).not.toContain('grace_period_over');
+  });
+
+  test('the default pause is a real timer: close() with nothing in flight takes the delay', async () => {
+    t = await startMock({ shutdownDelayMs: 300 });
+    const start = performance.now();
+    await t.mock.close(0);
+    expect(performance.now() - start).toBeGreaterThanOrEqual(290);
+  });
+
+  test('no delay by default: the drain begins at once, as before', async () => {
+    t = await startMock();
+    const closing = t.mock.close(60_000);
+    expect(t.mock.server.listening).toBe(false);
+    await closing;
+    expect(t.events.map((e) => e.msg)).not.toContain('shutdown_delay');
   });
 });

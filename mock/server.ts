@@ -6,6 +6,7 @@ import { serveCompletion, type CompletionDeps, type Log } from './completions.ts
 import { HttpError, ShuttingDownError, sendError, sendJson } from './http-io.ts';
 import { createMetrics, type MockMetrics } from './metrics.ts';
 import { openAiError } from './openai.ts';
+import { modelLoaded, readiness } from './readiness.ts';
 import { modelList } from './responses.ts';
 import { SlotScheduler } from './slots.ts';
 import { realSleep, type Sleep } from './token-loop.ts';
@@ -16,6 +17,10 @@ export type MockServerConfig = {
   queueLimit: number;
   tokenDelayMs: number;
   warmupMs: number;
+  /** /readyz never answers 200 and completions get 503 model_loading (MOCK_NEVER_READY). */
+  neverReady: boolean;
+  /** close(): unready but serving this long before the drain begins (MOCK_SHUTDOWN_DELAY_S). */
+  shutdownDelayMs: number;
   shutdownGraceMs: number;
   retryAfterSeconds: number;
   maxBodyBytes: number;
@@ -27,6 +32,8 @@ export const mockServerDefaults: Readonly<MockServerConfig> = Object.freeze({
   queueLimit: 32,
   tokenDelayMs: 20,
   warmupMs: 1000,
+  neverReady: false,
+  shutdownDelayMs: 0,
   shutdownGraceMs: 10_000,
   retryAfterSeconds: 1,
   maxBodyBytes: 1 << 20,
@@ -36,6 +43,8 @@ export type MockServerOptions = Partial<MockServerConfig> & {
   /** Epoch milliseconds; drives warm-up, queue wait, TTFT and `created`. */
   now?: () => number;
   sleep?: Sleep;
+  /** Waits out the shutdown delay (default: a timer). */
+  pauseBeforeDrain?: (ms: number) => Promise<void>;
   log?: Log;
   /** Also export prom-client's process_* / nodejs_* metrics. */
   defaultMetrics?: boolean;
@@ -46,15 +55,19 @@ export type MockServer = {
   metrics: MockMetrics;
   scheduler: SlotScheduler;
   listen(port?: number, host?: string): Promise<{ port: number; host: string; url: string }>;
-  /** Stop accepting, 503 the queue, let running requests finish within the grace period. */
-  close(graceMs?: number): Promise<void>;
+  /**
+   * Unready at once; after `delayMs` (still listening, queued and running requests go on, new
+   * completions get 503) stop accepting, 503 the queue, let running requests finish within
+   * `graceMs`. Called again, returns the same promise.
+   */
+  close(graceMs?: number, delayMs?: number): Promise<void>;
 };
 
 const jsonLog: Log = (entry) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
 
 export function createMockServer(options: MockServerOptions = {}): MockServer {
   const config = { ...mockServerDefaults, ...options };
-  const { now = Date.now, sleep = realSleep, log = jsonLog } = options;
+  const { now = Date.now, sleep = realSleep, log = jsonLog, pauseBeforeDrain = (ms) => delay(ms) } = options;
   const startedAt = now();
   const scheduler = new SlotScheduler({ slots: config.slots, queueLimit: config.queueLimit, now });
   const metrics = createMetrics(scheduler, { defaultMetrics: options.defaultMetrics ?? false });
@@ -64,6 +77,7 @@ export function createMockServer(options: MockServerOptions = {}): MockServer {
   let closing: Promise<void> | undefined;
   let ids = 0;
   let requests = 0;
+  const readinessState = () => ({ draining, neverReady: config.neverReady, uptimeMs: now() - startedAt, warmupMs: config.warmupMs });
 
   const deps: CompletionDeps = {
     ...config,
@@ -73,7 +87,7 @@ export function createMockServer(options: MockServerOptions = {}): MockServer {
     sleep,
     log,
     nextId: () => ++ids,
-    isReady: () => now() - startedAt >= config.warmupMs,
+    isReady: () => modelLoaded(readinessState()),
     isDraining: () => draining,
     shutdownSignal: shutdown.signal,
   };
@@ -85,8 +99,8 @@ export function createMockServer(options: MockServerOptions = {}): MockServer {
       case 'GET /healthz':
         return sendJson(res, 200, { status: 'ok' });
       case 'GET /readyz': {
-        const ready = !draining && deps.isReady();
-        return sendJson(res, ready ? 200 : 503, { status: draining ? 'draining' : ready ? 'ready' : 'warming_up' });
+        const status = readiness(readinessState());
+        return sendJson(res, status === 'ready' ? 200 : 503, { status });
       }
       case 'GET /metrics': {
         const text = await metrics.registry.metrics();
@@ -131,8 +145,12 @@ export function createMockServer(options: MockServerOptions = {}): MockServer {
     while (inflight.size > 0) await Promise.allSettled([...inflight]);
   }
 
-  async function drain(graceMs: number): Promise<void> {
+  async function drain(graceMs: number, delayMs: number): Promise<void> {
     draining = true;
+    if (delayMs > 0) {
+      log({ msg: 'shutdown_delay', delayMs, active: scheduler.busy, queued: scheduler.queued });
+      await pauseBeforeDrain(delayMs);
+    }
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     const rejected = scheduler.rejectQueued(new ShuttingDownError('server is shutting down'));
     log({ msg: 'draining', active: scheduler.busy, rejectedQueued: rejected, graceMs });
@@ -155,7 +173,8 @@ export function createMockServer(options: MockServerOptions = {}): MockServer {
     metrics,
     scheduler,
     listen,
-    close: (graceMs = config.shutdownGraceMs) => (closing ??= server.listening ? drain(graceMs) : Promise.resolve()),
+    close: (graceMs = config.shutdownGraceMs, delayMs = config.shutdownDelayMs) =>
+      (closing ??= server.listening ? drain(graceMs, delayMs) : Promise.resolve()),
   };
 }
 
