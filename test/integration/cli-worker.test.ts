@@ -13,6 +13,8 @@ import { runCli, type CliResult } from '../support/cli.ts';
 import { startWorker, type WorkerInstance } from '../support/worker.ts';
 
 const KEY = 'acme-cli-key-0123456789abcdef';
+// A test that admits does so in a tenant of its own: acme's quota stays untouched whatever ran before.
+const KEYS = { acme: KEY, files: 'files-cli-key-0123456789abcdef', flags: 'flags-cli-key-0123456789abcdef' };
 let L: LedgerDatabase;
 let W: WorkerInstance;
 let env: Record<string, string>;
@@ -20,8 +22,8 @@ const dir = mkdtempSync(join(tmpdir(), 'modeldock-cli-'));
 
 beforeAll(async () => {
   L = await createLedgerDatabase();
-  await L.setQuota('acme', 'cpu=2', 'memory=4Gi');
-  W = await startWorker({ databaseUrl: L.url, keys: { acme: KEY } });
+  for (const tenant of Object.keys(KEYS)) await L.setQuota(tenant, 'cpu=2', 'memory=4Gi');
+  W = await startWorker({ databaseUrl: L.url, keys: KEYS });
   env = { MODELDOCK_URL: W.url, MODELDOCK_KEY: KEY };
 });
 afterAll(async () => {
@@ -33,7 +35,7 @@ const cli = (args: string[], extra: Record<string, string | undefined> = {}, std
 /** Exit code, stdout and stderr; the key appears in neither stream. */
 function expectRun(r: CliResult, code: number): CliResult {
   expect(r.code, `stdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(code);
-  expect(r.stdout + r.stderr).not.toContain(KEY);
+  for (const key of Object.values(KEYS)) expect(r.stdout + r.stderr).not.toContain(key);
   expect(r.stdout + r.stderr).not.toContain('\x1b['); // not a TTY: no colours, no cursor codes
   return r;
 }
@@ -54,17 +56,18 @@ describe('modeldock CLI against the Worker', () => {
   });
 
   it('submit from a YAML file (flags override it), get, list as table/json/yaml, delete', async () => {
+    const files = (args: string[]) => cli(args, { MODELDOCK_KEY: KEYS.files });
     const file = join(dir, 'chat.yaml');
     writeFileSync(file, 'name: chat\nimage: ghcr.io/acme/chat:1\nreplicas: 3\nresources:\n  cpu: 250m\n  memory: 256Mi\nenv:\n  - {name: MODEL, value: tiny}\n');
-    const sub = expectRun(await cli(['submit', '-f', file, '--replicas', '2', '--idempotency-key', 'cli-file-1']), 0);
+    const sub = expectRun(await files(['submit', '-f', file, '--replicas', '2', '--idempotency-key', 'cli-file-1']), 0);
     expect(sub.stdout).toMatch(/^admitted chat [0-9A-Z]{26}\n$/);
     const id = idOf(sub.stdout);
 
     // The same key and spec again: the same admission, nothing charged twice.
-    const again = expectRun(await cli(['submit', '-f', file, '--replicas', '2', '--idempotency-key', 'cli-file-1']), 0);
+    const again = expectRun(await files(['submit', '-f', file, '--replicas', '2', '--idempotency-key', 'cli-file-1']), 0);
     expect(again.stdout).toBe(`already admitted (same Idempotency-Key) chat ${id}\n`);
 
-    const get = expectRun(await cli(['get', id.toLowerCase()]), 0);
+    const get = expectRun(await files(['get', id.toLowerCase()]), 0);
     expect(get.stdout).toContain(`chat  ${id}`);
     expect(get.stdout).toContain('state:     admitted');
     expect(get.stdout).toContain('replicas:  2   resources per replica: cpu=250m memory=256Mi');
@@ -72,28 +75,28 @@ describe('modeldock CLI against the Worker', () => {
     expect(get.stdout).toContain('- delivered  pending');
     expect(get.stdout).toContain('- scheduled  pending');
 
-    const table = expectRun(await cli(['list']), 0);
+    const table = expectRun(await files(['list']), 0);
     expect(table.stdout.split('\n')[0]).toMatch(/^ID {26}NAME {2}STATE {5}REPLICAS {2}AGE +ENDPOINT$/);
     expect(table.stdout).toMatch(new RegExp(`${id}  chat  admitted  2 `));
-    const json = JSON.parse(expectRun(await cli(['list', '-o', 'json']), 0).stdout) as { items: Array<{ id: string; spec: { env: unknown } }> };
+    const json = JSON.parse(expectRun(await files(['list', '-o', 'json']), 0).stdout) as { items: Array<{ id: string; spec: { env: unknown } }> };
     expect(json.items.map((i) => i.id)).toContain(id);
     expect(json.items.find((i) => i.id === id)?.spec.env).toEqual([{ name: 'MODEL', value: 'tiny' }]);
-    const yaml = parseYaml(expectRun(await cli(['list', '--all', '-o', 'yaml']), 0).stdout) as { items: Array<{ id: string; state: string }> };
+    const yaml = parseYaml(expectRun(await files(['list', '--all', '-o', 'yaml']), 0).stdout) as { items: Array<{ id: string; state: string }> };
     expect(yaml.items.find((i) => i.id === id)?.state).toBe('admitted');
 
-    const q = JSON.parse(expectRun(await cli(['quota', '-o', 'json']), 0).stdout) as { resources: Record<string, { reserved: number }> };
+    const q = JSON.parse(expectRun(await files(['quota', '-o', 'json']), 0).stdout) as { resources: Record<string, { reserved: number }> };
     expect(q.resources.cpu?.reserved).toBe(500);
 
-    const del = expectRun(await cli(['delete', id]), 0);
+    const del = expectRun(await files(['delete', id]), 0);
     expect(del.stdout).toBe(`chat ${id}: deleting (quota is released once every pod is gone; --wait to follow)\n`);
   });
 
   it('submit from flags and from JSON on standard input; -o yaml prints the admission', async () => {
-    const flags = expectRun(await cli(['submit', '--name', 'tiny', '--image', 'ghcr.io/acme/tiny:1', '--cpu', '100m', '--env', 'A=1', '--arg=--fast', '-o', 'yaml']), 0);
+    const flags = expectRun(await cli(['submit', '--name', 'tiny', '--image', 'ghcr.io/acme/tiny:1', '--cpu', '100m', '--env', 'A=1', '--arg=--fast', '-o', 'yaml'], { MODELDOCK_KEY: KEYS.flags }), 0);
     const doc = parseYaml(flags.stdout) as { name: string; state: string; spec: { replicas: number; env: unknown; args: string[] } };
     expect(doc).toMatchObject({ name: 'tiny', state: 'admitted', spec: { replicas: 1, env: [{ name: 'A', value: '1' }], args: ['--fast'] } });
     expect(flags.stderr).toMatch(/^admitted tiny [0-9A-Z]{26}\n$/); // the message goes to stderr when stdout is a document
-    const stdin = expectRun(await cli(['submit', '-f', '-'], {}, JSON.stringify({ name: 'piped', image: 'ghcr.io/acme/tiny:1', resources: { cpu: '100m' } })), 0);
+    const stdin = expectRun(await cli(['submit', '-f', '-'], { MODELDOCK_KEY: KEYS.flags }, JSON.stringify({ name: 'piped', image: 'ghcr.io/acme/tiny:1', resources: { cpu: '100m' } })), 0);
     expect(stdin.stdout).toMatch(/^admitted piped /);
   });
 
