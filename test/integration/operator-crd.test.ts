@@ -70,9 +70,10 @@ describe('ModelService CRD', () => {
   });
 
   it('kubectl get msvc shows the printer columns; the category and short name work', async () => {
+    await ops(client, ns.name).create(makeModelService('columns').obj()); // its own: no other test's object to list
     const out = await kubectl('get', 'msvc', '-n', ns.name);
     expect(out.split('\n')[0]).toMatch(/^NAME\s+PHASE\s+READY\s+REPLICAS\s+AVAILABLE\s+AGE$/);
-    expect(await kubectl('get', 'modeldock', '-n', ns.name, '-o', 'name')).toContain('modelservice.modeldock.io/defaults');
+    expect(await kubectl('get', 'modeldock', '-n', ns.name, '-o', 'name')).toContain('modelservice.modeldock.io/columns');
     expect((await kubectl('get', 'msvc', '-n', ns.name, '-o', 'wide')).split('\n')[0]).toContain('ENDPOINT');
   });
 });
