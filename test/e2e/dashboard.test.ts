@@ -6,7 +6,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { inject } from 'vitest';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { launchBrowser, type Browser } from '../support/browser.ts';
@@ -14,31 +14,36 @@ import { startSystem, TENANT_KEY, type System } from '../support/system.ts';
 
 let sys: System;
 let browser: Browser;
-let page: Page;
-const problems: string[] = [];
 
 beforeAll(async () => {
   browser = await launchBrowser();
   sys = await startSystem();
   await sys.startController('ctl-dashboard');
-  page = await browser.context.newPage();
-  page.setDefaultTimeout(30_000);
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
 });
 afterAll(async () => {
   await browser?.close();
   await sys?.stop();
 });
 
-const row = (id: string) => page.locator(`tr[data-id="${id}"]`);
+/** A tab of the test's own on the dashboard's login form, with the console and page errors it collects; closed when the test ends. */
+async function openDashboard(): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.context.newPage();
+  onTestFinished(() => page.close());
+  page.setDefaultTimeout(30_000);
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.goto(sys.worker.url);
+  await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+  return { page, problems };
+}
 
 describe('dashboard', () => {
   it('key → quota bars and admissions; ready with timeline and endpoint; delete with confirmation; released', async () => {
-    await page.goto(sys.worker.url);
-    await expect.poll(() => page.locator('#login').isVisible()).toBe(true);
+    const { page, problems } = await openDashboard();
+    const row = (id: string) => page.locator(`tr[data-id="${id}"]`);
     await page.fill('#key', TENANT_KEY);
     await page.click('#key-form button[type=submit]');
     await page.locator('#tenant', { hasText: 'tenant acme' }).waitFor();
@@ -90,6 +95,7 @@ describe('dashboard', () => {
   });
 
   it('a wrong key is refused and forgotten', async () => {
+    const { page, problems } = await openDashboard();
     await page.fill('#key', 'not-the-key-0123456789abcdef');
     await page.click('#key-form button[type=submit]');
     await page.locator('#error', { hasText: 'The key was refused: invalid API key' }).waitFor();
