@@ -5,7 +5,7 @@
 //    another UID is a conflict and is NOT released;
 //  - with the informer fast paths off and events missed, the Worker's scheduled() run enqueues
 //    reconcile rows and the controller repairs the ledger from them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { metricSum } from '../support/controller.ts';
@@ -126,6 +126,11 @@ describe('scheduled safety net', () => {
     await untilState(id, 'ready');
     await ctl.proc.stop();
     ctl = await sys.startController('ctl-no-fast-path', { ...CTL_ENV, LEDGER_FAST_PATHS: 'false' });
+    // The tests after this one rely on the fast paths: the suite's controller is back when it ends.
+    onTestFinished(async () => {
+      await ctl.proc.stop();
+      ctl = await sys.startController('ctl-failures-restored', CTL_ENV);
+    });
     await sys.kube.delete(msPath(name), { propagationPolicy: 'Foreground' });
     await waitFor('the CR to be gone', async () => (await sys.kube.getOrUndefined(msPath(name))) === undefined);
     await new Promise((r) => setTimeout(r, 1500));
