@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/support/wait.ts';
 import { Controller, splitKey } from './controller.ts';
 import { KubeApiError, TerminalError } from './errors.ts';
 import { silentLogger } from './log.ts';
@@ -16,14 +17,15 @@ describe('Controller', () => {
       reconcile: async (_req, ctx) => {
         seen = ctx.signal;
         await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-        await sleep(20); // cleanup after the abort still finishes before stop() resolves
+        await sleep(20); // work: a cleanup after the abort that still finishes before stop() resolves
         returned = true;
         throw ctx.signal.reason;
       },
     });
     c.start();
     c.enqueue('ns/a');
-    while (!seen) await sleep(5);
+    await waitFor('the reconcile to start', async () => seen, { intervalMs: 1 });
+    if (!seen) throw new Error('unreachable');
     expect(seen.aborted).toBe(false);
     await c.stop();
     expect(seen.aborted).toBe(true);
@@ -36,7 +38,8 @@ describe('Controller', () => {
     const c = new Controller({ name: 't', workers: 1, log: silentLogger, reconcile: async (_r, ctx) => void (seen = ctx.signal) });
     c.start(parent.signal);
     c.enqueue('ns/a');
-    while (!seen) await sleep(5);
+    await waitFor('the reconcile to start', async () => seen, { intervalMs: 1 });
+    if (!seen) throw new Error('unreachable');
     parent.abort();
     expect(seen.aborted).toBe(true);
     await c.stop();
@@ -62,7 +65,7 @@ describe('Controller', () => {
         running++;
         maxRunning = Math.max(maxRunning, running);
         perKey.set(key, (perKey.get(key) ?? 0) + 1);
-        await sleep(20);
+        await sleep(20); // work, so adds arrive while a key is being reconciled
         running--;
         active.delete(key);
       },
@@ -71,9 +74,11 @@ describe('Controller', () => {
     for (let i = 0; i < 50; i++) {
       c.enqueue('ns/hot');
       c.enqueue(`ns/k${i % 5}`);
-      if (i % 10 === 0) await sleep(5);
+      if (i % 10 === 0) await sleep(5); // pacing: the burst spans several reconciles
     }
-    await sleep(300);
+    // Drained: nothing queued and nothing running (a key added while running is queued again
+    // by done(), in the same chain of microtasks, so a poll never sees that gap).
+    await waitFor('the queue to drain', async () => c.queue.len() === 0 && running === 0 && perKey.size === 6, { intervalMs: 1 });
     await c.stop();
     expect(concurrentSameKey).toBe(false);
     expect(maxRunning).toBeLessThanOrEqual(3);
@@ -94,7 +99,7 @@ describe('Controller', () => {
     });
     c.start();
     c.enqueue('ns/a');
-    for (let i = 0; i < 40 && at.length < 2; i++) await sleep(50);
+    await waitFor('the retry', async () => at.length >= 2, { timeoutMs: 5000, intervalMs: 5 });
     await c.stop();
     expect(at).toHaveLength(2);
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950); // 1 s Retry-After, not the 1 ms backoff
@@ -122,7 +127,10 @@ describe('Controller', () => {
     c.enqueue('ns/conflict');
     c.enqueue('ns/terminal');
     c.enqueue('ns/later');
-    await sleep(250);
+    // The events to wait for: the conflicted key read again, and 'later' run again after its 30 ms
+    // — six 5 ms backoffs, in which a retried terminal key would have run again.
+    const times = (key: string) => seen.filter(([k]) => k === key).length;
+    await waitFor('the conflict retried and the requeue after 30 ms', async () => times('ns/conflict') === 2 && times('ns/later') === 2 && c.queue.len() === 0, { intervalMs: 1 });
     await c.stop();
     expect(seen.filter(([k]) => k === 'ns/conflict')).toEqual([
       ['ns/conflict', false],
@@ -140,19 +148,34 @@ describe('Controller', () => {
 
   it('with a batch delay, a burst of events arriving slower than a reconcile still collapses', async () => {
     let calls = 0;
+    let sentinel = false;
     const make = (batchDelayMs: number) =>
-      new Controller({ name: `b${batchDelayMs}`, workers: 2, log: silentLogger, batchDelayMs, reconcile: async () => void calls++ });
+      new Controller({
+        name: `b${batchDelayMs}`,
+        workers: 2,
+        log: silentLogger,
+        batchDelayMs,
+        reconcile: async ({ key }) => {
+          if (key === 'ns/sentinel') sentinel = true;
+          else calls++;
+        },
+      });
     for (const delay of [0, 100]) {
       calls = 0;
+      sentinel = false;
       const c = make(delay);
       c.start();
       const t0 = performance.now();
       for (let i = 0; i < 50; i++) {
         c.enqueue('ns/hot');
-        await sleep(2);
+        await sleep(2); // pacing: events arrive slower than a reconcile takes
       }
       const burstMs = performance.now() - t0;
-      await sleep(250);
+      // A sentinel event after the burst: its batch window closes after the hot key's last one
+      // (timers fire in order, each reconcile here finishes in microtasks), so once it ran and
+      // nothing is queued, every hot event has been reconciled.
+      c.enqueue('ns/sentinel');
+      await waitFor('the burst and the sentinel reconciled', async () => sentinel && c.queue.len() === 0, { intervalMs: 1 });
       await c.stop();
       if (delay === 0) expect(calls).toBeGreaterThan(25); // an idle worker takes every event
       else expect(calls).toBeLessThanOrEqual(Math.ceil(burstMs / delay) + 1); // one per window
@@ -163,25 +186,29 @@ describe('Controller', () => {
     const seen: string[] = [];
     const c = new Controller({ name: 's', log: silentLogger, resyncMs: 40, keys: () => ['ns/a', 'ns/b'], reconcile: async ({ key }) => void seen.push(key) });
     c.start(); // also enqueues every key once at start
-    await sleep(200);
+    const times = (key: string) => seen.filter((k) => k === key).length;
+    await waitFor('a resync after the start', async () => times('ns/a') >= 2 && times('ns/b') >= 2, { intervalMs: 5 });
     await c.stop();
     expect(seen.filter((k) => k === 'ns/a').length).toBeGreaterThanOrEqual(2);
     expect(seen.filter((k) => k === 'ns/b').length).toBeGreaterThanOrEqual(2);
   });
 
   it('stop() waits for the in-flight reconcile (graceful drain)', async () => {
+    let started = false;
     let finished = false;
     const c = new Controller({
       name: 'd',
       log: silentLogger,
       reconcile: async () => {
-        await sleep(50);
+        started = true;
+        await sleep(50); // work in flight when stop() is called
         finished = true;
       },
     });
     c.start();
     c.enqueue('ns/a');
-    await sleep(5);
+    await waitFor('the reconcile to start', async () => started, { intervalMs: 1 });
+    expect(finished).toBe(false);
     await c.stop();
     expect(finished).toBe(true);
   });

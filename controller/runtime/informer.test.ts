@@ -108,17 +108,20 @@ describe('Informer', () => {
   });
 
   it('after a watch error it restarts with backoff and resumes from the last resourceVersion (no relist)', async () => {
+    let first: ServerResponse | undefined;
     const api = await fakeApi({
       list: () => list('10', pod('a', '5')),
       watch: (n, res) => {
-        if (n === 1) {
-          send(res, 'MODIFIED', pod('a', '17'));
-          setTimeout(() => res.socket?.destroy(), 20); // connection reset mid-stream
-        }
+        if (n !== 1) return;
+        send(res, 'MODIFIED', pod('a', '17'));
+        first = res;
       },
     });
     const inf = informer(api.kc);
     await inf.start();
+    // The connection is reset mid-stream once the informer has the event (not after a guessed delay).
+    await waitUntil(() => inf.get('ns', 'a')?.metadata.resourceVersion === '17');
+    first?.socket?.destroy();
     await waitUntil(() => api.counts().watches === 2);
     const watches = api.requests.filter((u) => u.searchParams.get('watch') === 'true');
     expect(watches[1]?.searchParams.get('resourceVersion')).toBe('17');
@@ -128,13 +131,19 @@ describe('Informer', () => {
   });
 
   it('never restarts after stop() (stop makes ListWatch emit an AbortError)', async () => {
-    const api = await fakeApi({ list: () => list('10'), watch: () => undefined });
-    const inf = informer(api.kc);
+    let closed = false;
+    const api = await fakeApi({ list: () => list('10'), watch: (_n, res) => void res.on('close', () => (closed = true)) });
+    const inf = informer(api.kc, { backoffBaseMs: 20, backoffMaxMs: 20 });
     await inf.start();
     await waitUntil(() => api.counts().watches === 1);
     await inf.stop();
     const before = api.counts();
-    await sleep(500);
+    // The abort reached the server (so the client's watch has ended in its AbortError); a restart
+    // would be scheduled at most backoffMaxMs after that error. No event can prove a timer that
+    // was never set, so this one window is waited out — a multiple of the configured backoff,
+    // not a guess at the machine's speed.
+    await waitUntil(() => closed);
+    await sleep(10 * 20);
     expect(api.counts()).toEqual(before);
   });
 

@@ -6,7 +6,7 @@ import { fakeLeaseApi } from '../../test/support/fake-lease.ts';
 
 const timing = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
 const elector = (api: ReturnType<typeof fakeLeaseApi>, identity: string, t: Partial<typeof timing> = {}) =>
-  new LeaderElector({ client: api.client, namespace: 'ns', name: 'l', identity, log: silentLogger, ...timing, ...t });
+  new LeaderElector({ client: api.as(identity), namespace: 'ns', name: 'l', identity, log: silentLogger, ...timing, ...t });
 
 describe('LeaderElector', () => {
   it('formats MicroTime with 6 fractional digits', () => {
@@ -26,9 +26,10 @@ describe('LeaderElector', () => {
     let aLeading = false;
     let bLeading = false;
     const runA = a.run({ onStartedLeading: () => (aLeading = true), onStoppedLeading: () => (aLeading = false) });
-    await sleep(50);
+    await waitUntil(() => aLeading);
     const runB = b.run({ onStartedLeading: () => (bLeading = true), onStoppedLeading: () => (bLeading = false) });
-    await sleep(400);
+    // b read the lease held by a three times (its retries, counted) and stayed out.
+    await waitUntil(() => api.reads('b') >= 3);
     expect([aLeading, bLeading]).toEqual([true, false]);
     expect(api.lease()?.spec.holderIdentity).toBe('a');
     const t0 = performance.now();
@@ -56,7 +57,7 @@ describe('LeaderElector', () => {
       const written = await replace(p, b);
       if (!held && (b as { spec: { holderIdentity: unknown } }).spec.holderIdentity === 'a') {
         held = true;
-        await sleep(150);
+        await sleep(150); // the answer of this PUT is on the way while stop() is called
       }
       return written;
     };

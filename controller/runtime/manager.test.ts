@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { fakeLeaseApi } from '../../test/support/fake-lease.ts';
+import { waitFor } from '../../test/support/wait.ts';
 import { silentLogger } from './log.ts';
 import { Manager, type Runnable } from './manager.ts';
 import { Metrics } from './metrics.ts';
@@ -55,8 +55,8 @@ describe('Manager shutdown', () => {
     await mgr.waitForLeadership();
     const writesBefore = api.writes.length;
     const stopping = mgr.stop();
-    await sleep(20);
-    expect(events).toEqual(['aborted']);
+    await waitFor('the work to be aborted', async () => events.length > 0, { intervalMs: 1 });
+    expect(events).toEqual(['aborted']); // its return is 50 ms away: the work is in flight
     expect(api.writes.length).toBe(writesBefore); // the lease is still ours while work is in flight
     await stopping;
     expect(events).toEqual(['aborted', 'work returned']);

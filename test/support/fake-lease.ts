@@ -26,6 +26,17 @@ export function fakeLeaseApi() {
       return clone(lease);
     },
   };
-  return { client: client as unknown as KubeClient, writes, lease: () => lease };
+  const reads = new Map<string, number>();
+  /** The same endpoint for one caller, counting its reads (methods delegate late: a test may patch `client`). */
+  const as = (who: string) =>
+    ({
+      get: (path: string) => {
+        reads.set(who, (reads.get(who) ?? 0) + 1);
+        return client.get(path);
+      },
+      create: (path: string, body: Parameters<typeof client.create>[1]) => client.create(path, body),
+      replace: (path: string, body: Parameters<typeof client.replace>[1]) => client.replace(path, body),
+    }) as unknown as KubeClient;
+  return { client: client as unknown as KubeClient, as, reads: (who: string) => reads.get(who) ?? 0, writes, lease: () => lease };
 }
 
