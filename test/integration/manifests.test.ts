@@ -1,12 +1,14 @@
 // The shipped manifests against the real API server: a server-side dry run of every
-// kustomization (k8s/, k8s/monitoring, each k8s/overlays/*), what the production overlay
-// changes, and the NetworkPolicies as the API server stores them (this cluster has no network
-// data plane: the policies are validated here, not enforced).
+// kustomization (k8s/, k8s/monitoring, each k8s/overlays/*), every pod template in what it
+// renders passing scripts/check/pod-templates.ts (the kubelet's checks, as KWOK runs none), what
+// the production overlay changes, and the NetworkPolicies as the API server stores them (this
+// cluster has no network data plane: the policies are validated here, not enforced).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { kubectl } from '../../scripts/testenv/install.ts';
+import { checkObjects } from '../../scripts/check/pod-templates.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 
 const overlays = readdirSync(join(repoRoot, 'k8s/overlays')).map((d) => `k8s/overlays/${d}`);
@@ -18,11 +20,18 @@ interface Obj {
   spec?: Record<string, unknown>;
 }
 
-/** What the API server would store for `dir`, without storing it. */
-async function dryRun(dir: string): Promise<Obj[]> {
-  const out = await kubectl(inject('stack'), 'apply', '--dry-run=server', '--server-side', '--force-conflicts', '-k', join(repoRoot, dir), '-o', 'json');
-  const parsed = JSON.parse(out) as { kind: string; items?: Obj[] } & Obj;
-  return parsed.kind === 'List' ? (parsed.items ?? []) : [parsed];
+const rendered = new Map<string, Promise<Obj[]>>();
+/** What the API server would store for `dir`, without storing it (once per kustomization). */
+function dryRun(dir: string): Promise<Obj[]> {
+  let objs = rendered.get(dir);
+  if (!objs) {
+    objs = kubectl(inject('stack'), 'apply', '--dry-run=server', '--server-side', '--force-conflicts', '-k', join(repoRoot, dir), '-o', 'json').then((out) => {
+      const parsed = JSON.parse(out) as { kind: string; items?: Obj[] } & Obj;
+      return parsed.kind === 'List' ? (parsed.items ?? []) : [parsed];
+    });
+    rendered.set(dir, objs);
+  }
+  return objs;
 }
 
 const find = (objs: Obj[], kind: string, name: string): Obj => {
@@ -39,6 +48,15 @@ describe('kubectl apply --dry-run=server -k', () => {
     expect(objs.length).toBeGreaterThan(0);
   });
 
+  it.each(kustomizations)('%s: every pod template passes the checks a kubelet would make', async (dir) => {
+    expect(checkObjects(`kubectl apply --dry-run=server -k ${dir}`, await dryRun(dir))).toEqual([]);
+  });
+
+  it('the pod templates checked include the controller Deployment (the check did not pass for want of templates)', async () => {
+    const kinds = (await Promise.all(kustomizations.map(dryRun))).flat().map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(kinds).toContain('Deployment/modeldock-controller');
+  });
+
   it('production: images by digest, 2 replicas, topology spread, requests and limits, a PodDisruptionBudget of minAvailable 1', async () => {
     const objs = await dryRun('k8s/overlays/production');
     const dep = find(objs, 'Deployment', 'modeldock-controller') as Obj & {
@@ -46,6 +64,7 @@ describe('kubectl apply --dry-run=server -k', () => {
     };
     expect(dep.spec.replicas).toBe(2);
     const pod = dep.spec.template.spec;
+    expect(pod.containers.length).toBeGreaterThan(0);
     for (const c of pod.containers) {
       expect(c.image).toMatch(/@sha256:[a-f0-9]{64}$/);
       expect(c.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
