@@ -10,6 +10,7 @@ import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { parsePrometheus } from './prom-text.ts';
 import { installModelDock } from './install.ts';
+import { HttpAnswerError } from './wait.ts';
 
 export interface ControllerProcess {
   name: string;
@@ -69,11 +70,11 @@ export async function startController(
   };
 }
 
-/** GET /metrics with the monitoring ServiceAccount's token; throws unless 200. */
+/** GET /metrics with the monitoring ServiceAccount's token (10 s deadline); throws unless 200 (an HttpAnswerError with the status). */
 export async function readMetrics(port: number, token: string | undefined = inject('stack').metricsToken): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(10_000) });
   const body = await res.text();
-  if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}: ${body.slice(0, 200)}`);
+  if (res.status !== 200) throw new HttpAnswerError(`GET :${port}/metrics`, res.status, body);
   return body;
 }
 
@@ -84,9 +85,9 @@ export function metricSum(text: string, name: string, where: (labels: Record<str
     .reduce((sum, s) => sum + s.value, 0);
 }
 
-/** True while this controller process holds the leader lease (leader_election_master_status 1). */
+/** True while this controller process holds the leader lease (leader_election_master_status 1); a failed scrape throws. */
 export async function isLeading(c: ControllerProcess): Promise<boolean> {
-  return metricSum(await c.metrics().catch(() => ''), 'leader_election_master_status') === 1;
+  return metricSum(await c.metrics(), 'leader_election_master_status') === 1;
 }
 
 export function isAlive(pid: number): boolean {

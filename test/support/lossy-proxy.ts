@@ -11,6 +11,11 @@ export interface LossyProxy {
   loseCommitReplies(count: number): void;
   /** Statements seen, in order (first word). */
   readonly statements: string[];
+  /**
+   * Forwards that failed (upstream error or deadline): the caller's connection was cut for a
+   * reason the test did not ask for. Printed as they happen; a test asserts this stays empty.
+   */
+  readonly failures: string[];
   close(): Promise<void>;
 }
 
@@ -22,6 +27,7 @@ export async function startLossyProxy(targetUrl: string): Promise<LossyProxy> {
   const origin = `${target.protocol}//${target.host}`;
   let toLose = 0;
   const statements: string[] = [];
+  const failures: string[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -49,7 +55,12 @@ export async function startLossyProxy(targetUrl: string): Promise<LossyProxy> {
           res.writeHead(upstream.status, { 'Content-Type': upstream.headers.get('content-type') ?? 'application/json' });
           res.end(text);
         })
-        .catch(() => req.socket.destroy());
+        .catch((err: unknown) => {
+          const failure = `${query.trim().split(/\s+/)[0] ?? ''} → ${origin}: ${err instanceof Error ? err.message : String(err)}`;
+          failures.push(failure);
+          console.warn(`[lossy-proxy] forward failed, the caller's connection is cut: ${failure}`);
+          req.socket.destroy();
+        });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -62,6 +73,7 @@ export async function startLossyProxy(targetUrl: string): Promise<LossyProxy> {
       toLose = count;
     },
     statements,
+    failures,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -2,6 +2,7 @@
 // and a gate that holds every decode step until the test opens it (no timing guesses).
 import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
 import { metricValue, parsePrometheus, type Sample } from './prom-text.ts';
+import { HttpAnswerError } from './wait.ts';
 import { createMockServer, type MockServerOptions } from '../../mock/server.ts';
 import type { Sleep } from '../../mock/token-loop.ts';
 
@@ -17,7 +18,13 @@ export async function startMock(options: MockServerOptions = {}) {
     events,
     /** reqIds in the order they got a slot. */
     startedOrder: () => events.filter((e) => e.msg === 'started').map((e) => e.reqId),
-    scrape: async (): Promise<Sample[]> => parsePrometheus(await (await fetch(`${url}/metrics`)).text()),
+    /** GET /metrics, parsed; anything but a 200 throws with its status and body (never parsed as no samples). */
+    scrape: async (): Promise<Sample[]> => {
+      const res = await fetch(`${url}/metrics`);
+      const text = await res.text();
+      if (res.status !== 200) throw new HttpAnswerError('GET /metrics of the mock', res.status, text);
+      return parsePrometheus(text);
+    },
     post: (path: string, body: unknown, init: RequestInit & { reqId?: string } = {}) =>
       fetch(`${url}${path}`, {
         ...init,

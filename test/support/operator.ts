@@ -81,7 +81,8 @@ export function ops(client: KubeClient, ns: string): Ops {
         async () => {
           const ms = await get(name);
           const ok = ms?.status?.phase === phase && (generation === undefined || ms.status.observedGeneration === generation);
-          return ok ? ms : (false as const);
+          if (!ok) throw new Error(ms ? `phase ${ms.status?.phase ?? '-'} at observed generation ${ms.status?.observedGeneration ?? '-'}` : 'no such ModelService'); // not yet
+          return ms;
         },
         { timeoutMs },
       ),
