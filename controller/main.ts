@@ -32,11 +32,17 @@
 //   LEDGER_RESYNC_PAGE  open reservations read per resync statement (default 500)
 //   LEDGER_READ_QPS, LEDGER_READ_BURST  rate limit of the ledger's live API reads (default 20/s, burst 40)
 //   LEDGER_RETRY_MAX_MS cap of a failing reservation's retry delay (per-key backoff, default 10 s)
+//   POD_NODE_SELECTOR   where tenant pods run (README "Placement"), JSON, unset/empty = none: an object of
+//                       node labels, e.g. {"pool":"models"}; POD_TOLERATIONS a JSON array of core/v1
+//                       Tolerations; POD_AFFINITY a JSON core/v1 Affinity. Tenants cannot set placement.
+//   POD_GPU_NODE_SELECTOR, POD_GPU_TOLERATIONS  added to the above for pods that request nvidia.com/gpu
+//                       (changing any of these rolls every ModelService's pods on the next reconcile)
 //   MODELDOCK_CRASH_AT  test-only crash injection, see runtime/crash.ts
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
+import { prune } from './runtime/apply.ts';
 import { KubeEventRecorder } from './runtime/events.ts';
 import { KubeClient } from './runtime/kube.ts';
 import { createLogger } from './runtime/log.ts';
@@ -48,6 +54,7 @@ import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
 import { setupLedger } from './ledger/setup.ts';
 import { createDb } from '../ledger/db.ts';
+import { placementFrom, placementSettings } from '../schema/placement.ts';
 import { parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
@@ -90,6 +97,7 @@ const parsed = z
     LEDGER_READ_QPS: z.coerce.number().positive().default(20),
     LEDGER_READ_BURST: int(40, 1),
     LEDGER_RETRY_MAX_MS: int(10_000, 10),
+    ...placementSettings,
   })
   .safeParse(process.env);
 if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -104,6 +112,8 @@ try {
 } catch (err) {
   fatal(err instanceof PolicyError ? err.message : String(err));
 }
+
+const placement = placementFrom(env);
 
 /** One line on stderr, exit 2: a misconfiguration a restart will not fix. */
 function fatal(reason: string): never {
@@ -166,6 +176,7 @@ setupModelServiceController(mgr, {
   resyncMs: env.RESYNC_MS,
   batchDelayMs: env.BATCH_DELAY_MS,
   events,
+  placement,
 });
 if (db) {
   setupLedger(mgr, {
@@ -207,5 +218,7 @@ const shutdown = async (signal: string) => {
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
+// What tenant pods get (the GPU part only on pods that request GPUs); {} = the cluster's default scheduling.
+log.info('pod placement', { placement: prune(placement) });
 log.info('starting', { namespace: env.NAMESPACE, identity, workers: env.WORKERS, qps: env.QPS, burst: env.BURST, leaderElection: env.LEADER_ELECT, ledger: env.LEDGER });
 await mgr.start();

@@ -1,6 +1,8 @@
 // Desired children of a ModelService: PURE functions of the object and its parsed spec.
 // No I/O here; table-tested in desired.test.ts.
+import { canonicalJson } from '../../schema/canonical-json.ts';
 import { API_VERSION, containerResources, endpointFor, KIND, LABELS, MANAGED_BY, type ModelServiceSpec } from '../../schema/model-service.ts';
+import type { Affinity, NodeSelector, Placement, Toleration } from '../../schema/placement.ts';
 import { prune } from '../runtime/apply.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { Deployment, ModelService, Service } from './types.ts';
@@ -65,14 +67,48 @@ export function isControlledBy(child: KubeObject, ms: Pick<ModelService, 'metada
 export const endpointOf = (ms: Pick<ModelService, 'metadata'>, spec: Pick<ModelServiceSpec, 'port'>): string =>
   endpointFor(ms.metadata.name, ms.metadata.namespace, spec.port);
 
-export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec): Deployment {
+/** The pod template fields an operator's placement sets. */
+export interface PodPlacement {
+  nodeSelector?: NodeSelector;
+  tolerations?: Toleration[];
+  affinity?: Affinity;
+}
+const PLACEMENT_FIELDS = ['nodeSelector', 'tolerations', 'affinity'] as const;
+/** On a Deployment: the placement ModelDock put in its pod template (canonical JSON); absent when none. */
+export const PLACEMENT_ANNOTATION = 'modeldock.io/placement';
+
+/**
+ * Where a pod runs: the operator's placement (controller environment, never the tenant's spec),
+ * plus its GPU additions for a pod that requests GPUs — a GPU node selector key wins over the same
+ * key of the general one; a toleration in both lists appears once. Nothing (or only empty
+ * settings) configured → {}. Not pruned: an empty labelSelector in an affinity term selects every
+ * pod, an absent one none (schema/placement.ts already drops what the API server omits).
+ */
+export function podPlacement(p: Placement, requestsGpu: boolean): PodPlacement {
+  const gpu = requestsGpu ? (p.gpu ?? {}) : {};
+  const out: PodPlacement = {};
+  const nodeSelector = { ...p.nodeSelector, ...gpu.nodeSelector };
+  if (Object.keys(nodeSelector).length > 0) out.nodeSelector = nodeSelector;
+  const tolerations = new Map([...(p.tolerations ?? []), ...(gpu.tolerations ?? [])].map((t) => [canonicalJson(t), t]));
+  if (tolerations.size > 0) out.tolerations = [...tolerations.values()];
+  if (Object.keys(p.affinity ?? {}).length > 0) out.affinity = p.affinity;
+  return out;
+}
+
+/**
+ * The Deployment of a ModelService. `placement` is the operator's; with none, the pod template
+ * has no nodeSelector, tolerations or affinity at all (and the Deployment no placement annotation).
+ */
+export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec, placement: Placement = {}): Deployment {
   const labels = childLabels(ms);
   // requests = limits = exactly what the ledger charges per replica, in canonical quantities.
   const resources = containerResources(spec.resources);
-  return prune({
+  const placed = podPlacement(placement, resources['nvidia.com/gpu'] !== undefined);
+  const annotations = Object.keys(placed).length > 0 ? { [PLACEMENT_ANNOTATION]: canonicalJson(placed) } : undefined;
+  const deployment: Deployment = prune({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: ms.metadata.name, namespace: ms.metadata.namespace, labels, ownerReferences: [ownerReference(ms)] },
+    metadata: { name: ms.metadata.name, namespace: ms.metadata.namespace, labels, annotations, ownerReferences: [ownerReference(ms)] },
     spec: {
       replicas: spec.replicas,
       selector: { matchLabels: selectorLabels(ms) },
@@ -122,6 +158,52 @@ export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec): Dep
       },
     },
   });
+  // After prune (see podPlacement): the placement goes in as the operator wrote it.
+  Object.assign(deployment.spec!.template!.spec!, placed);
+  return deployment;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The RFC 7386 merge patch that turns `from` into `to`: a key of `from` that `to` lacks becomes null. */
+function mergeDiff(from: unknown, to: unknown): unknown {
+  if (to === undefined) return null;
+  if (!isObject(from) || !isObject(to)) return to;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(from)) out[k] = null;
+  for (const [k, v] of Object.entries(to)) out[k] = mergeDiff(from[k], v);
+  return out;
+}
+const removes = (patch: unknown): boolean => patch === null || (isObject(patch) && Object.values(patch).some(removes));
+
+/** The placement the live Deployment's annotation says ModelDock set (only placement fields), or {}. */
+function lastPlacement(live: Deployment): Record<string, unknown> {
+  try {
+    const last: unknown = JSON.parse(live.metadata.annotations?.[PLACEMENT_ANNOTATION] ?? '{}');
+    return isObject(last) ? last : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * createOrPatch sends a JSON merge patch, which never removes a field it does not name: when the
+ * operator drops or narrows the placement, the old node selector keys, tolerations or affinity
+ * would stay. This merge patch (guarded by resourceVersion) removes what ModelDock set before —
+ * per the live Deployment's PLACEMENT_ANNOTATION, as kubectl apply's last-applied annotation — and
+ * no longer wants, and sets the desired placement in the same write, so the pod template never
+ * passes through a looser placement. A field someone else set is left alone. undefined: nothing to remove.
+ */
+export function placementCleanup(desired: Deployment, live: Deployment): Record<string, unknown> | undefined {
+  const last = lastPlacement(live);
+  const want: Record<string, unknown> = desired.spec?.template?.spec ?? {};
+  const spec: Record<string, unknown> = {};
+  for (const f of PLACEMENT_FIELDS) if (last[f] !== undefined || want[f] !== undefined) spec[f] = mergeDiff(last[f], want[f]);
+  if (!removes(spec)) return undefined;
+  return {
+    metadata: { resourceVersion: live.metadata.resourceVersion, annotations: { [PLACEMENT_ANNOTATION]: desired.metadata.annotations?.[PLACEMENT_ANNOTATION] ?? null } },
+    spec: { template: { spec } },
+  };
 }
 
 export function desiredService(ms: ModelService, spec: ModelServiceSpec): Service {

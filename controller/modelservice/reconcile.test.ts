@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { PHASES, type Phase } from '../../schema/model-service.ts';
-import { newsworthy } from './reconcile.ts';
+import type { Placement, Toleration } from '../../schema/placement.ts';
+import type { KubeObject } from '../runtime/informer.ts';
+import { paths, type KubeClient } from '../runtime/kube.ts';
+import { silentLogger } from '../runtime/log.ts';
+import type { Reader } from './reader.ts';
+import { modelServiceReconciler, newsworthy } from './reconcile.ts';
+import type { Deployment, ModelService } from './types.ts';
 
 describe('newsworthy phase changes', () => {
   it('a first rollout that has not run yet is not news; Running, Degraded and Terminating are', () => {
@@ -17,5 +23,105 @@ describe('newsworthy phase changes', () => {
     for (const from of ['Running', 'Degraded', 'Terminating'] as const) {
       for (const to of PHASES as readonly Phase[]) if (to !== from) expect(newsworthy(from, to), `${from} → ${to}`).toBe(true);
     }
+  });
+});
+
+// The reconciler against an in-memory API server that applies JSON merge patches as the real one
+// does (RFC 7386: a key left out is kept, null removes it): a change of the operator's placement
+// reaches the Deployment on the next reconcile, an unchanged one writes nothing.
+describe('operator placement across reconciles (controller restarts with new settings)', () => {
+  const ns = 'lab';
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const merge = (target: unknown, patch: unknown): unknown => {
+    if (!isObject(patch)) return patch;
+    const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null) delete out[k];
+      else out[k] = merge(out[k], v);
+    }
+    return out;
+  };
+  const clone = <T>(v: T): T => structuredClone(v);
+
+  function fakeApi() {
+    const objects = new Map<string, KubeObject>();
+    const writes: Array<{ verb: string; path: string }> = [];
+    let rv = 1;
+    const store = (path: string, obj: KubeObject) => {
+      const next = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv), uid: obj.metadata.uid ?? `uid-${rv}` } };
+      objects.set(path, next);
+      return clone(next);
+    };
+    const client = {
+      withSignal: () => client,
+      getOrUndefined: async (path: string) => clone(objects.get(path)),
+      list: async () => ({ items: [] }),
+      create: async (collection: string, body: KubeObject) => {
+        writes.push({ verb: 'create', path: collection });
+        return store(`${collection}/${body.metadata.name}`, body);
+      },
+      mergePatch: async (path: string, body: { metadata?: { resourceVersion?: string } }) => {
+        writes.push({ verb: 'patch', path });
+        const cur = objects.get(path)!;
+        if (body.metadata?.resourceVersion && body.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new Error('409 stale resourceVersion');
+        return store(path, merge(cur, body) as KubeObject);
+      },
+      replace: async (path: string, body: { status: unknown }) => {
+        const key = path.replace(/\/status$/, '');
+        return store(key, { ...objects.get(key)!, status: body.status } as KubeObject);
+      },
+    } as unknown as KubeClient;
+    const reader: Reader = {
+      modelService: async (n, name) => clone(objects.get(paths.modelService(n, name))) as ModelService | undefined,
+      deployment: async (n, name) => clone(objects.get(paths.deployment(n, name))) as Deployment | undefined,
+      service: async (n, name) => clone(objects.get(paths.service(n, name))),
+      pods: async () => [],
+      endpointSlices: async () => [],
+    };
+    return { objects, writes, client, reader };
+  }
+
+  const realNode: Toleration = { key: 'modeldock.io/real-node', operator: 'Equal', value: 'true', effect: 'NoSchedule' };
+  const onRealNode: Placement = { nodeSelector: { 'modeldock.io/real-node': 'true' }, tolerations: [realNode] };
+  const onKwok: Placement = { nodeSelector: { type: 'kwok' }, affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists' }] } }] } } };
+
+  it('added, changed and removed settings each reach the pod template exactly; unchanged ones write nothing; a foreign toleration stays', async () => {
+    const api = fakeApi();
+    api.objects.set(paths.modelService(ns, 'chat'), {
+      apiVersion: 'modeldock.io/v1alpha1',
+      kind: 'ModelService',
+      metadata: { name: 'chat', namespace: ns, uid: 'ms-uid', resourceVersion: '1' },
+      spec: { image: 'example.invalid/m:1', replicas: 1, resources: { cpu: '1', memory: '1Gi' } },
+    } as ModelService);
+    const depPath = paths.deployment(ns, 'chat');
+    const reconcileWith = async (placement: Placement | undefined) => {
+      const before = api.writes.length;
+      const reconcile = modelServiceReconciler({ client: api.client, cache: api.reader, events: { record: () => undefined }, placement, now: () => new Date(0) });
+      await reconcile({ namespace: ns, name: 'chat', key: `${ns}/chat` }, { log: silentLogger, fresh: false, signal: new AbortController().signal });
+      return api.writes.slice(before).filter((w) => w.path.startsWith(paths.deployments(ns))).length;
+    };
+    const pod = () => (api.objects.get(depPath) as Deployment).spec!.template!.spec!;
+    const placementOf = () => ({ nodeSelector: pod().nodeSelector, tolerations: pod().tolerations, affinity: pod().affinity });
+    const none = { nodeSelector: undefined, tolerations: undefined, affinity: undefined };
+
+    expect(await reconcileWith(undefined)).toBe(1); // created, without placement
+    expect(placementOf()).toEqual(none);
+    expect(await reconcileWith({})).toBe(0);
+
+    expect(await reconcileWith(onRealNode)).toBe(1); // added: one merge patch
+    expect(placementOf()).toEqual({ ...none, ...onRealNode });
+    expect(await reconcileWith(onRealNode)).toBe(0);
+
+    expect(await reconcileWith(onKwok)).toBe(2); // a key and the tolerations removed: the removal patch, then createOrPatch's
+    expect(placementOf()).toEqual({ ...none, ...onKwok });
+    expect(await reconcileWith(onKwok)).toBe(0);
+
+    // Someone else's toleration (not in ModelDock's annotation) is never removed.
+    const foreign: Toleration = { key: 'example.com/theirs', operator: 'Exists' };
+    await api.client.mergePatch(depPath, { spec: { template: { spec: { tolerations: [foreign] } } } });
+    expect(await reconcileWith(undefined)).toBe(2); // all of ModelDock's placement dropped
+    expect(placementOf()).toEqual({ ...none, tolerations: [foreign] });
+    expect(api.objects.get(depPath)!.metadata.annotations).not.toHaveProperty('modeldock.io/placement');
+    expect(await reconcileWith(undefined)).toBe(0);
   });
 });

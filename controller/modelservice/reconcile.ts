@@ -6,7 +6,8 @@
 //      then remove the finalizer (merge patch guarded by resourceVersion);
 //   3. ensure the finalizer (first write, guarded by resourceVersion);
 //   4. createOrPatch Deployment and Service; a same-named child controlled by someone else is
-//      never touched (phase Degraded, reason ChildConflict);
+//      never touched (phase Degraded, reason ChildConflict); placement the operator dropped is
+//      removed from the Deployment first (placementCleanup: a merge patch cannot drop a field by omission);
 //   5. status from computeStatus() (with the Service's EndpointSlices: Ready needs a ready endpoint); written (PUT /status with resourceVersion) only if different.
 // Events are recorded on transitions only: children created (one Event), a phase change worth
 // telling (newsworthy: not the first rollout's Pending → Progressing steps).
@@ -19,7 +20,8 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import type { WriteTracker } from '../runtime/read-your-writes.ts';
-import { desiredDeployment, desiredService, invalidName, isControlledBy } from './desired.ts';
+import type { Placement } from '../../schema/placement.ts';
+import { desiredDeployment, desiredService, invalidName, isControlledBy, placementCleanup } from './desired.ts';
 import { liveReader, type Reader } from './reader.ts';
 import { computeStatus, sameStatus } from './status.ts';
 import type { Deployment, ModelService, Service } from './types.ts';
@@ -34,6 +36,8 @@ export interface ModelServiceReconcilerDeps {
   now?: () => Date;
   /** How often to look again while children are being deleted or a foreign child blocks us. */
   pollMs?: number;
+  /** The operator's placement of tenant pods (node selector, tolerations, affinity); none by default. */
+  placement?: Placement;
 }
 
 export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconcile {
@@ -71,10 +75,16 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
     }
 
     const problems: string[] = [];
-    const ensure = async <T extends KubeObject>(kind: 'Deployment' | 'Service', collection: string, desired: T, live: T | undefined) => {
+    const ensure = async <T extends KubeObject>(kind: 'Deployment' | 'Service', collection: string, desired: T, live: T | undefined, cleanup?: (desired: T, live: T) => object | undefined) => {
       if (live && !isControlledBy(live, current)) {
         problems.push(`${kind} ${live.metadata.name} exists and is not controlled by this ModelService`);
         return { result: 'unchanged' as ApplyResult, object: undefined };
+      }
+      const removal = live && cleanup?.(desired, live);
+      if (removal) {
+        live = await client.mergePatch<T>(`${collection}/${desired.metadata.name}`, removal);
+        deps.tracker?.wrote(kind, live);
+        log.info(`${kind} placement removed`, { name: desired.metadata.name });
       }
       const res = await createOrPatch({ client, collection, desired, live });
       if (res.result !== 'unchanged') deps.tracker?.wrote(kind, res.object);
@@ -84,7 +94,7 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
     };
 
     const created: string[] = [];
-    const dep = await ensure('Deployment', paths.deployments(req.namespace), desiredDeployment(current, spec), await read.deployment(req.namespace, req.name));
+    const dep = await ensure('Deployment', paths.deployments(req.namespace), desiredDeployment(current, spec, deps.placement), await read.deployment(req.namespace, req.name), placementCleanup);
     if (dep.result === 'created') crashPoint('after-deployment-create');
     const svc = await ensure('Service', paths.services(req.namespace), desiredService(current, spec), await read.service(req.namespace, req.name));
     // One Event for the children this reconcile created (both, on a new ModelService).

@@ -3,6 +3,7 @@
 // handlers that only compute a key (the CR itself, a child's controlling ModelService, a pod's
 // `modeldock.io/model-service` label, a slice's Service name) and enqueue it.
 import { API_VERSION, KIND, LABELS } from '../../schema/model-service.ts';
+import type { Placement } from '../../schema/placement.ts';
 import { Controller, keyOf } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { KubeObject } from '../runtime/informer.ts';
@@ -22,6 +23,8 @@ export interface ModelServiceControllerOptions {
   /** Client used for reconcile writes (rate-limited); defaults to the manager's. */
   client?: KubeClient;
   pollMs?: number;
+  /** The operator's placement of tenant pods (controller/main.ts: POD_NODE_SELECTOR, …); none by default. */
+  placement?: Placement;
 }
 
 export const CONTROLLER_NAME = 'modelservice';
@@ -58,7 +61,7 @@ export function setupModelServiceController(mgr: Manager, o: ModelServiceControl
     resyncMs: o.resyncMs,
     batchDelayMs: o.batchDelayMs ?? 100,
     keys: () => caches.modelServices.list().map((m) => keyOf(m.metadata.namespace, m.metadata.name)),
-    reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), events: o.events, tracker, pollMs: o.pollMs }),
+    reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), events: o.events, tracker, pollMs: o.pollMs, placement: o.placement }),
   });
 
   const self = (m: ModelService) => controller.enqueue(keyOf(m.metadata.namespace, m.metadata.name));
