@@ -1,9 +1,16 @@
 // Child processes of the local stack: spawned with their output in a known log file,
 // waited for with a readiness probe, and stopped with SIGTERM then SIGKILL.
 // A start that fails throws a StackError naming the component and the tail of its log.
+// Every pid is recorded in the run dir (`pids`), so a failed start, the exit of the test run
+// and the next start can stop by pid whatever a run left behind.
+// MODELDOCK_TESTENV_FAIL_START=<component>: that component is spawned, then its start fails as
+// a readiness timeout would (stopped, StackError). Only for the failure-path test
+// (test/integration/stack-start-failure.test.ts); nothing else sets it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, existsSync, appendFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export class StackError extends Error {
@@ -89,6 +96,10 @@ export async function startProcess(spec: ProcessSpec, runDir: string): Promise<M
     }
   };
 
+  if (process.env.MODELDOCK_TESTENV_FAIL_START === spec.name) {
+    await stop();
+    throw new StackError(spec.name, 'start made to fail by MODELDOCK_TESTENV_FAIL_START');
+  }
   const deadline = Date.now() + (spec.timeoutMs ?? 60_000);
   for (;;) {
     if (exited !== undefined) {
@@ -116,12 +127,107 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Kills (synchronously) every process started for this run directory: leftovers of a hard-killed run, or all at exit. */
-export function killLeftovers(runDir: string): void {
+/** The pids recorded for this run directory, in start order. */
+export function recordedPids(runDir: string): number[] {
   const file = pidFile(runDir);
-  if (!existsSync(file)) return;
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const pid = Number(line);
-    if (Number.isInteger(pid) && pid > 1) signalGroup(pid, 'SIGKILL');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid) && pid > 1);
+}
+
+/** Kills (synchronously) every process started for this run directory: leftovers of a hard-killed run, or all at exit. */
+export function killLeftovers(runDir: string, except: ReadonlySet<number> = new Set()): void {
+  for (const pid of recordedPids(runDir)) if (!except.has(pid)) signalGroup(pid, 'SIGKILL');
+}
+
+/**
+ * killLeftovers, then waits (up to timeoutMs) until every recorded pid is gone. Waiting matters:
+ * SIGKILL is asynchronous, a killed child of this process lingers as a zombie until the event
+ * loop reaps it, and a dying server may still write into a directory about to be removed.
+ */
+export async function stopLeftovers(runDir: string, except: ReadonlySet<number> = new Set(), timeoutMs = 10_000): Promise<void> {
+  killLeftovers(runDir, except);
+  const deadline = Date.now() + timeoutMs;
+  while (recordedPids(runDir).some((pid) => !except.has(pid) && isAlive(pid)) && Date.now() < deadline) await sleep(50);
+}
+
+/**
+ * True while `pid` exists. A zombie counts as gone unless it is our own child: this process reaps
+ * its children as soon as the event loop runs, and until then `kill(pid, 0)` still finds them; a
+ * zombie of another parent may never be reaped (a container's init that does not reap).
+ */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may contain spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return state !== 'Z' || Number(ppid) === process.pid;
+  } catch {
+    return false;
+  }
+}
+
+/** The user and group a process runs as. */
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/** <run dir>/private/<name> is a symlink to each private directory of the run (see makePrivateDir). */
+const PRIVATE_LINKS = 'private';
+
+/** The name prefix of a run dir's private directories: a hash of its path, as many run dirs share one /tmp. */
+export function privateDirPrefix(runDir: string): string {
+  return `modeldock-${createHash('sha256').update(resolve(runDir)).digest('hex').slice(0, 12)}-`;
+}
+
+/**
+ * A fresh directory (mode 0700, owned by `owner`) for the data of a process that runs as another
+ * user: under the temp root (os.tmpdir(), else /tmp) instead of the run dir, because the checkout
+ * may sit under a 0700 home or a path that user cannot traverse, and because a unix socket path
+ * must fit 107 bytes however deep the checkout is. Linked from <run dir>/private/<name>;
+ * removePrivateDirs removes it (at stop, or at the next start after a hard kill).
+ */
+export function makePrivateDir(runDir: string, name: string, owner: Owner): string {
+  const root = [tmpdir(), '/tmp'].find((dir) => existsSync(dir) && traversableBy(dir, owner));
+  if (root === undefined) throw new StackError(name, `neither ${tmpdir()} nor /tmp can be traversed by uid ${owner.uid}: set TMPDIR to a directory it can reach`);
+  const dir = mkdtempSync(join(root, `${privateDirPrefix(runDir)}${name}-`));
+  if (process.getuid?.() === 0) chownSync(dir, owner.uid, owner.gid);
+  mkdirSync(join(runDir, PRIVATE_LINKS), { recursive: true });
+  symlinkSync(dir, join(runDir, PRIVATE_LINKS, name));
+  return dir;
+}
+
+/** Removes the run's private directories (only ones it made: the name prefix is checked) and their links. */
+export function removePrivateDirs(runDir: string): void {
+  const links = join(runDir, PRIVATE_LINKS);
+  if (!existsSync(links)) return;
+  for (const name of readdirSync(links)) {
+    const link = join(links, name);
+    let target = '';
+    try {
+      target = readlinkSync(link);
+    } catch {
+      /* not a link: just remove it */
+    }
+    if (basename(target).startsWith(privateDirPrefix(runDir))) rmSync(target, { recursive: true, force: true });
+    rmSync(link, { recursive: true, force: true });
+  }
+}
+
+/** True if `owner` may search every directory from / down to `path` (mode bits; ACLs are not consulted). */
+export function traversableBy(path: string, owner: Owner): boolean {
+  for (let dir = realpathSync(path); ; dir = dirname(dir)) {
+    const st = statSync(dir);
+    const bit = st.uid === owner.uid ? 0o100 : st.gid === owner.gid ? 0o010 : 0o001;
+    if (owner.uid !== 0 && (st.mode & bit) === 0) return false;
+    if (dir === dirname(dir)) return true;
   }
 }

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startControlPlane } from './kube.ts';
 import { ensureMariaDB, mysqlFromEnv, provision, type MysqlTarget } from './mariadb.ts';
-import { killLeftovers, pidFile, StackError, type ManagedProcess } from './proc.ts';
+import { pidFile, removePrivateDirs, StackError, stopLeftovers, type ManagedProcess } from './proc.ts';
 import { startPsHttpSim } from './ps-http-sim.ts';
 import { startVitessLedger, type VitessInfo } from './vitess.ts';
 
@@ -86,14 +86,17 @@ export async function startLedgerStack(opts: Omit<StackOptions, 'vitess'>): Prom
   return parts.done({ ...parts.info, vitess: parts.vitess });
 }
 
+/**
+ * Starts the requested parts side by side. Whatever happens, a start that throws leaves nothing
+ * running: every part is allowed to settle first (a part still starting when another failed would
+ * otherwise hand its processes over after the clean-up), then everything is stopped, including
+ * any pid a part recorded but never handed back (a part that failed half-way).
+ */
 async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boolean }) {
   const log = opts.log ?? ((m: string) => console.error(m));
   const runDir = resolve(opts.runDir);
   const logDir = join(runDir, 'logs');
-  killLeftovers(runDir);
-  rmSync(runDir, { recursive: true, force: true });
-  mkdirSync(logDir, { recursive: true });
-  writeFileSync(pidFile(runDir), '');
+  await resetRunDir(runDir, logDir);
 
   const t0 = Date.now();
   const binDir = opts.binDir ?? (await buildBinaries(log));
@@ -101,46 +104,64 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
   const database = opts.database ?? 'modeldock';
   const processes: ManagedProcess[] = [];
   const stop = async () => {
-    await Promise.all(processes.splice(0).reverse().map((p) => p.stop()));
+    const stopped = processes.splice(0).reverse();
+    await Promise.all(stopped.map((p) => p.stop()));
+    await stopLeftovers(runDir, new Set(stopped.map((p) => p.pid)));
+    removePrivateDirs(runDir);
   };
-  try {
-    const [sim, kube, vitess] = await Promise.all([
-      (async () => {
-        await ensureMariaDB(mysql.port);
-        await provision(mysql, database);
-        const s = await startPsHttpSim({ binary: join(binDir, 'ps-http-sim'), mysql, database, logDir, runDir });
-        processes.push(s.process);
-        return s;
-      })(),
-      want.kube
-        ? startControlPlane({ binDir, runDir, logDir, kcmArgs: opts.kcmArgs ?? [] }).then((cp) => {
-            processes.push(...cp.processes);
-            return cp;
-          })
-        : undefined,
-      want.vitess
-        ? startVitessLedger({ binDir, runDir, logDir, log }).then((v) => {
-            processes.push(...v.processes);
-            return v.info;
-          })
-        : undefined,
-    ]);
-    const info = {
-      runDir,
-      logDir,
-      binDir,
-      databaseUrl: sim.url,
-      database,
-      mysql: { host: mysql.host, port: mysql.port, user: mysql.user, password: mysql.password },
-    };
-    const done = <T extends typeof info>(full: T): { info: T; stop: () => Promise<void> } => {
-      writeFileSync(join(runDir, 'stack.json'), JSON.stringify(full, null, 2));
-      log(`[stack] up in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs: ${logDir})`);
-      return { info: full, stop };
-    };
-    return { info, kube, vitess, done };
-  } catch (err) {
+  const [sim, kube, vitess] = await Promise.allSettled([
+    (async () => {
+      await ensureMariaDB(mysql.port);
+      await provision(mysql, database);
+      const s = await startPsHttpSim({ binary: join(binDir, 'ps-http-sim'), mysql, database, logDir, runDir });
+      processes.push(s.process);
+      return s;
+    })(),
+    want.kube
+      ? startControlPlane({ binDir, runDir, logDir, kcmArgs: opts.kcmArgs ?? [] }).then((cp) => {
+          processes.push(...cp.processes);
+          return cp;
+        })
+      : undefined,
+    want.vitess
+      ? startVitessLedger({ binDir, runDir, logDir, log }).then((v) => {
+          processes.push(...v.processes);
+          return v.info;
+        })
+      : undefined,
+  ]);
+  if (sim.status === 'rejected' || kube.status === 'rejected' || vitess.status === 'rejected') {
     await stop();
-    throw err;
+    throw firstFailure([sim, kube, vitess], log);
   }
+  const info = {
+    runDir,
+    logDir,
+    binDir,
+    databaseUrl: sim.value.url,
+    database,
+    mysql: { host: mysql.host, port: mysql.port, user: mysql.user, password: mysql.password },
+  };
+  const done = <T extends typeof info>(full: T): { info: T; stop: () => Promise<void> } => {
+    writeFileSync(join(runDir, 'stack.json'), JSON.stringify(full, null, 2));
+    log(`[stack] up in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs: ${logDir})`);
+    return { info: full, stop };
+  };
+  return { info, kube: kube.value, vitess: vitess.value, done };
+}
+
+/** Stops what a hard-killed earlier run left (by its pids), removes its files, and starts an empty run dir. */
+async function resetRunDir(runDir: string, logDir: string): Promise<void> {
+  await stopLeftovers(runDir);
+  removePrivateDirs(runDir);
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(logDir, { recursive: true });
+  writeFileSync(pidFile(runDir), '');
+}
+
+/** The first part's error is thrown; the others' are logged, so no failure goes unseen. */
+function firstFailure(results: PromiseSettledResult<unknown>[], log: (msg: string) => void): unknown {
+  const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+  for (const extra of errors.slice(1)) log(`[stack] also failed: ${extra instanceof Error ? extra.message : String(extra)}`);
+  return errors[0];
 }

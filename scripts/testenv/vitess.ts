@@ -6,13 +6,13 @@
 // Why each flag, and what was verified on this backend: docs/local-stack.md, docs/vitess-statements.md.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './net.ts';
-import { startProcess, StackError, type ManagedProcess } from './proc.ts';
+import { makePrivateDir, startProcess, StackError, traversableBy, type ManagedProcess, type Owner } from './proc.ts';
 import { startPsHttpSim } from './ps-http-sim.ts';
 import type { MysqlTarget } from './mariadb.ts';
 import { createDb } from '../../ledger/db.ts';
@@ -34,8 +34,13 @@ export const KEYSPACES: readonly KeyspaceSpec[] = [
   { name: 'global', shards: ['0'] },
 ];
 
-/** The OS user the Vitess processes run as: vtcombo refuses to run as root. */
-const RUN_AS = { user: 'nobody', group: 'nogroup' };
+/** The OS user the Vitess processes run as when started by root: vtcombo refuses to run as root. */
+const UNPRIVILEGED = 'nobody';
+
+/** Who the Vitess processes run as, and the command prefix that makes them so (none: as the invoking user). */
+interface RunAs extends Owner {
+  prefix: string[];
+}
 
 export interface VitessInfo {
   /** DATABASE_URL (ps-http-sim → vtgate), no default keyspace (`@primary`): vtgate finds each table in the keyspace its VSchema names. */
@@ -61,31 +66,38 @@ export interface VitessOptions {
   log?: (msg: string) => void;
 }
 
-/** Starts MariaDB, vtcombo and ps-http-sim; on failure stops what it started and throws a StackError. */
+/**
+ * Starts MariaDB, vtcombo and ps-http-sim; on failure stops what it started and throws a StackError.
+ * Their files (datadir, socket, vtcombo's home and tmp) live in a private directory outside the
+ * run dir (makePrivateDir: <run dir>/private/vitess links to it), reachable by the user they run
+ * as wherever the checkout is; the stack removes it at stop.
+ */
 export async function startVitess(opts: VitessOptions): Promise<VitessInstance> {
   const log = opts.log ?? (() => undefined);
-  const root = join(opts.runDir, 'vitess');
-  const dirs = { root, data: join(root, 'mysql'), home: join(root, 'home'), schema: join(root, 'schema'), tmp: join(root, 'tmp') };
-  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
-  const ids = await osIds(RUN_AS.user);
-  for (const d of Object.values(dirs)) chownSync(d, ids.uid, ids.gid);
+  const user = await runAs();
+  const root = makePrivateDir(opts.runDir, 'vitess', user);
+  const dirs = { data: join(root, 'mysql'), home: join(root, 'home'), schema: join(root, 'schema'), tmp: join(root, 'tmp') };
+  for (const d of Object.values(dirs)) {
+    mkdirSync(d, { recursive: true });
+    if (process.getuid?.() === 0) chownSync(d, user.uid, user.gid);
+  }
   writeSchemaDir(dirs.schema);
+  const vtcombo = reachableBinary(join(opts.binDir, 'vtcombo'), root, user);
+  const socket = join(root, 'mysql.sock');
+  // sun_path holds 108 bytes with the NUL: a longer path fails only later, inside mariadbd.
+  if (Buffer.byteLength(socket) > 107) throw new StackError('vitess-mariadb', `unix socket path longer than 107 bytes: ${socket} (set TMPDIR to a shorter directory)`);
 
   const processes: ManagedProcess[] = [];
   const stopAll = () => Promise.all(processes.splice(0).reverse().map((p) => p.stop()));
   try {
     const t0 = Date.now();
-    const socket = join(root, 'mysql.sock');
     const mysqlPort = await freePort();
-    await initDatadir(dirs.data);
+    await initDatadir(dirs.data, user, root);
     processes.push(
       await startProcess(
         {
           name: 'vitess-mariadb',
-          command: 'setpriv',
-          args: [
-            ...asUser(),
-            'mariadbd',
+          ...asUser(user, 'mariadbd', [
             '--no-defaults',
             `--datadir=${dirs.data}`,
             `--socket=${socket}`,
@@ -101,7 +113,8 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
             '--max-connections=1000',
             '--innodb-buffer-pool-size=64M',
             '--skip-name-resolve',
-          ],
+          ]),
+          cwd: root, // the invoking shell's directory (the checkout) may be out of this user's reach
           logDir: opts.logDir,
           ready: () => socketSql(socket, 'SELECT 1').then(() => true),
           timeoutMs: 60_000,
@@ -123,10 +136,7 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
       await startProcess(
         {
           name: 'vtcombo',
-          command: 'setpriv',
-          args: [
-            ...asUser(),
-            join(opts.binDir, 'vtcombo'),
+          ...asUser(user, vtcombo, [
             '--start-mysql=false',
             `--db-socket=${socket}`,
             ...dbUsers,
@@ -149,8 +159,9 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
             // concurrent admissions of one tenant (one shard), as they do on one MariaDB: room for them.
             '--queryserver-config-transaction-cap=150',
             `--log_dir=${dirs.tmp}`,
-          ],
-          env: { HOME: dirs.home, VTDATAROOT: dirs.root, TMPDIR: dirs.tmp },
+          ]),
+          cwd: root,
+          env: { HOME: dirs.home, VTDATAROOT: root, TMPDIR: dirs.tmp },
           logDir: opts.logDir,
           ready: () => tabletsServing(vtgatePort, KEYSPACES.reduce((n, ks) => n + ks.shards.length, 0)),
           timeoutMs: 90_000,
@@ -201,46 +212,72 @@ export async function startVitessLedger(opts: VitessOptions): Promise<VitessInst
 
 /**
  * An empty MariaDB datadir (root@localhost, no password) owned by the run-as user. The first run
- * per MariaDB version runs mariadb-install-db (5-15 s here) and keeps a copy in the cache
- * (~/.cache/modeldock/vitess-mariadb/<version hash>); later runs copy that (well under a second).
+ * per MariaDB version and user runs mariadb-install-db (5-15 s here) and keeps a copy in the cache
+ * (${MODELDOCK_CACHE:-~/.cache/modeldock}/vitess-mariadb/<hash>); later runs copy that (well
+ * under a second). The cache is an optimisation only: a HOME that cannot hold it costs the 5-15 s.
  */
-async function initDatadir(dir: string): Promise<void> {
+async function initDatadir(dir: string, user: RunAs, cwd: string): Promise<void> {
   const version = (await run('mariadbd', ['--version'])).stdout.trim();
   const cache = join(process.env.MODELDOCK_CACHE ?? join(homedir(), '.cache/modeldock'), 'vitess-mariadb');
-  const template = join(cache, createHash('sha256').update(version).digest('hex').slice(0, 12));
-  if (!existsSync(join(template, READY))) {
-    await run('setpriv', [...asUser(), 'mariadb-install-db', '--no-defaults', `--datadir=${dir}`, '--auth-root-authentication-method=normal', '--skip-test-db'], {
-      maxBuffer: 1 << 24,
-    }).catch((err: unknown) => {
-      throw new StackError('vitess-mariadb', `mariadb-install-db failed: ${(err as Error).message}`);
-    });
-    // Publish atomically: a concurrent run either sees no template or a complete one.
-    const tmp = `${template}.tmp-${process.pid}`;
-    mkdirSync(cache, { recursive: true });
-    rmSync(tmp, { recursive: true, force: true });
-    await run('cp', ['-a', dir, tmp]);
-    writeFileSync(join(tmp, READY), version);
-    try {
-      renameSync(tmp, template);
-    } catch {
-      rmSync(tmp, { recursive: true, force: true }); // another run published it first
-    }
+  // Keyed by the owner too: a template made for nobody is unreadable for a non-root user, and vice versa.
+  const template = join(cache, createHash('sha256').update(`${version}\0${user.uid}:${user.gid}`).digest('hex').slice(0, 12));
+  if (existsSync(join(template, READY))) {
+    rmSync(dir, { recursive: true, force: true });
+    await run('cp', ['-a', template, dir]); // keeps the run-as user's ownership
+    rmSync(join(dir, READY), { force: true });
     return;
   }
-  rmSync(dir, { recursive: true, force: true });
-  await run('cp', ['-a', template, dir]); // keeps the run-as user's ownership
-  rmSync(join(dir, READY), { force: true });
+  const install = asUser(user, 'mariadb-install-db', ['--no-defaults', `--datadir=${dir}`, '--auth-root-authentication-method=normal', '--skip-test-db']);
+  await run(install.command, install.args, { cwd, maxBuffer: 1 << 24 }).catch((err: unknown) => {
+    throw new StackError('vitess-mariadb', `mariadb-install-db failed: ${(err as Error).message}`);
+  });
+  await publishTemplate(dir, template, version).catch(() => undefined);
+}
+
+/** Publishes an initialised datadir as the template, atomically: a concurrent run sees none or a complete one. */
+async function publishTemplate(dir: string, template: string, version: string): Promise<void> {
+  const tmp = `${template}.tmp-${process.pid}`;
+  mkdirSync(join(template, '..'), { recursive: true });
+  rmSync(tmp, { recursive: true, force: true });
+  try {
+    await run('cp', ['-a', dir, tmp]);
+    writeFileSync(join(tmp, READY), version);
+    renameSync(tmp, template);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true }); // left only if another run published first
+  }
 }
 
 const READY = '.modeldock-template';
 
-function asUser(): string[] {
-  return [`--reuid=${RUN_AS.user}`, `--regid=${RUN_AS.group}`, '--clear-groups'];
+/** As root: the unprivileged user, through setpriv (no supplementary groups). Otherwise: the invoking user. */
+async function runAs(): Promise<RunAs> {
+  const uid = process.getuid?.() ?? 0;
+  if (uid !== 0) return { uid, gid: process.getgid?.() ?? uid, prefix: [] };
+  const [u, g] = await Promise.all([run('id', ['-u', UNPRIVILEGED]), run('id', ['-g', UNPRIVILEGED])]);
+  const ids = { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
+  return { ...ids, prefix: ['setpriv', `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups'] };
 }
 
-async function osIds(user: string): Promise<{ uid: number; gid: number }> {
-  const [u, g] = await Promise.all([run('id', ['-u', user]), run('id', ['-g', user])]);
-  return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
+function asUser(user: RunAs, command: string, args: string[]): { command: string; args: string[] } {
+  const [first, ...rest] = user.prefix;
+  return first === undefined ? { command, args } : { command: first, args: [...rest, command, ...args] };
+}
+
+/**
+ * `binary` if the run-as user can reach it; else a hard link (a copy across file systems) in
+ * `dir`: the binary cache lives in the invoking user's home, which may be 0700 (/root is).
+ */
+function reachableBinary(binary: string, dir: string, user: Owner): string {
+  const real = realpathSync(binary);
+  if (traversableBy(join(real, '..'), user)) return real;
+  const local = join(dir, 'bin-vtcombo');
+  try {
+    linkSync(real, local);
+  } catch {
+    copyFileSync(real, local);
+  }
+  return local;
 }
 
 /** vtcombo's --schema-dir: one folder per keyspace holding its vschema.json. */
