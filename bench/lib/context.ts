@@ -82,7 +82,9 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       return l;
     },
     async worker(databaseUrl, keys, vars = {}) {
-      const w = await startWorker({ databaseUrl, keys, vars, stack: need() });
+      // A benchmark measures, it asserts nothing: a retry of wrangler's dev proxy is printed
+      // (startWorker logs each one), not an error that ends the run.
+      const w = await startWorker({ databaseUrl, keys, vars, stack: need(), allowTransportRetries: true });
       defer(() => w.stop());
       return w;
     },

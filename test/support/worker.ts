@@ -1,25 +1,38 @@
 // Runs the real Worker (functions/worker.ts) in workerd through `wrangler dev`, on a free
 // loopback port, against one test database. Secrets go into a generated env file; the
 // process is registered with the stack's run dir, so it is killed with everything else.
-import { mkdirSync, writeFileSync } from 'node:fs';
+//
+// Nothing is sent twice. A call without an answer inside its deadline fails, naming the call.
+// wrangler dev's own proxy (its ProxyWorker, in front of workerd) resends a GET or HEAD whose
+// connection to workerd dropped, and re-queues requests in flight when it restarts the Worker
+// (a source file changed); it logs both. Every such line in the log is counted and printed, and
+// fails the next call (or stop()) unless the Worker was started with allowTransportRetries —
+// for a test about retries, which then asserts on transportRetries() itself.
+import { mkdirSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { errorMessage } from '../../controller/runtime/errors.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
-import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
+import { startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
+import { logLines } from './log-lines.ts';
 
 export interface WorkerInstance {
   url: string;
   process: ManagedProcess;
   /**
-   * fetch(url + path) with a deadline 10 s above the Worker's own DB_TIMEOUT_MS, so a call can
-   * fail but never hang a test; a GET whose answer never came is sent once more (wrangler dev's
-   * proxy has been seen to drop a request under the suite's load — no answer, nothing in the
-   * Worker's log; workers-sdk#3942 — and newer wrangler versions retry safe requests themselves).
+   * fetch(url + path), sent once, with a deadline 10 s above the Worker's own DB_TIMEOUT_MS, so
+   * a call can fail but never hang a test. Throws when wrangler's proxy retried a request.
    */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** Triggers scheduled() as the cron trigger would; resolves to the HTTP status (200 = ok). */
+  /**
+   * Triggers scheduled() as the cron trigger would, once: a POST, which wrangler's proxy never
+   * resends (a lost connection answers 503). Resolves to the HTTP status (200 = ok).
+   */
   scheduled(cron: string, scheduledTime: number): Promise<number>;
+  /** The log lines of wrangler's proxy retrying or re-queuing a request, since start. */
+  transportRetries(): string[];
+  /** Stops wrangler dev; throws if a transport retry was logged that no call has reported yet. */
   stop(): Promise<void>;
 }
 
@@ -31,7 +44,12 @@ export interface WorkerOptions {
   name?: string;
   /** The stack to run in (default: the test run's, through vitest's inject; bench/ passes its own). */
   stack?: Pick<StackInfo, 'runDir' | 'logDir'>;
+  /** Only for a test about retries: a retry of wrangler's proxy is counted, printed, and not an error. */
+  allowTransportRetries?: boolean;
 }
+
+/** What wrangler 4.164's ProxyWorker logs when it sends a request to workerd again. */
+export const TRANSPORT_RETRY = /recovered on attempt \d+ after a dropped connection|\(failed after \d+ attempts\)|Detected changes, restarted server/;
 
 const quote = (v: string) => `'${v.replace(/'/g, '')}'`;
 
@@ -49,10 +67,14 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
   const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), DB_TIMEOUT_MS: '30000', ...opts.vars };
   writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`).join('\n') + '\n');
   const url = `http://127.0.0.1:${port}`;
+  const logFile = join(stack.logDir, `${name}.log`); // startProcess appends to it
+  const log = logLines(logFile, existsSync(logFile) ? statSync(logFile).size : 0);
   const process = await startProcess(
     {
       name,
       command: join(repoRoot, 'node_modules/.bin/wrangler'),
+      // No --test-scheduled: it only adds wrangler's /__scheduled middleware to the bundle;
+      // /cdn-cgi/local/scheduled is always served in dev.
       args: [
         'dev',
         '--ip=127.0.0.1',
@@ -60,7 +82,6 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
         '--inspector-port=0',
         `--env-file=${envFile}`,
         `--persist-to=${join(dir, 'state')}`,
-        '--test-scheduled',
         '--show-interactive-dev-session=false',
         '--log-level=info',
       ],
@@ -72,13 +93,34 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
     },
     stack.runDir,
   );
+  const retries: string[] = [];
+  let reported = 0;
+  /** Reads the log's new lines; a new transport retry is printed, and thrown unless allowed. */
+  const checkRetries = (during: string) => {
+    for (const line of log.next()) {
+      if (!TRANSPORT_RETRY.test(line)) continue;
+      retries.push(line.trim());
+      console.warn(`[${name}] transport retry by wrangler's proxy (${retries.length} so far): ${line.trim()}`);
+    }
+    if (opts.allowTransportRetries || retries.length === reported) return;
+    const fresh = retries.slice(reported);
+    reported = retries.length;
+    throw new Error(`${during}: wrangler dev's proxy sent a request to the Worker again (no test here is about retries):\n${fresh.join('\n')}`);
+  };
   const deadlineMs = Number(vars.DB_TIMEOUT_MS) + 10_000;
-  const call: WorkerInstance['fetch'] = (path, init = {}) => {
-    const send = () => fetch(`${url}${path}`, { ...init, signal: AbortSignal.timeout(deadlineMs) });
-    return send().catch((err: unknown) => {
-      if ((init.method ?? 'GET') !== 'GET' || !(err instanceof DOMException && err.name === 'TimeoutError')) throw err;
-      return send();
-    });
+  const call: WorkerInstance['fetch'] = async (path, init = {}) => {
+    const what = `${init.method ?? 'GET'} ${path}`;
+    const timeout = AbortSignal.timeout(deadlineMs);
+    let res: Response;
+    try {
+      res = await fetch(`${url}${path}`, { ...init, signal: init.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
+    } catch (err) {
+      checkRetries(what);
+      const why = timeout.aborted ? `no answer within ${deadlineMs} ms (not sent again)` : errorMessage(err);
+      throw new Error(`${what} to the Worker: ${why}; the tail of ${process.logFile}:\n${tailFile(process.logFile, 20)}`, { cause: err });
+    }
+    checkRetries(what);
+    return res;
   };
   return {
     url,
@@ -86,10 +128,14 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
     fetch: call,
     async scheduled(cron, scheduledTime) {
       const q = new URLSearchParams({ cron, time: String(scheduledTime) });
-      const res = await call(`/cdn-cgi/handler/scheduled?${q}`);
+      const res = await call(`/cdn-cgi/local/scheduled?${q}`, { method: 'POST' });
       await res.arrayBuffer();
       return res.status;
     },
-    stop: () => process.stop(),
+    transportRetries: () => [...retries],
+    async stop() {
+      await process.stop();
+      checkRetries(`${name} (at stop)`);
+    },
   };
 }
