@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { startSystem, type System } from '../support/system.ts';
-import { waitFor } from '../support/wait.ts';
 
 let sys: System;
 beforeAll(async () => {
@@ -33,10 +32,8 @@ describe('admission lifecycle', () => {
     const id = created.body.id as string;
     expect((await quota()).cpu).toMatchObject({ reserved: 1000, active: 1000 });
 
-    const ready = await waitFor('the admission to be ready', async () => {
-      const r = await sys.api(`/requests/${id}`);
-      return r.body.state === 'ready' ? r.body : undefined;
-    }, { timeoutMs: 60_000 });
+    const [ready] = await sys.untilState([id], 'ready', 60_000);
+    if (!ready) throw new Error('untilState returned no body');
     const name = `md-${id.toLowerCase()}`;
     expect(ready.endpoint).toBe(`http://${name}.${sys.namespace}.svc:8000`);
     expect(ready.binding).toMatchObject({ namespace: sys.namespace, crName: name, everReady: true });
@@ -64,7 +61,7 @@ describe('admission lifecycle', () => {
     const during = await quota();
     if ((await sys.api(`/requests/${id}`)).body.state !== 'released') expect(during.cpu!.reserved).toBe(1000);
 
-    await waitFor('the release', async () => (await sys.api(`/requests/${id}`)).body.state === 'released', { timeoutMs: 60_000 });
+    await sys.untilState([id], 'released', 60_000);
     const left = await sys.kube.list(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
     expect(left.items).toHaveLength(0);
     expect(await sys.kube.getOrUndefined(`/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices/${name}`)).toBeUndefined();

@@ -5,7 +5,9 @@
 //    with the same command line or a rewritten one (the stack's own process, found through the
 //    run dir's pid file; the new one is registered there too);
 //  - every database route probed at once while the database is hung or down (probeEveryRoute);
-//    the suite-owned MariaDB that can be restarted is private-mariadb.ts.
+//    the suite-owned MariaDB that can be restarted is private-mariadb.ts;
+//  - holdOutage: the one deliberate sleep of the outage suites, keeping an outage going for the
+//    length the test is about (never used to wait for something to happen).
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
@@ -124,13 +126,29 @@ export interface Restart {
   start(rewrite?: (args: string[]) => string[]): Promise<number>;
 }
 
+/**
+ * Holds an outage for `ms` counted from `since` (default: now) and returns when it ended. NOT
+ * synchronization: the length of the outage is what the test is about (the database frozen for
+ * FREEZE_MS, MariaDB down for DOWN_MS); to wait for something to happen, use waitFor.
+ */
+export async function holdOutage(ms: number, since = Date.now()): Promise<number> {
+  await sleep(Math.max(0, since + ms - Date.now()));
+  return Date.now();
+}
+
+/** SIGTERM's grace period before SIGKILL (kube-apiserver drains its requests first). */
+const TERM_GRACE_MS = 10_000;
+
 /** Stops the stack's process running `binary` (SIGTERM, then SIGKILL). Call `start()` to bring it back; `ready` tells it serves. */
 export async function stopStackProcess(binary: string, ready: () => Promise<boolean>): Promise<Restart> {
   const { runDir, logDir } = inject('stack');
   const old = stackProcess(binary);
   process.kill(old.pid, 'SIGTERM');
-  for (let i = 0; i < 100 && alive(old.pid); i++) await sleep(100);
-  if (alive(old.pid)) process.kill(old.pid, 'SIGKILL');
+  const exitedOnTerm = await waitFor(`the old ${binary} to exit on SIGTERM`, async () => !alive(old.pid), { timeoutMs: TERM_GRACE_MS, intervalMs: 100 }).then(
+    () => true,
+    () => false, // the grace period is over: SIGKILL below
+  );
+  if (!exitedOnTerm) process.kill(old.pid, 'SIGKILL');
   await waitFor(`the old ${binary} to exit`, async () => !alive(old.pid), { timeoutMs: 10_000 });
   const stoppedAt = Date.now();
   return {
@@ -181,4 +199,24 @@ export async function probeEveryRoute(sys: Pick<System, 'api'>, id: string, n: n
       return { route, status: r.status, code: r.body.error?.code, ms: Date.now() - t0 };
     }),
   );
+}
+
+/**
+ * probeEveryRoute, round after round, until the clock reaches `until` (a round started before it
+ * finishes); `check` sees every round's answers as they come (assert there: the state of the
+ * outage is the one of that moment). `pauseMs` spaces the rounds: pacing, not synchronization.
+ */
+export async function probeRounds(
+  sys: Pick<System, 'api'>,
+  id: string,
+  o: { until: number; pauseMs?: number; check: (answers: RouteAnswer[]) => void },
+): Promise<RouteAnswer[]> {
+  const all: RouteAnswer[] = [];
+  while (Date.now() < o.until) {
+    const answers = await probeEveryRoute(sys, id, all.length);
+    o.check(answers);
+    all.push(...answers);
+    if (o.pauseMs) await sleep(Math.min(o.pauseMs, Math.max(0, o.until - Date.now())));
+  }
+  return all;
 }

@@ -13,7 +13,7 @@ export type { ControllerProcess };
 import { installModelDock } from './install.ts';
 import { createNamespace, kubeClients } from './kube.ts';
 import { ensureCrd } from './operator.ts';
-import { waitFor } from './wait.ts';
+import { HttpAnswerError, waitFor, type WaitOptions } from './wait.ts';
 import { startWorker, type WorkerInstance } from './worker.ts';
 
 export const TENANT = 'acme';
@@ -26,12 +26,22 @@ export interface System {
   kube: KubeClient;
   /** Starts a controller process (leader-elected) with extra env, e.g. MODELDOCK_CRASH_AT. */
   startController(name: string, env?: Record<string, string>, waitReady?: boolean): Promise<ControllerProcess>;
+  /** One call to the tenant API; an answer that is not JSON throws (an HttpAnswerError with its status and text). */
   api(path: string, init?: { method?: string; body?: unknown; idempotencyKey?: string }): Promise<{ status: number; body: ApiBody }>;
   /** POSTs `count` small admissions (cpu 100m, memory 128Mi, 1 replica unless overridden); returns their ids. */
   admit(count: number, over?: Record<string, unknown>): Promise<string[]>;
-  /** Waits until every admission is in `state`. */
-  untilState(ids: string[], state: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Polls GET `path` until `accept` returns a value. A 5xx ends the wait at once unless
+   * `allow5xx`; a timeout reports the last status and body.
+   */
+  until<T>(what: string, path: string, accept: (body: ApiBody, status: number) => T | undefined | false, opts?: WaitOptions): Promise<T>;
+  /** Polls GET /requests/{id} of every id until `holds` is true of each (the same rules as until); returns their last bodies. */
+  untilAll(what: string, ids: string[], holds: (body: ApiBody) => boolean, opts?: WaitOptions): Promise<ApiBody[]>;
+  /** untilAll: every admission is in `state` (default timeout 90 s). */
+  untilState(ids: string[], state: string, opts?: number | WaitOptions): Promise<ApiBody[]>;
   check(settled?: boolean): Promise<Drift[]>;
+  /** Waits until check() finds no drift; a timeout reports the last drift found. */
+  untilSettled(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -55,8 +65,9 @@ export async function startSystem(
   const controllers: ControllerProcess[] = [];
   let n = 0;
   const api: System['api'] = async (path, init = {}) => {
+    const method = init.method ?? 'GET';
     const res = await worker.fetch(path, {
-      method: init.method ?? 'GET',
+      method,
       headers: {
         Authorization: `Bearer ${TENANT_KEY}`,
         ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
@@ -64,7 +75,30 @@ export async function startSystem(
       },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
-    return { status: res.status, body: (await res.json()) as ApiBody };
+    const text = await res.text();
+    let body: ApiBody;
+    try {
+      body = JSON.parse(text) as ApiBody;
+    } catch {
+      throw new HttpAnswerError(`${method} ${path} (not JSON)`, res.status, text);
+    }
+    return { status: res.status, body };
+  };
+  const until: System['until'] = (what, path, accept, opts) =>
+    waitFor(what, async (poll) => {
+      const r = poll.answer(await api(path), `GET ${path}`);
+      return accept(r.body, r.status);
+    }, opts);
+  const untilAll: System['untilAll'] = (what, ids, holds, opts) => {
+    if (ids.length === 0) throw new Error(`${what}: no admissions to wait for (it would hold at once)`);
+    return waitFor(what, async (poll) => {
+      const answers = await Promise.all(ids.map(async (id) => ({ id, ...poll.answer(await api(`/requests/${id}`), `GET /requests/${id}`) })));
+      const behind = answers.filter((a) => !holds(a.body));
+      const first = behind[0];
+      if (!first) return answers.map((a) => a.body);
+      poll.answer(first, `${behind.length} of ${ids.length} not there yet, e.g. GET /requests/${first.id}`);
+      return undefined;
+    }, opts);
   };
 
   return {
@@ -78,6 +112,7 @@ export async function startSystem(
       return c;
     },
     api,
+    until,
     async admit(count, over = {}) {
       return Promise.all(
         Array.from({ length: count }, async () => {
@@ -89,18 +124,29 @@ export async function startSystem(
         }),
       );
     },
-    async untilState(ids, state, timeoutMs = 90_000) {
-      await waitFor(`${ids.length} admission(s) → ${state}`, async () => {
-        const states = await Promise.all(ids.map(async (id) => (await api(`/requests/${id}`)).body.state));
-        return states.every((s) => s === state);
-      }, { timeoutMs });
+    untilAll,
+    untilState(ids, state, opts = {}) {
+      const options = typeof opts === 'number' ? { timeoutMs: opts } : { timeoutMs: 90_000, ...opts };
+      return untilAll(`${ids.length} admission(s) → ${state}`, ids, (b) => b.state === state, options);
     },
     check: (settled = true) => checkLedger(ledger.db, kube, ns.name, { settled }),
+    async untilSettled(timeoutMs = 30_000) {
+      await waitFor('the ledger and the cluster to agree', async () => {
+        const drift = await checkLedger(ledger.db, kube, ns.name, { settled: true });
+        if (drift.length > 0) throw new Error(`${drift.length} drift(s): ${JSON.stringify(drift).slice(0, 1500)}`); // not yet
+        return true;
+      }, { timeoutMs });
+    },
     async stop() {
       await Promise.all(controllers.map((c) => c.proc.stop()));
-      await worker.stop();
+      // A transport retry reported at the Worker's stop fails the suite, after the cleanup.
+      const retried = await worker.stop().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       await ns.remove();
       await ledger.drop();
+      if (retried) throw retried;
     },
   };
 }
