@@ -35,9 +35,15 @@ afterAll(async () => {
 });
 
 const probe = async (c: ControllerProcess, path: string) => {
-  const res = await fetch(`http://127.0.0.1:${c.port}${path}`);
+  const res = await fetch(`http://127.0.0.1:${c.port}${path}`, { signal: AbortSignal.timeout(10_000) });
   return { status: res.status, body: (await res.text()).trim() };
 };
+/** Polls /readyz until it answers `want`; 503 (not ready) is expected on the way, any other 5xx is not. */
+const untilReadyz = (c: ControllerProcess, want: number, what: string) =>
+  waitFor(what, async (poll) => {
+    const r = poll.answer(await probe(c, '/readyz'), 'GET /readyz');
+    return r.status === want ? r : undefined;
+  }, { allow5xx: [503] });
 
 describe('the ledger database', () => {
   it('without DATABASE_URL (and without LEDGER=off) the controller exits non-zero with a one-line reason', async () => {
@@ -60,19 +66,16 @@ describe('the ledger database', () => {
     url.host = `127.0.0.1:${db.port}`;
     const ctl = await startController('ctl-ready', ns.name, { DATABASE_URL: url.toString(), READY_DB_TTL_MS: '200', LEADER_ELECT: 'false' }, false);
     started.push(ctl);
-    await waitFor('/readyz 200 (informers synced, database answering)', async () => (await probe(ctl, '/readyz')).status === 200);
+    await untilReadyz(ctl, 200, '/readyz 200 (informers synced, database answering)');
 
     db.down();
-    const down = await waitFor('/readyz 503 with the database gone', async () => {
-      const r = await probe(ctl, '/readyz');
-      return r.status === 503 ? r : undefined;
-    });
+    const down = await untilReadyz(ctl, 503, '/readyz 503 with the database gone');
     expect(down.body).toBe('database did not answer'); // short, no URL or credentials
     expect((await probe(ctl, '/healthz')).status).toBe(200);
     expect(ctl.alive()).toBe(true);
 
     db.up();
-    await waitFor('/readyz 200 again', async () => (await probe(ctl, '/readyz')).status === 200);
+    await untilReadyz(ctl, 200, '/readyz 200 again');
   });
 
   it('/readyz is 503 while the informers cannot sync, even with the database answering', async () => {
@@ -94,7 +97,7 @@ describe('the ledger database', () => {
   it('LEDGER=off: starts without a database and is ready once the informers synced', async () => {
     const ctl = await startController('ctl-ledger-off', ns.name, { LEADER_ELECT: 'false' }, false);
     started.push(ctl);
-    await waitFor('/readyz 200', async () => (await probe(ctl, '/readyz')).status === 200);
+    await untilReadyz(ctl, 200, '/readyz 200');
     expect(ctl.alive()).toBe(true);
   });
 });

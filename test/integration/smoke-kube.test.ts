@@ -7,7 +7,9 @@ import { promisify } from 'node:util';
 import { PatchStrategy, setHeaderOptions, Watch, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, kubeClients } from '../support/kube.ts';
-import { waitFor } from '../support/wait.ts';
+import { isNotFoundError, waitFor } from '../support/wait.ts';
+
+const HOLD = 'modeldock.test/hold';
 
 const { kc, core, apps, custom, apiext } = kubeClients();
 let ns: { name: string; remove(): Promise<void> };
@@ -70,15 +72,26 @@ describe('control plane with KWOK', () => {
       () => undefined,
     );
     try {
+      // The pod is held by a finalizer of ours, so the foreground deletion cannot finish before
+      // the owner has been seen waiting for it (never a check that passes only if we were fast).
+      const podName = pod.metadata?.name ?? '';
+      const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      await core.patchNamespacedPod({ name: podName, namespace, body: { metadata: { finalizers: [HOLD] } } }, mergePatch);
       await apps.deleteNamespacedDeployment({ name: 'web', namespace, propagationPolicy: 'Foreground' });
       // Foreground: the owner stays, with the foregroundDeletion finalizer, until dependents are gone.
-      const owner = await apps.readNamespacedDeployment({ name: 'web', namespace }).catch(() => undefined);
-      if (owner) expect(owner.metadata?.finalizers).toContain('foregroundDeletion');
+      await waitFor('the held pod to be Terminating', async () => terminating.has(podName));
+      const owner = await apps.readNamespacedDeployment({ name: 'web', namespace });
+      expect(owner.metadata?.finalizers).toContain('foregroundDeletion');
+      expect(owner.metadata?.deletionTimestamp).toBeDefined();
+      await core.patchNamespacedPod({ name: podName, namespace, body: { metadata: { finalizers: null } } }, mergePatch);
 
       await waitFor('the Deployment to be gone', async () =>
         apps.readNamespacedDeployment({ name: 'web', namespace }).then(
           () => false,
-          (e: { code?: number }) => e.code === 404,
+          (e: unknown) => {
+            if (isNotFoundError(e)) return true;
+            throw e;
+          },
         ),
       );
       expect((await apps.listNamespacedReplicaSet({ namespace })).items).toHaveLength(0);
@@ -126,11 +139,13 @@ describe('control plane with KWOK', () => {
         return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
       });
       const ref = { group, version: 'v1', namespace: ns.name, plural: 'widgets' };
-      await waitFor('the new resource to be served', () =>
-        custom.createNamespacedCustomObject({
-          ...ref,
-          body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 2 } },
-        }),
+      await waitFor(
+        'the new resource to be served',
+        () =>
+          custom.createNamespacedCustomObject({
+            ...ref,
+            body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 2 } },
+          }),
       );
       // The schema is enforced by the real apiserver.
       const invalid = await custom
