@@ -8,20 +8,24 @@ import { waitFor } from '../support/wait.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 import { startWorker, type WorkerInstance } from '../support/worker.ts';
 
-const KEY_ACME = 'acme-key-0123456789abcdef';
-const KEY_GLOBEX = 'globex-key-0123456789abcdef';
+// A test that admits does so in a tenant of its own (the Worker's keys are fixed when it starts,
+// so every tenant is listed here), and sets that tenant's quota itself: no test sees another's
+// admissions or amounts. `globex` never admits anything: it is the "other tenant" of every test.
+const TENANTS = ['acme', 'globex', 'short', 'reader', 'pager', 'gone', 'resize', 'clash', 'refused', 'quiet', 'busy'] as const;
+type Tenant = (typeof TENANTS)[number];
+const keyOf = (tenant: Tenant) => `${tenant}-key-0123456789abcdef`;
+const KEY_ACME = keyOf('acme');
+const KEY_GLOBEX = keyOf('globex');
 const KEY_INITECH = 'initech-key-0123456789abcdef';
 
 let L: LedgerDatabase;
 let W: WorkerInstance;
 beforeAll(async () => {
   L = await createLedgerDatabase();
-  await L.setQuota('acme', 'cpu=4', 'memory=8Gi', 'nvidia.com/gpu=1');
-  await L.setQuota('globex', 'cpu=4', 'memory=8Gi');
   W = await startWorker({
     databaseUrl: L.url,
-    // One plain key and one stored as a digest only.
-    keys: { acme: KEY_ACME, globex: KEY_GLOBEX, initech: `sha256:${createHash('sha256').update(KEY_INITECH).digest('hex')}` },
+    // Plain keys and one stored as a digest only.
+    keys: { ...Object.fromEntries(TENANTS.map((t) => [t, keyOf(t)])), initech: `sha256:${createHash('sha256').update(KEY_INITECH).digest('hex')}` },
     vars: { MAX_REPLICAS: '8', MAX_BODY_BYTES: '8192' },
   });
 });
@@ -56,8 +60,13 @@ const spec = (over: Record<string, unknown> = {}) => ({
   resources: { cpu: '500m', memory: '1Gi' },
   ...over,
 });
-let n = 0;
-const submit = (over: Record<string, unknown> = {}, key = `idem-${++n}`, tenantKey = KEY_ACME) =>
+/** A tenant of the test's own, with the quota it asks for; resolves to the tenant's key. */
+async function tenant(name: Tenant, ...limits: string[]): Promise<string> {
+  await L.setQuota(name, ...(limits.length ? limits : ['cpu=4', 'memory=8Gi']));
+  return keyOf(name);
+}
+let n = 0; // unique Idempotency-Keys, nothing more
+const submit = (tenantKey: string, over: Record<string, unknown> = {}, key = `idem-${++n}`) =>
   call('POST', '/requests', { key: tenantKey, body: spec(over), headers: { 'Idempotency-Key': key } });
 
 describe('auth', () => {
@@ -91,6 +100,7 @@ describe('auth', () => {
 
 describe('POST /requests', () => {
   it('201 with the admission, the request id echoed and stored', async () => {
+    await tenant('acme', 'cpu=4', 'memory=8Gi', 'nvidia.com/gpu=1');
     const r = await call('POST', '/requests', { body: spec({ replicas: 2 }), headers: { 'Idempotency-Key': 'first', 'X-Request-Id': 'client-req-1' } });
     expect(r.status).toBe(201);
     expect(r.headers.get('X-Request-Id')).toBe('client-req-1');
@@ -120,7 +130,8 @@ describe('POST /requests', () => {
   });
 
   it('409 naming each short resource and by how much', async () => {
-    const r = await submit({ replicas: 3, resources: { cpu: '2', memory: '1Gi', 'nvidia.com/gpu': '1' } });
+    const key = await tenant('short', 'cpu=3', 'memory=8Gi', 'nvidia.com/gpu=1');
+    const r = await submit(key, { replicas: 3, resources: { cpu: '2', memory: '1Gi', 'nvidia.com/gpu': '1' } });
     expect(r.status).toBe(409);
     expect(r.body.error?.code).toBe('quota_exceeded');
     const shortfalls = (r.body.error?.details as { shortfalls: { resource: string; short: number }[] }).shortfalls;
@@ -161,52 +172,56 @@ describe('POST /requests', () => {
 
 describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
   it('reads own admissions; another tenant gets exactly the 404 of a missing id', async () => {
-    const created = await submit({ name: 'readme' });
+    const key = await tenant('reader');
+    const created = await submit(key, { name: 'readme' });
     const id = String(created.body.id);
-    const own = await call('GET', `/requests/${id}`);
+    const own = await call('GET', `/requests/${id}`, { key });
     expect(own.status).toBe(200);
     expect(own.body).toMatchObject({ id, name: 'readme', binding: null, deadOutboxRows: 0 });
     // lower-case ids are the same id (the CR name uses them)
-    expect((await call('GET', `/requests/${id.toLowerCase()}`)).body.id).toBe(id);
+    expect((await call('GET', `/requests/${id.toLowerCase()}`, { key })).body.id).toBe(id);
 
     const foreign = await call('GET', `/requests/${id}`, { key: KEY_GLOBEX });
     const missing = await call('GET', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV', { key: KEY_GLOBEX });
     expect(foreign.status).toBe(404);
     expect({ ...foreign.body }).toEqual({ ...missing.body });
     expect((await call('DELETE', `/requests/${id}`, { key: KEY_GLOBEX })).status).toBe(404);
-    expect((await call('GET', '/requests/not-an-id')).status).toBe(400);
+    expect((await call('GET', '/requests/not-an-id', { key })).status).toBe(400);
     const list = await call('GET', '/requests', { key: KEY_GLOBEX });
     expect(list.body.items).toEqual([]);
   });
 
   it('lists newest first with cursor pagination', async () => {
+    const key = await tenant('pager');
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push(String((await submit({ name: `p${i}`, resources: {} }, `page-${i}`, KEY_GLOBEX)).body.id));
-    const p1 = await call('GET', '/requests?limit=2', { key: KEY_GLOBEX });
+    for (let i = 0; i < 3; i++) ids.push(String((await submit(key, { name: `p${i}`, resources: {} }, `page-${i}`)).body.id));
+    const p1 = await call('GET', '/requests?limit=2', { key });
     expect((p1.body.items as { id: string }[]).map((a) => a.id)).toEqual([ids[2], ids[1]]);
-    const p2 = await call('GET', `/requests?limit=2&cursor=${String(p1.body.nextCursor)}`, { key: KEY_GLOBEX });
+    const p2 = await call('GET', `/requests?limit=2&cursor=${String(p1.body.nextCursor)}`, { key });
     expect((p2.body.items as { id: string }[]).map((a) => a.id)).toEqual([ids[0]]);
     expect(p2.body.nextCursor).toBeNull();
-    expect((await call('GET', '/requests?limit=0')).status).toBe(400);
-    expect((await call('GET', '/requests?cursor=zzz')).status).toBe(400);
+    expect((await call('GET', '/requests?limit=0', { key })).status).toBe(400);
+    expect((await call('GET', '/requests?cursor=zzz', { key })).status).toBe(400);
   });
 
   it('DELETE → 202 deleting + one outbox delete row; repeating it is idempotent', async () => {
-    const id = String((await submit({ name: 'gone' })).body.id);
-    const d1 = await call('DELETE', `/requests/${id}`);
+    const key = await tenant('gone');
+    const id = String((await submit(key, { name: 'gone' })).body.id);
+    const d1 = await call('DELETE', `/requests/${id}`, { key });
     expect(d1.status).toBe(202);
     expect(d1.body.state).toBe('deleting');
-    const d2 = await call('DELETE', `/requests/${id}`);
+    const d2 = await call('DELETE', `/requests/${id}`, { key });
     expect(d2.status).toBe(202);
     expect(d2.body.state).toBe('deleting');
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(1);
-    expect((await call('DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe(404);
+    expect((await call('DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV', { key })).status).toBe(404);
   });
 
   it('PATCH replicas: 202 with the pending change, 200 on a retry, 400/415/422 for bad requests that change nothing, 404 for another tenant', async () => {
-    const id = String((await submit({ name: 'resize', replicas: 1, resources: { cpu: '250m', memory: '256Mi' } })).body.id);
+    const own = await tenant('resize');
+    const id = String((await submit(own, { name: 'resize', replicas: 1, resources: { cpu: '250m', memory: '256Mi' } })).body.id);
     const patch = (body: unknown, key = 'resize-1', opts: { tenantKey?: string; raw?: string; headers?: Record<string, string> } = {}) =>
-      call('PATCH', `/requests/${id}`, { key: opts.tenantKey, ...(opts.raw === undefined ? { body } : { raw: opts.raw }), headers: { 'Idempotency-Key': key, ...opts.headers } });
+      call('PATCH', `/requests/${id}`, { key: opts.tenantKey ?? own, ...(opts.raw === undefined ? { body } : { raw: opts.raw }), headers: { 'Idempotency-Key': key, ...opts.headers } });
     const before = await L.fingerprint();
     for (const [res, status, code] of [
       [await patch({ replicas: 2, image: 'evil:1' }), 400, 'validation_failed'],
@@ -215,7 +230,7 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
       [await patch({}), 400, 'validation_failed'],
       [await patch(undefined, 'resize-1', { raw: '{"replicas": 2', headers: { 'Content-Type': 'application/json' } }), 400, 'malformed_json'],
       [await patch(undefined, 'resize-1', { raw: 'replicas=2', headers: { 'Content-Type': 'text/plain' } }), 415, 'unsupported_media_type'],
-      [await call('PATCH', `/requests/${id}`, { body: { replicas: 2 } }), 400, 'validation_failed'], // no Idempotency-Key
+      [await call('PATCH', `/requests/${id}`, { key: own, body: { replicas: 2 } }), 400, 'validation_failed'], // no Idempotency-Key
       [await patch({ replicas: 2 }, 'resize-1', { tenantKey: KEY_GLOBEX }), 404, 'not_found'],
     ] as const) {
       expect([res.status, res.body.error?.code], JSON.stringify(res.body)).toEqual([status, code]);
@@ -231,17 +246,18 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
     expect([reused.status, reused.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
     const busy = await patch({ replicas: 3 }, 'resize-2');
     expect([busy.status, busy.body.error?.code]).toEqual([409, 'change_pending']);
-    expect((await call('GET', `/requests/${id}`)).body).toMatchObject({ replicas: 2, chargedReplicas: 2, spec: { replicas: 2 }, pendingChange: { generation: 2 } });
+    expect((await call('GET', `/requests/${id}`, { key: own })).body).toMatchObject({ replicas: 2, chargedReplicas: 2, spec: { replicas: 2 }, pendingChange: { generation: 2 } });
   });
 
   it('DELETE of an admission in conflict with a bound CR → 409 (an operator must resolve it); every route needs a key', async () => {
-    const id = String((await submit({ name: 'clash', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
+    const key = await tenant('clash');
+    const id = String((await submit(key, { name: 'clash', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
     await L.db.execute("UPDATE reservation SET state = 'conflict' WHERE id = ?", [id]);
     await L.db.execute(
       "INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, ever_ready, created_at, updated_at) SELECT tenant, id, 'ns', ?, 'uid-1', 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) FROM reservation WHERE id = ?",
       [`md-${id.toLowerCase()}`, id],
     );
-    const r = await call('DELETE', `/requests/${id}`);
+    const r = await call('DELETE', `/requests/${id}`, { key });
     expect(r.status).toBe(409);
     expect(r.body.error?.code).toBe('conflict');
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(0);
@@ -252,9 +268,10 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
   });
 
   it('DELETE of a conflict that never had a CR (refused at delivery) → 202 deleting + one outbox delete row', async () => {
-    const id = String((await submit({ name: 'refused', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
+    const key = await tenant('refused');
+    const id = String((await submit(key, { name: 'refused', resources: { cpu: '250m', memory: '256Mi' } })).body.id);
     await L.db.execute("UPDATE reservation SET state = 'conflict', last_error = 'refused by the image policy at delivery' WHERE id = ?", [id]);
-    const r = await call('DELETE', `/requests/${id}`);
+    const r = await call('DELETE', `/requests/${id}`, { key });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     expect(r.body.state).toBe('deleting');
     expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'delete'", [id])).toBe(1);
@@ -263,23 +280,34 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
 
 describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
   it('reports hard, reserved, active, releasing, blocked per resource', async () => {
-    const r = await call('GET', '/quota', { key: KEY_GLOBEX });
+    const quiet = await tenant('quiet');
+    // Three admissions sent without resources: charged the Worker's defaults (250m, 256Mi).
+    for (let i = 0; i < 3; i++) expect((await submit(quiet, { name: `q${i}`, resources: {} })).status).toBe(201);
+    const r = await call('GET', '/quota', { key: quiet });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
-      tenant: 'globex',
+      tenant: 'quiet',
       resources: {
-        // Three pages' admissions sent without resources: charged the Worker's defaults (250m, 256Mi).
         cpu: { unit: 'millicores', hard: 4000, reserved: 750, active: 750, releasing: 0, blocked: 0 },
         memory: { unit: 'MiB', hard: 8192, reserved: 768 },
         'nvidia.com/gpu': { unit: 'count', hard: 0 },
         modelservices: { unit: 'count', hard: 20, reserved: 3 },
       },
     });
-    const acme = await call('GET', '/quota');
-    const cpu = (acme.body.resources as Record<string, Record<string, number>>).cpu ?? {};
+
+    // One admission deleted (500m releasing), one in conflict (250m), one refused at delivery and deleted (250m releasing).
+    const busy = await tenant('busy');
+    const admit = async (name: string, cpu: string) => String((await submit(busy, { name, resources: { cpu, memory: '256Mi' } })).body.id);
+    const gone = await admit('gone', '500m');
+    expect((await call('DELETE', `/requests/${gone}`, { key: busy })).status).toBe(202);
+    const clash = await admit('clash', '250m');
+    await L.db.execute("UPDATE reservation SET state = 'conflict' WHERE id = ?", [clash]);
+    const refused = await admit('refused', '250m');
+    await L.db.execute("UPDATE reservation SET state = 'conflict', last_error = 'refused by the image policy at delivery' WHERE id = ?", [refused]);
+    expect((await call('DELETE', `/requests/${refused}`, { key: busy })).status).toBe(202);
+    const cpu = ((await call('GET', '/quota', { key: busy })).body.resources as Record<string, Record<string, number>>).cpu ?? {};
+    expect(cpu).toMatchObject({ reserved: 1000, active: 0, conflict: 250, releasing: 750 });
     expect(cpu.reserved).toBe((cpu.active ?? 0) + (cpu.releasing ?? 0) + (cpu.conflict ?? 0));
-    expect(cpu.conflict).toBe(250);
-    expect(cpu.releasing).toBe(750); // the deleted admission (500) and the refused one deleted above (250)
   });
 
   it('healthz, the OpenAPI document, 404 envelope', async () => {
