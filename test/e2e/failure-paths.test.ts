@@ -6,6 +6,8 @@
 //  - with the informer fast paths off and events missed, the Worker's scheduled() run enqueues
 //    reconcile rows and the controller repairs the ledger from them.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
+import { CONTROLLER_NAME } from '../../controller/modelservice/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { metricSum } from '../support/controller.ts';
@@ -25,9 +27,12 @@ async function admit(image = 'ghcr.io/acme/model:1'): Promise<{ id: string; name
   const [id] = await sys.admit(1, { image, resources: { cpu: '250m', memory: '256Mi' } });
   return { id: id!, name: `md-${id!.toLowerCase()}` };
 }
-const state = async (id: string) => (await sys.api(`/requests/${id}`)).body;
-const untilState = (id: string, want: string, timeoutMs = 60_000) =>
-  waitFor(`admission ${id} → ${want}`, async () => ((await state(id)).state === want ? state(id) : undefined), { timeoutMs });
+const state = async (id: string) => {
+  const r = await sys.api(`/requests/${id}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+};
+const untilState = async (id: string, want: string, timeoutMs = 60_000) => (await sys.untilState([id], want, timeoutMs))[0]!;
 const msPath = (name: string) => `/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices/${name}`;
 const podsOf = async (id: string) =>
   (await sys.kube.list<{ metadata: { name: string; finalizers?: string[] } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
@@ -41,18 +46,17 @@ describe('release rules', () => {
     await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${pod!.metadata.name}`, { metadata: { finalizers: ['modeldock.test/hold'] } });
 
     expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
-    const blocked = await waitFor('ReleaseBlocked in the tenant API', async () => {
-      const s = await state(id);
-      return s.releaseBlockedSince ? s : undefined;
-    });
+    const blocked = await sys.until('ReleaseBlocked in the tenant API', `/requests/${id}`, (s) => (s.releaseBlockedSince ? s : undefined));
     expect(blocked.state).toBe('releasing');
     expect(blocked.releaseBlockedPods).toEqual([pod!.metadata.name]);
     const q = (await sys.api('/quota')).body.resources as Record<string, { reserved: number; blocked: number }>;
     expect(q.cpu!.blocked).toBe(250);
     expect(await movements(id)).toBe(0);
-    // While the CR still exists (foreground deletion waits for the pod), it carries the condition.
-    const cr = await sys.kube.getOrUndefined<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(msPath(name));
-    if (cr) expect(cr.status?.conditions?.find((c) => c.type === 'ReleaseBlocked')?.status).toBe('True');
+    // The CR still exists (foreground deletion waits for the held pod), and carries the condition.
+    await waitFor('the ReleaseBlocked condition on the ModelService', async () => {
+      const cr = await sys.kube.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(msPath(name));
+      return cr.status?.conditions?.find((c) => c.type === 'ReleaseBlocked')?.status === 'True';
+    }, { timeoutMs: 10_000 });
     expect(metricSum(await ctl.metrics(), 'modeldock_release_blocked_total')).toBeGreaterThan(0);
 
     await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${pod!.metadata.name}`, { metadata: { finalizers: null } });
@@ -131,10 +135,17 @@ describe('scheduled safety net', () => {
       await ctl.proc.stop();
       ctl = await sys.startController('ctl-failures-restored', CTL_ENV);
     });
+    const ledgerAdds = async () => metricSum(await ctl.metrics(), 'workqueue_adds_total', (l) => l.name === LEDGER_CONTROLLER);
+    const modelServiceReconciles = async () => metricSum(await ctl.metrics(), 'controller_runtime_reconcile_total', (l) => l.controller === CONTROLLER_NAME);
+    const [adds0, reconciles0] = [await ledgerAdds(), await modelServiceReconciles()];
     await sys.kube.delete(msPath(name), { propagationPolicy: 'Foreground' });
     await waitFor('the CR to be gone', async () => (await sys.kube.getOrUndefined(msPath(name))) === undefined);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect((await state(id)).state).toBe('ready'); // nothing noticed: no informer path, no resync
+    // Nothing noticed — proven by an event, not by waiting a while: the ModelService controller
+    // reconciled the deletion, so the shared informer has dispatched its events (a fast path's
+    // handler runs in that same dispatch), and the ledger's queue got no key from them.
+    await waitFor('the ModelService controller to reconcile the deletion', async () => (await modelServiceReconciles()) > reconciles0);
+    expect(await ledgerAdds()).toBe(adds0);
+    expect((await state(id)).state).toBe('ready');
 
     expect(await sys.worker.scheduled('*/5 * * * *', Date.now())).toBe(200);
     expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND kind = 'reconcile'`, [id])).toBe(1);

@@ -20,9 +20,12 @@ beforeAll(async () => {
 });
 afterAll(async () => sys?.stop());
 
-const state = async (id: string) => (await sys.api(`/requests/${id}`)).body;
-const untilState = (id: string, want: string, timeoutMs = 60_000) =>
-  waitFor(`admission ${id} → ${want}`, async () => ((await state(id)).state === want ? state(id) : undefined), { timeoutMs });
+const state = async (id: string) => {
+  const r = await sys.api(`/requests/${id}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+};
+const untilState = (id: string, want: string) => sys.untilState([id], want, 60_000);
 const msPath = (name: string) => paths.modelService(sys.namespace, name);
 const podsOf = async (id: string) =>
   (await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
@@ -43,10 +46,9 @@ async function hold(name: string): Promise<void> {
 async function expectBlockedByFinalizers(id: string, name: string): Promise<void> {
   // While the children go, the CR also carries foregroundDeletion and our own finalizer: the
   // recorded blocker follows what is left until only the foreign finalizer remains.
-  const blocked = await waitFor('ReleaseBlocked (Finalizers: only the foreign one) in the tenant API', async () => {
-    const s = await state(id);
-    return s.releaseBlockedReason === 'Finalizers' && JSON.stringify(s.releaseBlockedFinalizers) === JSON.stringify([HOLD]) ? s : undefined;
-  });
+  const blocked = await sys.until('ReleaseBlocked (Finalizers: only the foreign one) in the tenant API', `/requests/${id}`, (s) =>
+    s.releaseBlockedReason === 'Finalizers' && JSON.stringify(s.releaseBlockedFinalizers) === JSON.stringify([HOLD]) ? s : undefined,
+  );
   expect(blocked).toMatchObject({ state: 'releasing', releaseBlockedPods: [], releaseBlockedFinalizers: [HOLD] });
   expect(blocked.releaseBlockedSince).toEqual(expect.any(String));
   expect(await podsOf(id)).toEqual([]);

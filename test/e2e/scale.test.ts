@@ -4,16 +4,19 @@
 // changes; scale down → the delta returned only after the surplus pods are gone (held Terminating
 // by a finalizer until the test lets them go). Every step is checked with GET /quota and checkLedger.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
-import { startSystem, type ApiBody, type System } from '../support/system.ts';
+import { metricSum } from '../support/controller.ts';
+import { startSystem, type ApiBody, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 
 const HOLD = 'modeldock.test/hold';
 let sys: System;
+let ctl: ControllerProcess;
 beforeAll(async () => {
   sys = await startSystem({ quota: ['cpu=2', 'memory=2Gi', 'modelservices=5'] });
-  await sys.startController('ctl-scale');
+  ctl = await sys.startController('ctl-scale');
 });
 afterAll(async () => sys?.stop());
 
@@ -25,13 +28,15 @@ interface Pod {
 }
 const podsOf = async (id: string) => (await sys.kube.list<Pod>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
 const readyPods = (pods: Pod[]) => pods.filter((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-const get = async (id: string) => (await sys.api(`/requests/${id}`)).body;
+const get = async (id: string) => {
+  const r = await sys.api(`/requests/${id}`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+};
+const ledgerReconciles = async () => metricSum(await ctl.metrics(), 'controller_runtime_reconcile_total', (l) => l.controller === LEDGER_CONTROLLER);
 const patch = (id: string, replicas: number, key: string) => sys.api(`/requests/${id}`, { method: 'PATCH', body: { replicas }, idempotencyKey: key });
 const settled = (id: string) =>
-  waitFor(`admission ${id}: no pending change`, async () => {
-    const a = await get(id);
-    return a.pendingChange === null ? a : undefined;
-  }, { timeoutMs: 60_000 });
+  sys.until(`admission ${id}: no pending change`, `/requests/${id}`, (a) => (a.pendingChange === null ? a : undefined), { timeoutMs: 60_000 });
 const movements = (id: string) =>
   sys.ledger.db
     .execute('SELECT generation, direction, cpu_millis FROM quota_movement WHERE reservation_id = ? ORDER BY generation, direction', [id])
@@ -77,7 +82,9 @@ describe('scaling through the ledger', () => {
     expect(await podsOf(id)).toHaveLength(3);
 
     // Down 3 → 1 with every pod held by a finalizer: the surplus pods stay Terminating, the quota stays charged.
-    for (const p of await podsOf(id)) await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${p.metadata.name}`, { metadata: { finalizers: [HOLD] } });
+    const held = await podsOf(id);
+    expect(held).toHaveLength(3);
+    for (const p of held) await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${p.metadata.name}`, { metadata: { finalizers: [HOLD] } });
     const down = await patch(id, 1, 'down-1');
     expect(down.status, JSON.stringify(down.body)).toBe(202);
     expect(down.body).toMatchObject({ replicas: 1, chargedReplicas: 3, pendingChange: { fromReplicas: 3, toReplicas: 1 } });
@@ -85,16 +92,19 @@ describe('scaling through the ledger', () => {
       const t = (await podsOf(id)).filter((p) => p.metadata.deletionTimestamp);
       return t.length === 2 ? t : undefined;
     }, { timeoutMs: 60_000 });
-    await waitFor('the decrease to await its scale-down', async () => ((await get(id)).pendingChange as { phase?: string } | null)?.phase === 'awaitingScaleDown', { timeoutMs: 30_000 });
-    // Several of the controller's 2 s polls later, still charged for 3.
-    await new Promise((r) => setTimeout(r, 6_000));
+    expect(terminating.length).toBeGreaterThan(0);
+    await sys.until('the decrease to await its scale-down', `/requests/${id}`, (a) => (a.pendingChange as { phase?: string } | null)?.phase === 'awaitingScaleDown', { timeoutMs: 30_000 });
+    // Several of the ledger's re-checks later (counted, not waited for: an awaited scale-down is
+    // reconciled again every few seconds, and this is the only live admission), still charged for 3.
+    const rechecks0 = await ledgerReconciles();
+    await waitFor('3 more ledger reconciles while the surplus pods are held', async () => (await ledgerReconciles()) >= rechecks0 + 3, { timeoutMs: 30_000 });
     expect(await get(id)).toMatchObject({ chargedReplicas: 3, pendingChange: { phase: 'awaitingScaleDown' } });
     expect(await cpu()).toMatchObject({ reserved: 1500 });
     expect(await movements(id)).toEqual(['1:charge:500', '2:charge:1000']);
     expect(await sys.check(false)).toEqual([]);
 
     // Let the surplus pods go (and the kept one run on): the delta is refunded, once.
-    for (const p of await podsOf(id)) await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${p.metadata.name}`, { metadata: { finalizers: null } });
+    for (const p of held) await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${p.metadata.name}`, { metadata: { finalizers: null } });
     const done = await settled(id);
     expect(done).toMatchObject({ state: 'ready', replicas: 1, chargedReplicas: 1, amounts: { cpu: 500, memory: 512 } });
     for (const p of terminating) expect((await podsOf(id)).map((q) => q.metadata.name)).not.toContain(p.metadata.name);
@@ -108,6 +118,6 @@ describe('scaling through the ledger', () => {
     await sys.untilState([id], 'released');
     expect(await cpu()).toMatchObject({ reserved: 0 });
     expect(await movements(id)).toEqual(['1:charge:500', '2:charge:1000', '3:refund:1000', '3:release:500']);
-    await waitFor('the cluster to settle', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 });
+    await sys.untilSettled();
   });
 });
