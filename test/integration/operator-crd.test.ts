@@ -32,7 +32,10 @@ describe('ModelService CRD', () => {
   });
 
   it('kubectl explain msvc.spec shows the field descriptions', async () => {
-    const out = await waitFor('explain', () => kubectl('explain', 'msvc.spec'));
+    // kubectl's discovery cache may not list the new resource yet: that one error means "not yet".
+    const out = await waitFor('explain', () => kubectl('explain', 'msvc.spec'), {
+      tolerate: (e) => e instanceof Error && /doesn't have a resource type|couldn't find resource/.test(e.message),
+    });
     expect(out).toContain('Desired state of a ModelService.');
     expect(out).toMatch(/image\s+<string> -required-\s+Container image of the model server\./);
     expect(out).toMatch(/readinessPath\s+<string>\s+HTTP path of the readiness probe\./);

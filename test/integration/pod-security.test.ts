@@ -60,6 +60,7 @@ describe('Pod Security restricted', () => {
     }
     // No ReplicaSet of ours was refused a pod (FailedCreate is how a PodSecurity refusal shows).
     const rss = await admin.list<ReplicaSet>(`/apis/apps/v1/namespaces/${ns.name}/replicasets`);
+    expect(rss.items.length).toBeGreaterThanOrEqual(variants.length);
     for (const rs of rss.items) expect(rs.status?.conditions?.find((c) => c.type === 'ReplicaFailure')).toBeUndefined();
     // The installed controller Deployment (k8s/base/controller.yaml) got its pod admitted too.
     const ctlPods = await waitFor('the controller Deployment pod', async () => {
@@ -70,6 +71,7 @@ describe('Pod Security restricted', () => {
     // Every pod asks for exactly what its ModelService is charged: Σ requests = the charged amounts, limits = requests.
     for (const v of variants) {
       const pods = await k.pods(v.metadata.name);
+      expect(pods).toHaveLength(v.spec.replicas); // else every sum below is a vacuous 0
       const charged = totalAmounts(modelServiceSpecSchema.parse(v.spec));
       for (const r of REPLICA_RESOURCES) {
         let sum = 0;
