@@ -4,6 +4,7 @@
 // admission, every reservation charged once and released at most once, tenant usage equal to the
 // sum over non-released reservations, no CR without a live reservation, no released reservation
 // with pods left. The money invariants are also checked right after the crash, before recovery.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../controller/runtime/crash.ts';
 import { startSystem, type System } from '../support/system.ts';
@@ -42,6 +43,7 @@ describe('crash matrix', () => {
       const fresh = await sys.admit(BATCH);
       for (const id of early) expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
       await waitFor(`the controller to crash at ${point}`, async () => !crashy.alive(), { timeoutMs: 60_000 });
+      expect(readFileSync(crashy.proc.logFile, 'utf8')).toContain(`"msg":"crash point reached: SIGKILL","point":"${point}"`); // died there, not of something else
       expect(await sys.check(false)).toEqual([]); // money invariants hold at the instant of the crash
 
       const t0 = Date.now();
@@ -49,9 +51,7 @@ describe('crash matrix', () => {
       await sys.untilState(fresh, 'ready');
       await sys.untilState(early, 'released');
       convergence[point] = Date.now() - t0;
-      await waitFor('the cluster to settle', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
-        expect(await sys.check()).toEqual([]);
-      });
+      await sys.untilSettled();
       for (const id of early) {
         expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ?`, [id])).toBe(2);
       }
@@ -83,18 +83,14 @@ describe('crash matrix: changes of replicas', () => {
         expect(r.status, JSON.stringify(r.body)).toBe(202);
       }
       await waitFor(`the controller to crash at ${point}`, async () => !crashy.alive(), { timeoutMs: 60_000 });
+      expect(readFileSync(crashy.proc.logFile, 'utf8')).toContain(`"msg":"crash point reached: SIGKILL","point":"${point}"`); // died there, not of something else
       expect(await sys.check(false)).toEqual([]); // money invariants hold at the instant of the crash
 
       const t0 = Date.now();
       const healer = await sys.startController(`ctl-${point}-heal`);
-      await waitFor('every change settled', async () => {
-        const all = await Promise.all(ids.map(async (id) => (await sys.api(`/requests/${id}`)).body));
-        return all.every((a) => a.pendingChange === null && a.chargedReplicas === to);
-      }, { timeoutMs: 90_000 });
+      await sys.untilAll('every change settled', ids, (a) => a.pendingChange === null && a.chargedReplicas === to, { timeoutMs: 90_000 });
       convergence[point] = Date.now() - t0;
-      await waitFor('the cluster to settle', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
-        expect(await sys.check()).toEqual([]);
-      });
+      await sys.untilSettled();
       for (const id of ids) {
         const rows = await sys.ledger.db.execute('SELECT generation, direction FROM quota_movement WHERE reservation_id = ? ORDER BY generation, direction', [id]);
         expect(rows.rows.map((m) => `${Number(m.generation)}:${String(m.direction)}`)).toEqual(movements);

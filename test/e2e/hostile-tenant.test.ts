@@ -58,8 +58,10 @@ describe('a hostile tenant gets nothing for free', () => {
     expect(running).toHaveLength(2);
     // GET /quota accounts for everything that runs: Σ pod requests = reserved, per resource.
     const q = await quota();
+    const everyPod = await allPods();
+    expect(everyPod.length).toBeGreaterThanOrEqual(running.length); // else every sum below is a vacuous 0
     for (const res of REPLICA_RESOURCES) {
-      const sum = (await allPods()).reduce((acc, p) => {
+      const sum = everyPod.reduce((acc, p) => {
         const c = p.spec.containers[0]?.resources;
         expect(c?.limits).toEqual(c?.requests);
         const v = c?.requests?.[res];
