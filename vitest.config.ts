@@ -11,12 +11,13 @@ export const unitProject = {
   },
 };
 
-// Four projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
+// Five projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
 // against the real local stack that test/global-setup.ts starts ONCE per run, the ledger on
 // MariaDB), `outage` (test/e2e/outage-*.test.ts: they stop, restart and freeze the stack's
 // components, so they get a stack of their own and run one at a time) and `vitess` (test/vitess/,
 // and the BOTH_BACKENDS suites again with the ledger on the 2-shard Vitess keyspace; a stack of
-// its own with Vitess, started by test/global-setup-vitess.ts).
+// its own with Vitess, started by test/global-setup-vitess.ts) and `node` (test/node/: real
+// containers on the stack's real node, a stack of its own started by test/global-setup-node.ts).
 const OUTAGE_SUITES = 'test/e2e/outage-*.test.ts';
 /** The ledger suites that run on both backends: MariaDB (`integration`) and Vitess (`vitess`). */
 export const BOTH_BACKENDS = [
@@ -89,6 +90,21 @@ export default defineConfig({
           // One suite at a time: the suites share the run's one Vitess ledger (each empties it).
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          // Real containers on the stack's real node (kubelet + containerd + kube-proxy in a network
+          // namespace of its own; root, Linux). Never skipped: a node that cannot start fails the run.
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/global-setup-node.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          // One suite at a time: the node has 2 CPUs, and the suites size their pods to it.
+          maxWorkers: 1,
+          sequence: { groupOrder: 4 },
         },
       },
     ],

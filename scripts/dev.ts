@@ -12,6 +12,8 @@ import { migrate } from '../ledger/migrate.ts';
 import { setTenantQuota, parseLimits } from './tenant.ts';
 import { BASE_NAMESPACE, controllerCredentials, createDatabaseSecret, installBase } from './testenv/install.ts';
 import { startProcess, type ManagedProcess } from './testenv/proc.ts';
+import { chooseNode, NODE_FLAGS, type NodeChoice } from './testenv/node-choice.ts';
+import { REAL_NODE_PLACEMENT } from './testenv/node-config.ts';
 import { repoRoot, startStack } from './testenv/stack.ts';
 
 const TENANT = 'demo';
@@ -21,7 +23,9 @@ const TOKEN_SECONDS = 7 * 24 * 3600;
 const API_PORT = Number(process.env.API_PORT ?? 8787);
 
 const runDir = process.env.MODELDOCK_STACK_DIR ?? join(repoRoot, '.stack/dev');
-const stack = await startStack({ runDir }).catch((err: unknown) => {
+const node = nodeChoiceOrExit();
+console.log(`[dev] node: ${node.why}`);
+const stack = await startStack({ runDir, realNode: node.kind === 'real' }).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });
@@ -74,7 +78,8 @@ try {
         command: process.execPath,
         args: [join(repoRoot, 'controller/main.ts')],
         cwd: repoRoot,
-        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080' },
+        // On the real node: the operator's placement settings put the tenant pods there.
+        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080', ...(info.realNode ? REAL_NODE_PLACEMENT : {}) },
         logDir: info.logDir,
         ready: async () => (await fetch('http://127.0.0.1:8080/readyz')).ok,
         timeoutMs: 60_000,
@@ -110,6 +115,8 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
   DATABASE_URL=${info.databaseUrl} NAMESPACE=${BASE_NAMESPACE} npm run ledger:check
 
 The controller runs as system:serviceaccount:${BASE_NAMESPACE}:modeldock-controller (${controller.kubeconfig}).
+Node: ${node.why}.
+${info.realNode ? streamCommand() : `  (KWOK's pods run nothing: start with ${NODE_FLAGS.real} as root on Linux to stream tokens from a real pod.)`}
 
 Logs: ${info.logDir}   Press Ctrl-C to stop.`);
 } catch (err) {
@@ -117,3 +124,21 @@ Logs: ${info.logDir}   Press Ctrl-C to stop.`);
   await shutdown(1);
 }
 setInterval(() => {}, 1 << 30); // keep running until a signal
+
+function nodeChoiceOrExit(): NodeChoice {
+  try {
+    return chooseNode({ platform: process.platform, uid: process.getuid?.(), argv: process.argv.slice(2), env: process.env.MODELDOCK_NODE });
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
+}
+
+/** The last command of the session: tokens streamed from the tenant's model on the real node (through its Service's ClusterIP, which the stack routes to the node). */
+function streamCommand(): string {
+  return `  Tokens from the model, streamed by its real pod (after the submit above is ready):
+
+  IP=$(kubectl -n ${BASE_NAMESPACE} get svc -l modeldock.io/tenant=${TENANT} -o jsonpath='{.items[0].spec.clusterIP}')
+  curl -N http://$IP:8000/v1/chat/completions -H 'Content-Type: application/json' \\
+       -d '{"model":"mock-model","messages":[{"role":"user","content":"hello"}],"stream":true,"max_tokens":24}'`;
+}

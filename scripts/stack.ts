@@ -1,10 +1,22 @@
 // `npm run stack`: starts the local stack for a person and keeps it up until Ctrl-C.
-// Prints how to reach it; everything is torn down on exit.
+// Prints how to reach it; everything is torn down on exit. A real node (kubelet + containerd)
+// joins wherever the machine allows it (Linux, root), KWOK's fake node always; `--kwok` or
+// `--real-node` (or MODELDOCK_NODE=kwok|real) forces the choice.
 import { join } from 'node:path';
+import { chooseNode, type NodeChoice } from './testenv/node-choice.ts';
+import { REAL_NODE_LABEL } from './testenv/node-config.ts';
 import { repoRoot, startStack } from './testenv/stack.ts';
 
 const runDir = process.env.MODELDOCK_STACK_DIR ?? join(repoRoot, '.stack/dev');
-const stack = await startStack({ runDir }).catch((err: unknown) => {
+let node: NodeChoice;
+try {
+  node = chooseNode({ platform: process.platform, uid: process.getuid?.(), argv: process.argv.slice(2), env: process.env.MODELDOCK_NODE });
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
+console.log(`[stack] node: ${node.why}`);
+const stack = await startStack({ runDir, realNode: node.kind === 'real' }).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });
@@ -13,7 +25,7 @@ console.log(`
 ModelDock local stack is up. In another shell:
 
   export KUBECONFIG=${info.kubeconfig} PATH=${info.binDir}:$PATH
-  kubectl get nodes
+  kubectl get nodes          # ${info.realNode ? `${info.realNode.name} (real: kubelet + containerd; tainted ${REAL_NODE_LABEL}=true:NoSchedule, so only pods that tolerate it land there) and ` : ''}kwok-node-0 (fake)
   DATABASE_URL=${info.databaseUrl}     # @planetscale/database connect({ url })
   mariadb -h127.0.0.1 -P${info.mysql.port} -u${info.mysql.user} -p${info.mysql.password} ${info.database}
 

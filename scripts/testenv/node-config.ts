@@ -23,6 +23,11 @@ export const NODE_NET = {
 export const REAL_NODE = 'md-node-0';
 /** Label and taint of the real node: only pods that opt in (placement settings) land on it. */
 export const REAL_NODE_LABEL = 'modeldock.io/real-node';
+/** The operator's placement settings (controller/README.md, "Placement") that put tenant pods on the real node. */
+export const REAL_NODE_PLACEMENT: Readonly<Record<string, string>> = {
+  POD_NODE_SELECTOR: JSON.stringify({ [REAL_NODE_LABEL]: 'true' }),
+  POD_TOLERATIONS: JSON.stringify([{ key: REAL_NODE_LABEL, operator: 'Equal', value: 'true', effect: 'NoSchedule' }]),
+};
 /** The sandbox image, imported into containerd (never pulled). */
 export const PAUSE_IMAGE = 'localhost/modeldock/pause:3.10';
 /** The kubelet's cgroup root: a subtree of its own in every hierarchy, removed at teardown. */

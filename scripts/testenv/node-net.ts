@@ -53,6 +53,10 @@ export async function createNodeNetwork(holderPid: number): Promise<void> {
 
 /** The host's end of the veth (and with it its routes), if the kernel has not removed it with the namespace yet. */
 export async function removeHostLink(): Promise<void> {
-  const links = await sh('ip', ['-o', 'link', 'show']);
-  if (new RegExp(`: ${NODE_NET.hostIf}[@:]`).test(links)) await sh('ip', ['link', 'del', NODE_NET.hostIf]);
+  const present = async () => new RegExp(`: ${NODE_NET.hostIf}[@:]`).test(await sh('ip', ['-o', 'link', 'show']));
+  if (!(await present())) return;
+  // The kernel may reap it between the look and the delete: only a link still there is an error.
+  await sh('ip', ['link', 'del', NODE_NET.hostIf]).catch(async (err: unknown) => {
+    if (await present()) throw err;
+  });
 }

@@ -314,9 +314,9 @@ async function pauseArchive(binDir: string): Promise<string> {
   return archive;
 }
 
-/** The v1 hierarchies the kubelet's cgroup manager uses (those that exist here). */
+/** The cgroup hierarchies here (v1 controllers, and the unified one of a hybrid layout): the kubelet makes its root in each. */
 function hierarchies(): string[] {
-  return readdirSync('/sys/fs/cgroup').filter((h) => existsSync(join('/sys/fs/cgroup', h, 'cgroup.procs')) && h !== 'unified');
+  return readdirSync('/sys/fs/cgroup').filter((h) => existsSync(join('/sys/fs/cgroup', h, 'cgroup.procs')));
 }
 
 function createCgroupRoot(): void {

@@ -18,15 +18,18 @@ export async function startPsHttpSim(opts: {
   logDir: string;
   runDir: string;
   name?: string;
+  /** The address it listens on (default loopback; the real node's pods reach the host's end of its veth). */
+  host?: string;
 }): Promise<SimInstance> {
   const port = await freePort();
-  const url = `http://${encodeURIComponent(opts.mysql.user)}:${encodeURIComponent(opts.mysql.password)}@127.0.0.1:${port}`;
+  const host = opts.host ?? '127.0.0.1';
+  const url = `http://${encodeURIComponent(opts.mysql.user)}:${encodeURIComponent(opts.mysql.password)}@${host}:${port}`;
   const process = await startProcess(
     {
       name: opts.name ?? 'ps-http-sim',
       command: opts.binary,
       args: [
-        '-listen-addr=127.0.0.1',
+        `-listen-addr=${host}`,
         `-listen-port=${port}`,
         `-mysql-addr=${opts.mysql.host}`,
         `-mysql-port=${opts.mysql.port}`,
@@ -44,7 +47,7 @@ export async function startPsHttpSim(opts: {
         '-log-level=warn',
       ],
       logDir: opts.logDir,
-      ready: () => probe(port, opts.mysql),
+      ready: () => probe(host, port, opts.mysql),
       timeoutMs: 20_000,
     },
     opts.runDir,
@@ -52,8 +55,8 @@ export async function startPsHttpSim(opts: {
   return { process, url, port };
 }
 
-async function probe(port: number, mysql: MysqlTarget): Promise<boolean> {
-  const res = await fetch(`http://127.0.0.1:${port}/psdb.v1alpha1.Database/Execute`, {
+async function probe(host: string, port: number, mysql: MysqlTarget): Promise<boolean> {
+  const res = await fetch(`http://${host}:${port}/psdb.v1alpha1.Database/Execute`, {
     method: 'POST',
     headers: {
       'Content-Type': 'application/json',

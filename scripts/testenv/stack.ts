@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { startControlPlane } from './kube.ts';
 import { ensureMariaDB, mysqlFromEnv, provision, type MysqlTarget } from './mariadb.ts';
 import { pidFile, removePrivateDirs, StackError, stopLeftovers, type ManagedProcess } from './proc.ts';
+import { checkHostRestored, clearStaleNode, prepareRealNode, startRealNode, type RealNode } from './node.ts';
 import { startPsHttpSim } from './ps-http-sim.ts';
 import { startVitessLedger, type VitessInfo } from './vitess.ts';
 
@@ -28,6 +29,8 @@ export interface StackInfo {
   mysql: MysqlTarget;
   /** The sharded ledger (vtgate behind ps-http-sim), when started with `vitess`. */
   vitess?: VitessInfo;
+  /** The real node (a kubelet with containerd), when started with `realNode`. */
+  realNode?: { name: string; registry: string };
 }
 
 export interface Stack {
@@ -46,6 +49,8 @@ export interface StackOptions {
   binDir?: string;
   /** Extra kube-controller-manager flags (bench B6L: its client QPS). */
   kcmArgs?: string[];
+  /** Also start a real node next to the KWOK node (scripts/testenv/node.ts; Linux, root). */
+  realNode?: boolean;
 }
 
 export const vitessFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean => env.MODELDOCK_VITESS === '1';
@@ -65,9 +70,15 @@ export function buildBinaries(log: (msg: string) => void): Promise<string> {
 }
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
-  const parts = await startParts(opts, { kube: true, vitess: opts.vitess ?? vitessFromEnv() });
+  const parts = await startParts(opts, { kube: true, vitess: opts.vitess ?? vitessFromEnv(), realNode: opts.realNode ?? false });
   if (!parts.kube) throw new Error('unreachable: the control plane was requested');
-  const info: StackInfo = { ...parts.info, kubeconfig: parts.kube.kubeconfig, kubeServer: parts.kube.server, ...(parts.vitess ? { vitess: parts.vitess } : {}) };
+  const info: StackInfo = {
+    ...parts.info,
+    kubeconfig: parts.kube.kubeconfig,
+    kubeServer: parts.kube.server,
+    ...(parts.vitess ? { vitess: parts.vitess } : {}),
+    ...(parts.node ? { realNode: { name: parts.node.name, registry: parts.node.registry } } : {}),
+  };
   return parts.done(info);
 }
 
@@ -81,7 +92,7 @@ export interface LedgerStack {
 
 /** For suites that need only the two ledger backends (the `vitess` vitest project). */
 export async function startLedgerStack(opts: Omit<StackOptions, 'vitess'>): Promise<LedgerStack> {
-  const parts = await startParts(opts, { kube: false, vitess: true });
+  const parts = await startParts(opts, { kube: false, vitess: true, realNode: false });
   if (!parts.vitess) throw new Error('unreachable: the Vitess ledger was requested');
   return parts.done({ ...parts.info, vitess: parts.vitess });
 }
@@ -92,7 +103,7 @@ export async function startLedgerStack(opts: Omit<StackOptions, 'vitess'>): Prom
  * otherwise hand its processes over after the clean-up), then everything is stopped, including
  * any pid a part recorded but never handed back (a part that failed half-way).
  */
-async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boolean }) {
+async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boolean; realNode: boolean }) {
   const log = opts.log ?? ((m: string) => console.error(m));
   const runDir = resolve(opts.runDir);
   const logDir = join(runDir, 'logs');
@@ -103,11 +114,20 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
   const mysql = mysqlFromEnv();
   const database = opts.database ?? 'modeldock';
   const processes: ManagedProcess[] = [];
+  // The real node's network and PKI exist before the API server, which binds the node's veth.
+  const nodePrep = want.realNode ? await prepareRealNode(runDir, logDir) : undefined;
+  let node: RealNode | undefined;
   const stop = async () => {
+    // The node first: its kubelet would restart what its teardown kills; then the host must read as before.
+    const nodeStopped = (node ? node.stop() : nodePrep?.network.holder.stop())?.catch((err: unknown) => err);
+    node = undefined;
+    const nodeError = await nodeStopped;
     const stopped = processes.splice(0).reverse();
     await Promise.all(stopped.map((p) => p.stop()));
     await stopLeftovers(runDir, new Set(stopped.map((p) => p.pid)));
     removePrivateDirs(runDir);
+    if (nodeError) throw nodeError;
+    if (nodePrep) await checkHostRestored(runDir, nodePrep.hostBefore);
   };
   const [sim, kube, vitess] = await Promise.allSettled([
     (async () => {
@@ -118,7 +138,7 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
       return s;
     })(),
     want.kube
-      ? startControlPlane({ binDir, runDir, logDir, kcmArgs: opts.kcmArgs ?? [] }).then((cp) => {
+      ? startControlPlane({ binDir, runDir, logDir, kcmArgs: opts.kcmArgs ?? [], ...(nodePrep ? { realNode: nodePrep.pki } : {}) }).then((cp) => {
           processes.push(...cp.processes);
           return cp;
         })
@@ -134,6 +154,15 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
     await stop();
     throw firstFailure([sim, kube, vitess], log);
   }
+  if (nodePrep && kube.value) {
+    const cp = kube.value;
+    try {
+      node = await startRealNode({ binDir, runDir, logDir, log, network: nodePrep.network, pki: nodePrep.pki, registryDir: nodePrep.registryDir, kubeconfig: cp.kubeconfig, apiServer: cp.server, apiCa: cp.caFile });
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+  }
   const info = {
     runDir,
     logDir,
@@ -147,12 +176,13 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
     log(`[stack] up in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs: ${logDir})`);
     return { info: full, stop };
   };
-  return { info, kube: kube.value, vitess: vitess.value, done };
+  return { info, kube: kube.value, vitess: vitess.value, node, done };
 }
 
 /** Stops what a hard-killed earlier run left (by its pids), removes its files, and starts an empty run dir. */
 async function resetRunDir(runDir: string, logDir: string): Promise<void> {
   await stopLeftovers(runDir);
+  await clearStaleNode(runDir);
   removePrivateDirs(runDir);
   rmSync(runDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });

@@ -1,0 +1,38 @@
+// What the `node` project's suites share: the whole system (test/support/system.ts) with its
+// tenant pods placed on the stack's real node (the controller's operator placement settings), the
+// mock model image as a tenant writes it, and reads of the real pods behind an admission.
+import type { V1Pod } from '@kubernetes/client-node';
+import { REAL_NODE, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
+export { REAL_NODE_PLACEMENT };
+import { kubeClients } from './kube.ts';
+import { startSystem, type System } from './system.ts';
+
+/** As a tenant writes it; containerd resolves docker.io names to the node's own registry only. */
+export const MOCK_IMAGE = 'modeldock/mock-model:0.1.0';
+
+/** The system with one leader-elected controller whose pods land on the real node. */
+export async function startNodeSystem(opts: { controllerEnv?: Record<string, string>; quota?: string[] } = {}): Promise<System> {
+  const system = await startSystem({ quota: opts.quota ?? ['cpu=4', 'memory=8Gi', 'modelservices=50'] });
+  await system.startController('controller-0', { ...REAL_NODE_PLACEMENT, ...opts.controllerEnv });
+  return system;
+}
+
+/** The pods of an admission (label modeldock.io/admission-id), Terminating ones included. */
+export async function podsOf(namespace: string, admissionId: string): Promise<V1Pod[]> {
+  const { core } = kubeClients();
+  const list = await core.listNamespacedPod({ namespace, labelSelector: `modeldock.io/admission-id=${admissionId}` });
+  return list.items;
+}
+
+/** Each pod runs on the real node, never on KWOK's. */
+export function onRealNode(pods: V1Pod[]): boolean {
+  return pods.length > 0 && pods.every((p) => p.spec?.nodeName === REAL_NODE);
+}
+
+/**
+ * A small admission of the mock model: 1 replica, 250m / 256Mi (an eighth of the real node's
+ * CPU), probed on the mock's /readyz (503 during its warm-up, or for good with MOCK_NEVER_READY).
+ */
+export function mockAdmission(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { image: MOCK_IMAGE, replicas: 1, resources: { cpu: '250m', memory: '256Mi' }, readinessPath: '/readyz', ...over };
+}
