@@ -6,10 +6,9 @@
 //  - the controller's ledger calls time out and back off; it neither crashes nor loses its Lease;
 //  - after SIGCONT everything converges: all ready or released, charged once, released once.
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isFrozen, isLeading } from '../support/controller.ts';
-import { probeEveryRoute } from '../support/outage.ts';
+import { holdOutage, probeRounds } from '../support/outage.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -41,25 +40,23 @@ describe('hung database (ps-http-sim frozen with SIGSTOP)', () => {
     if (sim === undefined) throw new Error('this suite freezes the ps-http-sim of its own database (MariaDB backend only)');
     process.kill(sim, 'SIGSTOP');
     const frozenAt = Date.now();
-    let probes = 0;
-    let slowest = 0;
     try {
       await waitFor('ps-http-sim to be stopped', async () => isFrozen(sim), { timeoutMs: 5000, intervalMs: 20 });
       // Probe every route, round after round, for as long as the freeze lasts (less one round).
-      while (Date.now() - frozenAt < FREEZE_MS - 2 * WORKER_DB_TIMEOUT_MS) {
-        const answers = await probeEveryRoute(sys, fresh[0]!, probes);
-        for (const a of answers) {
-          expect(a, a.route).toMatchObject({ status: 503, code: 'database_unavailable' });
-          slowest = Math.max(slowest, a.ms);
-        }
-        probes += answers.length;
-        expect(isFrozen(sim)).toBe(true); // every answer came while the database was still hung
-      }
-      measured.probes = probes;
+      const answers = await probeRounds(sys, fresh[0]!, {
+        until: frozenAt + FREEZE_MS - 2 * WORKER_DB_TIMEOUT_MS,
+        check: (round) => {
+          for (const a of round) expect(a, a.route).toMatchObject({ status: 503, code: 'database_unavailable' });
+          expect(isFrozen(sim)).toBe(true); // every answer came while the database was still hung
+        },
+      });
+      expect(answers.length).toBeGreaterThan(0); // else the slowest below would be -Infinity, the check vacuous
+      const slowest = Math.max(...answers.map((a) => a.ms));
+      measured.probes = answers.length;
       measured.slowest503 = slowest;
       // Without its deadline a call would wait for the whole freeze; with it, about DB_TIMEOUT_MS.
       expect(slowest).toBeLessThan(2 * WORKER_DB_TIMEOUT_MS);
-      await sleep(Math.max(0, FREEZE_MS - (Date.now() - frozenAt)));
+      await holdOutage(FREEZE_MS, frozenAt); // the freeze lasts FREEZE_MS whatever the probes took
 
       // The controller: its ledger calls timed out (30 s deadline) and it is alive and still leading.
       const log = readFileSync(ctl.proc.logFile, 'utf8').slice(logFrom);
@@ -84,8 +81,6 @@ describe('hung database (ps-http-sim frozen with SIGSTOP)', () => {
     expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (?)`, [all])).toBe(15);
     expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'release' AND reservation_id IN (?)`, [early])).toBe(5);
     expect(await sys.ledger.count("SELECT COUNT(*) FROM reservation WHERE name LIKE 'probe%'")).toBe(0);
-    await waitFor('the ledger invariants', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
-      expect(await sys.check()).toEqual([]);
-    });
+    await sys.untilSettled();
   });
 });

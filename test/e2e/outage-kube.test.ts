@@ -11,7 +11,6 @@
 //  4. A delivery that can never succeed (the stored spec is not a valid ModelService spec) is
 //     not retried: TerminalError moves the reservation to `conflict` with the reason, the row is dead.
 // The backoff cap (2 s) and the outages are short by configuration; each test is boxed at 90 s.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
@@ -56,9 +55,7 @@ async function expectDeliveredOnce(ids: string[], deadRows = 0): Promise<void> {
     if (id) perAdmission.set(id, (perAdmission.get(id) ?? 0) + 1);
   }
   for (const id of ids) expect(perAdmission.get(id), id).toBe(1);
-  await waitFor('the ledger invariants', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
-    expect(await sys.check()).toEqual([]);
-  });
+  await sys.untilSettled();
 }
 
 describe('API-server outage', () => {
@@ -91,7 +88,7 @@ describe('API-server outage', () => {
     const during = await sys.admit(5); // the Worker needs only the database
     // Evidence that deliveries were tried against the stopped server (and will be retried).
     await waitFor('a delivery to fail during the outage', async () => (await createAttempts(during)).some((a) => a > 0), { timeoutMs: 20_000 });
-    await sleep(1000); // another backoff round in the outage
+    await waitFor('a delivery to fail again (another backoff round in the outage)', async () => (await createAttempts(during)).some((a) => a > 1), { timeoutMs: 20_000 });
     const up = await outage.start();
     measured.apiServerDown = up - outage.stoppedAt;
     const ids = [...before, ...during];
@@ -128,17 +125,21 @@ describe('API-server outage', () => {
     // A spec that no newer schema of ours accepts any more (replicas must be ≥ 1).
     await sys.ledger.db.execute("UPDATE reservation SET spec = JSON_SET(spec, '$.replicas', -1) WHERE id = ?", [id!]);
     await denial.remove();
-    const conflict = await waitFor('the admission → conflict', async () => {
-      const a = (await sys.api(`/requests/${id!}`)).body;
-      return a.state === 'conflict' ? a : undefined;
-    });
+    const [conflict] = await sys.untilState([id!], 'conflict', 30_000);
     expect(conflict).toMatchObject({ deadOutboxRows: 1, nextAttemptAt: null });
-    expect(conflict.lastError).toMatch(/not a valid ModelService spec/);
+    expect(conflict!.lastError).toMatch(/not a valid ModelService spec/);
     const row = await sys.ledger.db.execute("SELECT attempts, last_error FROM outbox WHERE kind = 'create' AND reservation_id = ?", [id!]);
     expect(String(row.rows[0]?.last_error)).toMatch(/^InvalidSpec: /);
     const attempts = Number(row.rows[0]?.attempts);
-    await sleep(3000); // longer than the backoff cap: a retried row would have been tried again
+    // Not retried — proven against a witness, not by waiting a while: another admission whose
+    // creates are refused fails 5 times (250+500+1000+2000 ms of backoff, longer than the 2 s cap),
+    // so the poller claimed due rows all along, and a retried row would have been tried again.
+    const witnessDenial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const [witness] = await sys.admit(1);
+    await waitFor('the witness delivery to fail 5 times', async () => (await createAttempts([witness!]))[0]! >= 5, { timeoutMs: 30_000 });
     expect(await createAttempts([id!])).toEqual([attempts]);
+    await witnessDenial.remove();
+    await sys.untilState([witness!], 'ready', 30_000);
     expect(await sys.kube.getOrUndefined(paths.modelService(sys.namespace, `md-${id!.toLowerCase()}`))).toBeUndefined();
   });
 });

@@ -3,13 +3,11 @@
 // it is down the Worker answers 503 database_unavailable, the controller's ledger calls fail
 // and back off (no crash, Lease kept); once it is back everything converges and no money is
 // lost or doubled.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLeading } from '../support/controller.ts';
-import { probeEveryRoute } from '../support/outage.ts';
+import { holdOutage, probeRounds } from '../support/outage.ts';
 import { startPrivateMariaDB, type PrivateMariaDB } from '../support/private-mariadb.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
-import { waitFor } from '../support/wait.ts';
 
 const DOWN_MS = 20_000;
 
@@ -37,16 +35,16 @@ describe('MariaDB restarted mid-run', () => {
     for (const id of early) expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
 
     const stoppedAt = await mariadb.stopServer();
-    let probes = 0;
-    while (Date.now() - stoppedAt < DOWN_MS - 5000) {
-      for (const a of await probeEveryRoute(sys, fresh[0]!, probes)) {
-        expect(a, a.route).toMatchObject({ status: 503, code: 'database_unavailable' });
-        probes++;
-      }
-      await sleep(1000);
-    }
-    measured.probes = probes;
-    await sleep(Math.max(0, DOWN_MS - (Date.now() - stoppedAt)));
+    const answers = await probeRounds(sys, fresh[0]!, {
+      until: stoppedAt + DOWN_MS - 5000,
+      pauseMs: 1000,
+      check: (round) => {
+        for (const a of round) expect(a, a.route).toMatchObject({ status: 503, code: 'database_unavailable' });
+      },
+    });
+    expect(answers.length).toBeGreaterThan(0); // the routes were probed while it was down
+    measured.probes = answers.length;
+    await holdOutage(DOWN_MS, stoppedAt); // down for DOWN_MS whatever the probes took
     expect(ctl.alive()).toBe(true);
     expect(await isLeading(ctl)).toBe(true);
 
@@ -62,8 +60,6 @@ describe('MariaDB restarted mid-run', () => {
     expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (?)`, [all])).toBe(15);
     expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'release' AND reservation_id IN (?)`, [early])).toBe(5);
     expect(await sys.ledger.count("SELECT COUNT(*) FROM reservation WHERE name LIKE 'probe%'")).toBe(0);
-    await waitFor('the ledger invariants', async () => (await sys.check()).length === 0, { timeoutMs: 30_000 }).catch(async () => {
-      expect(await sys.check()).toEqual([]);
-    });
+    await sys.untilSettled();
   });
 });
