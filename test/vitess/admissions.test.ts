@@ -44,6 +44,7 @@ describe('100 concurrent admissions across 20 tenants on 2 shards', () => {
       }),
     );
     const refused = outcomes.filter((o) => o.status === 'rejected');
+    expect(refused).toHaveLength((TENANTS / 4) * 2); // the small tenants' 2 of 5 each
     for (const r of refused) expect(r.reason instanceof ApiError && r.reason.status === 409, String(r.reason)).toBe(true);
     const admitted = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.admission] : []));
     expect(admitted).toHaveLength(ADMISSIONS - (TENANTS / 4) * 2); // the small tenants admit 3 of 5

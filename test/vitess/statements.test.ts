@@ -271,6 +271,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
   });
 
   it('every statement reaches one shard (by its tenant, or shard-targeted) or the global keyspace; exceptions are listed', () => {
+    expect(rows.length).toBeGreaterThan(0);
     const wide = rows.filter((r) => !(r.planned?.ok && ONE_PLACE.has(r.planned.reach)) && !(r.site in EXCEPTIONS));
     expect(wide.map((r) => `${r.site}: ${verdict(r.planned)}: ${r.sql.slice(0, 160)}`)).toEqual([]);
     const unused = Object.keys(EXCEPTIONS).filter((site) => !rows.some((r) => r.site === site));
