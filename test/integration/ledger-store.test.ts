@@ -128,7 +128,14 @@ describe('controller ledger store', () => {
     expect(await recordProgress(db, at(id), { scheduledAt: t1, startedAt: null, lastFailure: oom }, epoch, now)).toBe(true);
     expect(await recordProgress(db, at(id), { scheduledAt: t2, startedAt: t2, lastFailure: null }, epoch, now)).toBe(true);
     const rec = await loadLedgerRecord(db, at(id));
-    expect(rec?.binding).toMatchObject({ scheduledAt: t1, startedAt: t2, lastFailure: { ...oom, message: 'x'.repeat(2048) } });
+    // The message is cut so the failure's JSON fits the column (VARCHAR(4096)).
+    const kept = rec?.binding?.lastFailure?.message ?? '';
+    expect(kept.length).toBeGreaterThan(3900);
+    expect(rec?.binding).toMatchObject({ scheduledAt: t1, startedAt: t2, lastFailure: { ...oom, message: 'x'.repeat(kept.length) } });
+    // A tenant's termination message of 2,048 quotes (4,096 characters once escaped) is stored too, cut to fit.
+    const quotes = { ...oom, message: '"'.repeat(2048) };
+    expect(await recordProgress(db, at(id), { scheduledAt: null, startedAt: null, lastFailure: quotes }, epoch, now)).toBe(true);
+    expect((await loadLedgerRecord(db, at(id)))?.binding?.lastFailure?.message).toMatch(/^"{1900,2047}$/);
     const crash = { reason: 'CrashLoopBackOff', message: 'back-off', pod: 'p', container: 'model', exitCode: 1 };
     await recordProgress(db, at(id), { scheduledAt: null, startedAt: null, lastFailure: crash }, epoch, now);
     expect((await loadLedgerRecord(db, at(id)))?.binding?.lastFailure).toEqual(crash);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { time } from '../../ledger/columns.ts';
 import { nodePaths } from '../../scripts/testenv/node-config.ts';
 import { kubectl } from '../../scripts/testenv/install.ts';
+import { kubeClients } from '../support/kube.ts';
 import { mockAdmission, onRealNode, podsOf, startNodeSystem } from '../support/real-node.ts';
 import type { ApiBody, System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
@@ -124,13 +125,21 @@ describe('failures a real node reports', () => {
     await system.untilState([id], 'ready', 120_000);
     const stack = inject('stack');
     const name = `md-${id.toLowerCase()}`;
+    const { apps } = kubeClients();
+    const before = (await apps.readNamespacedDeployment({ name, namespace: system.namespace })).metadata!.generation!;
     await kubectl(stack, '-n', system.namespace, 'scale', 'deploy', name, '--replicas=0');
-    await waitFor('the Deployment restored to 1 ready replica', async () => {
-      const pods = (await podsOf(system.namespace, id)).filter((p) => !p.metadata?.deletionTimestamp);
-      return pods.length === 1 && pods[0]!.status?.containerStatuses?.[0]?.ready === true ? pods : undefined;
+    // Restored: two generations on (the scale to 0, then the controller's repair), back at 1
+    // replica, rolled out, and one pod left (the old one may have been replaced), running and ready.
+    await waitFor('the Deployment restored to 1 replica', async () => {
+      const d = await apps.readNamespacedDeployment({ name, namespace: system.namespace });
+      const s = d.status;
+      const gen = d.metadata?.generation ?? 0;
+      return gen >= before + 2 && d.spec?.replicas === 1 && (s?.observedGeneration ?? 0) >= gen && s?.replicas === 1 && s.readyReplicas === 1 ? d : undefined;
     }, { timeoutMs: 90_000 });
-
-    const pod = (await podsOf(system.namespace, id)).find((p) => !p.metadata?.deletionTimestamp)!;
+    const pod = await waitFor('one pod, running and ready', async () => {
+      const pods = await podsOf(system.namespace, id);
+      return pods.length === 1 && !pods[0]!.metadata?.deletionTimestamp && pods[0]!.status?.containerStatuses?.[0]?.ready === true ? pods[0] : undefined;
+    }, { timeoutMs: 90_000 });
     const containerId = pod.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '');
     const pid = await containerPid(containerId);
     process.kill(pid, 'SIGKILL');
