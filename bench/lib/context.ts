@@ -13,7 +13,7 @@ import { errorMessage } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
-import { pidFile, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
+import { liveRecordedPids, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../../test/support/admission.ts';
 import { startWorker, type WorkerInstance } from '../../test/support/worker.ts';
@@ -129,9 +129,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       return { proc, port, metrics };
     },
     componentPid(component) {
-      for (const line of readFileSync(pidFile(need().runDir), 'utf8').split('\n')) {
-        const pid = Number(line);
-        if (!Number.isInteger(pid) || pid <= 1) continue;
+      for (const pid of liveRecordedPids(need().runDir)) {
         try {
           if ((cmdline(pid)[0] ?? '').endsWith(`/${component}`)) return pid;
         } catch {

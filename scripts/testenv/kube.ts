@@ -281,12 +281,19 @@ async function createFakeNode(server: string, token: string, caFile: string): Pr
   }
 }
 
+/** Polls a start-up condition; on timeout the error names the last failed check, if it threw. */
 async function waitFor(component: string, logDir: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
+  let last = 'the check answered false';
+  const ok = () =>
+    check().catch((err: unknown) => {
+      last = err instanceof Error ? err.message : String(err); // a component still starting refuses connections
+      return false;
+    });
+  while (!(await ok())) {
     if (Date.now() > deadline) {
       const { tailFile } = await import('./proc.ts');
-      throw new StackError(component, `condition not met within ${timeoutMs} ms`, tailFile(join(logDir, `${component}.log`)));
+      throw new StackError(component, `condition not met within ${timeoutMs} ms (last: ${last})`, tailFile(join(logDir, `${component}.log`)));
     }
     await new Promise((r) => setTimeout(r, 250));
   }

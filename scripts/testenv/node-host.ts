@@ -4,9 +4,10 @@
 // writes despite their configured roots.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { KUBELET_SYSCTLS } from './node-config.ts';
 import { sh } from './node-net.ts';
 
-/** Sysctls the kubelet, kube-proxy, the bridge plugin or a careless script would change. */
+/** Sysctls the kubelet (KUBELET_SYSCTLS), kube-proxy, the bridge plugin or a careless script would change. */
 const SYSCTLS = [
   'net/ipv4/ip_forward',
   'net/ipv6/conf/all/forwarding',
@@ -14,12 +15,7 @@ const SYSCTLS = [
   'net/ipv4/conf/all/rp_filter',
   'net/bridge/bridge-nf-call-iptables',
   'net/netfilter/nf_conntrack_max',
-  'vm/overcommit_memory',
-  'vm/panic_on_oom',
-  'kernel/panic',
-  'kernel/panic_on_oops',
-  'kernel/keys/root_maxkeys',
-  'kernel/keys/root_maxbytes',
+  ...KUBELET_SYSCTLS,
 ];
 
 /** Paths the kubelet, containerd, runc or the CNI plugins write outside their configured roots. */

@@ -84,7 +84,8 @@ export async function startProcess(spec: ProcessSpec, runDir: string): Promise<M
     await exitedPromise;
     throw new StackError(spec.name, `could not spawn ${spec.command}: ${exited ?? 'unknown error'}`);
   }
-  appendFileSync(pidFile(runDir), `${pid}\n`);
+  // With its start time: the pid alone may name another process by the time it is read (pid_max is 32768 here).
+  appendFileSync(pidFile(runDir), `${pid} ${startTimeOf(pid) ?? ''}\n`);
 
   const stop = async (): Promise<void> => {
     if (exited !== undefined) return;
@@ -127,19 +128,43 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** The pids recorded for this run directory, in start order. */
-export function recordedPids(runDir: string): number[] {
+/** A process's start time (clock ticks since boot, field 22 of /proc/<pid>/stat): with its pid, it names one process. */
+export function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (comm) state …": comm may hold spaces
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function records(runDir: string): Array<{ pid: number; start: string }> {
   const file = pidFile(runDir);
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8')
     .split('\n')
-    .map(Number)
-    .filter((pid) => Number.isInteger(pid) && pid > 1);
+    .map((line) => {
+      const [pid = '', start = ''] = line.split(' ');
+      return { pid: Number(pid), start };
+    })
+    .filter((r) => Number.isInteger(r.pid) && r.pid > 1);
 }
 
-/** Kills (synchronously) every process started for this run directory: leftovers of a hard-killed run, or all at exit. */
+/** The pids recorded for this run directory, in start order (some may have exited, and their numbers been reused). */
+export function recordedPids(runDir: string): number[] {
+  return records(runDir).map((r) => r.pid);
+}
+
+/** The recorded processes that still run: same pid AND same start time, never a process that reused a pid. */
+export function liveRecordedPids(runDir: string): number[] {
+  return records(runDir)
+    .filter((r) => r.start !== '' && startTimeOf(r.pid) === r.start)
+    .map((r) => r.pid);
+}
+
+/** Kills (synchronously) every process started for this run directory that still runs: leftovers of a hard-killed run, or all at exit. */
 export function killLeftovers(runDir: string, except: ReadonlySet<number> = new Set()): void {
-  for (const pid of recordedPids(runDir)) if (!except.has(pid)) signalGroup(pid, 'SIGKILL');
+  for (const pid of liveRecordedPids(runDir)) if (!except.has(pid)) signalGroup(pid, 'SIGKILL');
 }
 
 /**
@@ -150,7 +175,7 @@ export function killLeftovers(runDir: string, except: ReadonlySet<number> = new 
 export async function stopLeftovers(runDir: string, except: ReadonlySet<number> = new Set(), timeoutMs = 10_000): Promise<void> {
   killLeftovers(runDir, except);
   const deadline = Date.now() + timeoutMs;
-  while (recordedPids(runDir).some((pid) => !except.has(pid) && isAlive(pid)) && Date.now() < deadline) await sleep(50);
+  while (liveRecordedPids(runDir).some((pid) => !except.has(pid) && isAlive(pid)) && Date.now() < deadline) await sleep(50);
 }
 
 /**

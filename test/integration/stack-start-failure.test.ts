@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, test } from 'vitest';
-import { privateDirPrefix, recordedPids, removePrivateDirs, StackError, stopLeftovers } from '../../scripts/testenv/proc.ts';
+import { liveRecordedPids, privateDirPrefix, recordedPids, removePrivateDirs, StackError, stopLeftovers } from '../../scripts/testenv/proc.ts';
 import { startStack } from '../../scripts/testenv/stack.ts';
 
 const FAIL = 'MODELDOCK_TESTENV_FAIL_START';
@@ -38,8 +38,10 @@ describe.each([
     expect(error).toBeInstanceOf(StackError);
     expect((error as StackError).component).toBe(component);
 
+    // Every process the run recorded is gone (a recorded pid still running as the process it named).
     const pids = recordedPids(runDir);
-    expect(pids.map((pid) => [pid, signalZero(pid)])).toEqual(pids.map((pid) => [pid, 'ESRCH']));
+    const live = liveRecordedPids(runDir);
+    expect(live.map((pid) => [pid, signalZero(pid)])).toEqual([]);
     expect(processesNaming([runDir, privateDirPrefix(runDir)])).toEqual([]);
     expect(privateDirsLeft(runDir)).toEqual([]);
     // Proof that the run got as far as intended: every component was spawned (wrote its log), so

@@ -14,7 +14,7 @@ import { inject } from 'vitest';
 import { isApiError } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { paths } from '../../controller/runtime/kube.ts';
-import { pidFile, startProcess } from '../../scripts/testenv/proc.ts';
+import { liveRecordedPids, startProcess } from '../../scripts/testenv/proc.ts';
 import { makeModelService } from './builders.ts';
 import type { System } from './system.ts';
 import { waitFor } from './wait.ts';
@@ -100,7 +100,7 @@ function procInfo(pid: number): ProcInfo | undefined {
 /** The live process of this run's stack whose binary is `binary` (a pid of the run dir's pid file). */
 export function stackProcess(binary: string): ProcInfo {
   const { runDir } = inject('stack');
-  const pids = readFileSync(pidFile(runDir), 'utf8').split('\n').map(Number).filter((p) => Number.isInteger(p) && p > 1);
+  const pids = liveRecordedPids(runDir);
   const found = pids.map(procInfo).filter((p): p is ProcInfo => p !== undefined && p.argv[0]?.endsWith(`/${binary}`) === true);
   const live = found.at(-1);
   if (!live) throw new Error(`no live ${binary} among the stack's processes in ${runDir}`);
