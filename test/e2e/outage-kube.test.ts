@@ -125,9 +125,14 @@ describe('API-server outage', () => {
     // A spec that no newer schema of ours accepts any more (replicas must be ≥ 1).
     await sys.ledger.db.execute("UPDATE reservation SET spec = JSON_SET(spec, '$.replicas', -1) WHERE id = ?", [id!]);
     await denial.remove();
-    const [conflict] = await sys.untilState([id!], 'conflict', 30_000);
+    // The reservation moves to conflict first, then the row is marked dead (two writes): wait for both.
+    const conflict = await waitFor('conflict, and its create row dead', async () => {
+      const r = await sys.api(`/requests/${id!}`);
+      expect(r.status).toBe(200);
+      return r.body.state === 'conflict' && r.body.deadOutboxRows === 1 ? r.body : undefined;
+    }, { timeoutMs: 30_000 });
     expect(conflict).toMatchObject({ deadOutboxRows: 1, nextAttemptAt: null });
-    expect(conflict!.lastError).toMatch(/not a valid ModelService spec/);
+    expect(conflict.lastError).toMatch(/not a valid ModelService spec/);
     const row = await sys.ledger.db.execute("SELECT attempts, last_error FROM outbox WHERE kind = 'create' AND reservation_id = ?", [id!]);
     expect(String(row.rows[0]?.last_error)).toMatch(/^InvalidSpec: /);
     const attempts = Number(row.rows[0]?.attempts);
