@@ -105,25 +105,35 @@ describe('bad input → OpenAI error shape', { timeout: 20_000 }, () => {
   });
 });
 
+/** One stream generating (of `maxTokens`) in the only slot, and one queued behind it. */
+async function oneRunningOneQueued(maxTokens: number): Promise<{ running: Promise<Response>; queued: Promise<Response> }> {
+  const running = t.post(CHAT, chat({ stream: true, max_tokens: maxTokens }));
+  await waitFor(async () => slotState(await t.scrape()).busy === 1, 'running');
+  const queued = t.post(CHAT, chat({ stream: true }));
+  await waitFor(async () => slotState(await t.scrape()).queued === 1, 'queued');
+  return { running, queued };
+}
+
+/** Once the drain began: the queued request is refused (503) and the server no longer listens; the running stream, released, ends with [DONE]. */
+async function expectQueuedRefusedRunningFinished(queued: Promise<Response>, running: Promise<Response>, gate: { open(): void }): Promise<void> {
+  const rejected = await queued;
+  expect(rejected.status).toBe(503);
+  expect(await rejected.json()).toMatchObject({ error: { code: 'shutting_down' } });
+  expect(t.mock.server.listening).toBe(false);
+  gate.open();
+  const res = await running;
+  if (!res.body) throw new Error('no body');
+  expect((await readOpenAiStream(res.body)).done).toBe(true);
+}
+
 describe('graceful shutdown', { timeout: 20_000 }, () => {
   test('queued requests get 503 at once, running streams finish within the grace period', async () => {
     const gate = createGate();
     t = await startMock({ slots: 1, sleep: gate.sleep });
-    const running = t.post(CHAT, chat({ stream: true, max_tokens: 4 }));
-    await waitFor(async () => slotState(await t.scrape()).busy === 1, 'running');
-    const queued = t.post(CHAT, chat({ stream: true }));
-    await waitFor(async () => slotState(await t.scrape()).queued === 1, 'queued');
+    const { running, queued } = await oneRunningOneQueued(4);
 
     const closed = t.mock.close(60_000);
-    const rejected = await queued;
-    expect(rejected.status).toBe(503);
-    expect(await rejected.json()).toMatchObject({ error: { code: 'shutting_down' } });
-    expect(t.mock.server.listening).toBe(false);
-
-    gate.open();
-    const res = await running;
-    if (!res.body) throw new Error('no body');
-    expect((await readOpenAiStream(res.body)).done).toBe(true);
+    await expectQueuedRefusedRunningFinished(queued, running, gate);
     await closed;
     expect(t.events.map((e) => e.msg)).not.toContain('grace_period_over');
   });
@@ -200,22 +210,11 @@ describe('graceful shutdown with a delay (MOCK_SHUTDOWN_DELAY_S)', { timeout: 20
     const gate = createGate();
     const held = heldDelay();
     t = await startMock({ slots: 1, sleep: gate.sleep, shutdownDelayMs: 1_000, pauseBeforeDrain: held.pauseBeforeDrain });
-    const running = t.post(CHAT, chat({ stream: true, max_tokens: 3 }));
-    await waitFor(async () => slotState(await t.scrape()).busy === 1, 'running');
-    const queued = t.post(CHAT, chat({ stream: true }));
-    await waitFor(async () => slotState(await t.scrape()).queued === 1, 'queued');
+    const { running, queued } = await oneRunningOneQueued(3);
 
     const closing = t.mock.close(60_000);
     held.end();
-    const rejected = await queued;
-    expect(rejected.status).toBe(503);
-    expect(await rejected.json()).toMatchObject({ error: { code: 'shutting_down' } });
-    expect(t.mock.server.listening).toBe(false);
-
-    gate.open();
-    const res = await running;
-    if (!res.body) throw new Error('no body');
-    expect((await readOpenAiStream(res.body)).done).toBe(true);
+    await expectQueuedRefusedRunningFinished(queued, running, gate);
     await closing;
     expect(t.events.map((e) => e.msg)).not.toContain('grace_period_over');
   });
