@@ -2,23 +2,14 @@
 // (kubelet + containerd), the tenant's stream answers through the pod IP and through the
 // Service's ClusterIP (kube-proxy), and the pod's two slots and queue are the real process's.
 // The startup timeline's five moments come from the real node, in order.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parsePrometheus } from '../support/prom-text.ts';
-import { onRealNode, podsOf, mockAdmission, startNodeSystem } from '../support/real-node.ts';
+import { onRealNode, podsOf, mockAdmission, useNodeSystem } from '../support/real-node.ts';
 import { readOpenAiStream } from '../support/sse-client.ts';
 import { kubeClients } from '../support/kube.ts';
-import type { System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 
-let system: System;
-
-beforeAll(async () => {
-  system = await startNodeSystem();
-}, 180_000);
-
-afterAll(async () => {
-  await system?.stop();
-});
+const system = useNodeSystem();
 
 /** Starts a streamed chat completion; resolves once the response headers arrived. */
 async function chat(base: string, content: string, maxTokens: number): Promise<Response> {
@@ -38,15 +29,15 @@ const gauge = (text: string, name: string) => parsePrometheus(text).find((s) => 
 describe('a model on the real node', () => {
   it('admission → ready on a real pod; a stream through the pod IP and the ClusterIP; 4 streams: 2 run, 2 queue', async () => {
     // 400 ms per token: four streams of 20 tokens overlap for seconds, long enough to read /metrics.
-    const [id] = await system.admit(1, mockAdmission({ name: 'chat', env: [{ name: 'TOKEN_DELAY_MS', value: '400' }] }));
-    await system.untilState([id!], 'ready', 120_000);
-    const pods = await podsOf(system.namespace, id!);
+    const [id] = await system().admit(1, mockAdmission({ name: 'chat', env: [{ name: 'TOKEN_DELAY_MS', value: '400' }] }));
+    await system().untilState([id!], 'ready', 120_000);
+    const pods = await podsOf(system().namespace, id!);
     expect(onRealNode(pods), JSON.stringify(pods.map((p) => p.spec?.nodeName))).toBe(true);
     const podIp = pods[0]!.status!.podIP!;
     expect(podIp).toMatch(/^10\.244\.0\./);
     const { core } = kubeClients();
     const crName = `md-${id!.toLowerCase()}`;
-    const svc = await core.readNamespacedService({ name: crName, namespace: system.namespace });
+    const svc = await core.readNamespacedService({ name: crName, namespace: system().namespace });
     const clusterIp = svc.spec!.clusterIP!;
     expect(clusterIp).toMatch(/^10\.0\./);
 
@@ -68,9 +59,9 @@ describe('a model on the real node', () => {
   }, 240_000);
 
   it('the timeline: admitted ≤ delivered ≤ scheduled ≤ started ≤ ready, each from the real node', async () => {
-    const [id] = await system.admit(1, mockAdmission({ name: 'timeline' }));
-    await system.untilState([id!], 'ready', 120_000);
-    const { body } = await system.api(`/requests/${id!}`);
+    const [id] = await system().admit(1, mockAdmission({ name: 'timeline' }));
+    await system().untilState([id!], 'ready', 120_000);
+    const { body } = await system().api(`/requests/${id!}`);
     const t = body.timeline as Record<string, string | null> & { sinceAdmissionMs: Record<string, number | null> };
     const at = ['admittedAt', 'deliveredAt', 'scheduledAt', 'startedAt', 'readyAt'].map((k) => t[k]);
     expect(at.every((v) => typeof v === 'string'), JSON.stringify(t)).toBe(true);
@@ -81,7 +72,7 @@ describe('a model on the real node', () => {
     // The container's start and the pod's readiness are the real kubelet's: started is the
     // container's startedAt, and ready comes after the mock's 1 s warm-up (/readyz answers 503
     // until then), so it is later than started.
-    const pods = await podsOf(system.namespace, id!);
+    const pods = await podsOf(system().namespace, id!);
     const started = pods[0]!.status!.containerStatuses![0]!.state!.running!.startedAt!;
     expect(Date.parse(t.startedAt!)).toBe(new Date(started).getTime());
     expect(ms[4]!).toBeGreaterThan(Date.parse(t.startedAt!));

@@ -2,6 +2,7 @@
 // tenant pods placed on the stack's real node (the controller's operator placement settings), the
 // mock model image as a tenant writes it, and reads of the real pods behind an admission.
 import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll } from 'vitest';
 import { REAL_NODE, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
 export { REAL_NODE_PLACEMENT };
 import { kubeClients } from './kube.ts';
@@ -15,6 +16,21 @@ export async function startNodeSystem(opts: { controllerEnv?: Record<string, str
   const system = await startSystem({ quota: opts.quota ?? ['cpu=4', 'memory=8Gi', 'modelservices=50'] });
   await system.startController('controller-0', { ...REAL_NODE_PLACEMENT, ...opts.controllerEnv });
   return system;
+}
+
+/** The suite's system: started before its tests, stopped after them; the getter reads it inside a test. */
+export function useNodeSystem(opts: Parameters<typeof startNodeSystem>[0] = {}): () => System {
+  let system: System | undefined;
+  beforeAll(async () => {
+    system = await startNodeSystem(opts);
+  }, 180_000);
+  afterAll(async () => {
+    await system?.stop();
+  });
+  return () => {
+    if (!system) throw new Error('the node system has not started (beforeAll failed)');
+    return system;
+  };
 }
 
 /** The pods of an admission (label modeldock.io/admission-id), Terminating ones included. */
