@@ -32,6 +32,7 @@ import { diffHostState, readHostState, removeStrayPaths, type HostState } from '
 import { createNodeNetwork, netnsPath, removeHostLink, sh } from './node-net.ts';
 import { startProcess, StackError, type ManagedProcess } from './proc.ts';
 
+// stack.ts exports repoRoot too, but stack.ts imports this module.
 const repoRoot = () => resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 /** The images the node's registry serves, as docker.io names (what ModelDock's manifests and tenants write). */

@@ -4,7 +4,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll } from 'vitest';
 import { REAL_NODE, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
-export { REAL_NODE_PLACEMENT };
 import { kubeClients } from './kube.ts';
 import { startSystem, type System } from './system.ts';
 
