@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { runStack } from './support/run-stack.ts';
 import { installBase } from '../scripts/testenv/install.ts';
-import { repoRoot, startStack, type LedgerStackInfo } from '../scripts/testenv/stack.ts';
+import { repoRoot, startStack, type VitessStackInfo } from '../scripts/testenv/stack.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    ledgerStack: LedgerStackInfo;
+    ledgerStack: VitessStackInfo;
   }
 }
 

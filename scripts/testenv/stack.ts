@@ -33,6 +33,9 @@ export interface StackInfo {
   realNode?: { name: string; registry: string };
 }
 
+/** A stack started with `vitess` (the `vitess` vitest project's). */
+export type VitessStackInfo = StackInfo & { vitess: VitessInfo };
+
 export interface Stack {
   info: StackInfo;
   stop(): Promise<void>;
@@ -70,8 +73,7 @@ export function buildBinaries(log: (msg: string) => void): Promise<string> {
 }
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
-  const parts = await startParts(opts, { kube: true, vitess: opts.vitess ?? vitessFromEnv(), realNode: opts.realNode ?? false });
-  if (!parts.kube) throw new Error('unreachable: the control plane was requested');
+  const parts = await startParts(opts, { vitess: opts.vitess ?? vitessFromEnv(), realNode: opts.realNode ?? false });
   const info: StackInfo = {
     ...parts.info,
     kubeconfig: parts.kube.kubeconfig,
@@ -82,28 +84,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   return parts.done(info);
 }
 
-/** The database side only (no Kubernetes): MariaDB for per-test databases, and the Vitess ledger. */
-export type LedgerStackInfo = Omit<StackInfo, 'kubeconfig' | 'kubeServer' | 'vitess'> & { vitess: VitessInfo };
-
-export interface LedgerStack {
-  info: LedgerStackInfo;
-  stop(): Promise<void>;
-}
-
-/** For suites that need only the two ledger backends (the `vitess` vitest project). */
-export async function startLedgerStack(opts: Omit<StackOptions, 'vitess'>): Promise<LedgerStack> {
-  const parts = await startParts(opts, { kube: false, vitess: true, realNode: false });
-  if (!parts.vitess) throw new Error('unreachable: the Vitess ledger was requested');
-  return parts.done({ ...parts.info, vitess: parts.vitess });
-}
-
 /**
  * Starts the requested parts side by side. Whatever happens, a start that throws leaves nothing
  * running: every part is allowed to settle first (a part still starting when another failed would
  * otherwise hand its processes over after the clean-up), then everything is stopped, including
  * any pid a part recorded but never handed back (a part that failed half-way).
  */
-async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boolean; realNode: boolean }) {
+async function startParts(opts: StackOptions, want: { vitess: boolean; realNode: boolean }) {
   const log = opts.log ?? ((m: string) => console.error(m));
   const runDir = resolve(opts.runDir);
   const logDir = join(runDir, 'logs');
@@ -137,12 +124,10 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
       processes.push(s.process);
       return s;
     })(),
-    want.kube
-      ? startControlPlane({ binDir, runDir, logDir, kcmArgs: opts.kcmArgs ?? [], ...(nodePrep ? { realNode: nodePrep.pki } : {}) }).then((cp) => {
-          processes.push(...cp.processes);
-          return cp;
-        })
-      : undefined,
+    startControlPlane({ binDir, runDir, logDir, kcmArgs: opts.kcmArgs ?? [], ...(nodePrep ? { realNode: nodePrep.pki } : {}) }).then((cp) => {
+      processes.push(...cp.processes);
+      return cp;
+    }),
     want.vitess
       ? startVitessLedger({ binDir, runDir, logDir, log }).then((v) => {
           processes.push(...v.processes);
@@ -154,7 +139,7 @@ async function startParts(opts: StackOptions, want: { kube: boolean; vitess: boo
     await stop();
     throw firstFailure([sim, kube, vitess], log);
   }
-  if (nodePrep && kube.value) {
+  if (nodePrep) {
     const cp = kube.value;
     try {
       node = await startRealNode({ binDir, runDir, logDir, log, network: nodePrep.network, pki: nodePrep.pki, registryDir: nodePrep.registryDir, kubeconfig: cp.kubeconfig, apiServer: cp.server, apiCa: cp.caFile });

@@ -7,10 +7,10 @@ import { inject } from 'vitest';
 import { createDb, type Db, type SqlArg } from '../../ledger/db.ts';
 import { str } from '../../ledger/columns.ts';
 import { classifyPlan, parsePlan, type Classification } from '../../scripts/testenv/vexplain.ts';
-import type { LedgerStackInfo } from '../../scripts/testenv/stack.ts';
+import type { VitessStackInfo } from '../../scripts/testenv/stack.ts';
 
 export interface VitessLedger {
-  stack: LedgerStackInfo;
+  stack: VitessStackInfo;
   /** @planetscale/database → ps-http-sim → vtgate (transaction mode SINGLE), default keyspace `ledger`. */
   db: Db;
   url: string;
