@@ -18,8 +18,8 @@ async function restricted(filePath: string, source: string): Promise<string[]> {
 
 describe('layering (eslint no-restricted-imports)', () => {
   it.each([
-    ['controller/ledger/store.ts', "import { admit } from '../../functions/services/admit.ts';\nvoid admit;\n", /controller\/ never imports functions\//],
-    ['functions/services/admit.ts', "import { release } from '../../controller/ledger/store.ts';\nvoid release;\n", /functions\/ never imports controller\//],
+    ['controller/ledger/quota-moves.ts', "import { admit } from '../../functions/services/admit.ts';\nvoid admit;\n", /controller\/ never imports functions\//],
+    ['functions/services/admit.ts', "import { release } from '../../controller/ledger/quota-moves.ts';\nvoid release;\n", /functions\/ never imports controller\//],
     ['ledger/db.ts', "import { createApp } from '../functions/app.ts';\nvoid createApp;\n", /higher layer/],
     ['schema/admission.ts', "import { createDb } from '../ledger/db.ts';\nvoid createDb;\n", /higher layer/],
     ['controller/ledger/cluster.ts', "import { liveReader } from '../modelservice/reader.ts';\nvoid liveReader;\n", /controllers do not import each other/],
@@ -33,7 +33,7 @@ describe('layering (eslint no-restricted-imports)', () => {
   });
 
   it.each([
-    ['controller/ledger/store.ts', "import { FENCE } from '../../ledger/fence.ts';\nvoid FENCE;\n"],
+    ['controller/ledger/quota-moves.ts', "import { FENCE } from '../../ledger/fence.ts';\nvoid FENCE;\n"],
     ['functions/db/quota.ts', "import { amountColumns } from '../../ledger/resources.ts';\nvoid amountColumns;\n"],
     ['controller/ledger/setup.ts', "import { Controller } from '../runtime/controller.ts';\nvoid Controller;\n"],
   ])('%s: a downward import is allowed', async (file, source) => {

@@ -17,7 +17,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { admissionId } from '../schema/admission.ts';
 import { createDb, type Db } from '../ledger/db.ts';
 import { resolveAdmission, ResolveRefused } from '../controller/ledger/resolve.ts';
-import type { Resolution } from '../controller/ledger/store.ts';
+import type { Resolution } from '../controller/ledger/resolve-conflict.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
 import { databaseUrlFromEnv } from './database-url.ts';

@@ -2,7 +2,12 @@
 // every source of work (the outbox row, the ModelService's and the pod's labels, the resync
 // page), so a reconcile finds its rows on the tenant's shard without looking the id up. A tenant
 // is a DNS-1123 label and an id a ULID: neither contains '/'.
-import type { ReservationKey } from './store.ts';
+
+/** Where a reservation lives: its tenant (the shard) and its id. */
+export interface ReservationKey {
+  tenant: string;
+  id: string;
+}
 
 export const ledgerKey = (k: ReservationKey): string => `${k.tenant}/${k.id}`;
 

@@ -4,7 +4,7 @@
 // once per tenant, before this leader reads or writes anything of that tenant.
 import type { Db } from '../../ledger/db.ts';
 import type { Logger } from '../runtime/log.ts';
-import { acquireEpoch, ensureFence } from './store.ts';
+import { acquireEpoch, ensureFence } from './leader-epoch.ts';
 
 export interface LeaderFence {
   /** This leader's epoch (the takeover runs on first use). */

@@ -100,25 +100,31 @@ export class ClaimLost extends Error {
   }
 }
 
+/** What fail() wrote: the row given back for a retry, the row dead, or nothing (the claim no longer held). */
+export type FailOutcome = 'retry' | 'dead' | 'lost';
+
 /**
  * Counts a failed attempt. A transient failure gives the row back for `retryAt` (backoff): it is
  * retried for as long as it is not done — a delivery never dies of an outage. Only a `terminal`
- * failure (the work can never succeed, e.g. an invalid spec) marks the row dead.
+ * failure (the work can never succeed, e.g. an invalid spec) marks the row dead. Like ack(), it
+ * writes only while the claim holds: `lost` when it matched no row (lease ran out, re-claimed, or
+ * epoch changed), and then nothing was written.
  */
 export async function fail(
   q: Queryable,
   row: ClaimedRow,
   error: string,
   o: { now: Date; retryAt: Date; terminal?: boolean },
-): Promise<'retry' | 'dead'> {
+): Promise<FailOutcome> {
   const dead = o.terminal === true;
-  await q.execute(
+  const r = await q.execute(
     `UPDATE outbox o ${FENCE('o')}
         SET o.attempts = o.attempts + 1, o.claimed_by = NULL, o.claimed_until = NULL, o.last_error = ?, o.available_at = ?,
             o.dead_at = ?, o.dedupe_key = CASE WHEN ? AND o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
       WHERE ${HOLDS}`,
     [row.claim.epoch, error.slice(0, 2000), o.retryAt, dead ? o.now : null, dead, row.tenant, row.seq, row.claim.by, o.now],
   );
+  if (r.rowsAffected !== 1) return 'lost';
   return dead ? 'dead' : 'retry';
 }
 

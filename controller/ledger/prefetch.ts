@@ -3,12 +3,12 @@
 // goes straight to the CR create instead of spending one more database round trip before it.
 // A record is handed over once, and only while fresh (`maxAgeMs`): a key that waited longer in the
 // work queue, or any other reconcile, reads the ledger as before. A stale view is safe anyway: the
-// delivery's transaction is guarded by the claim and the state it leaves (store.ts ackCreate),
+// delivery's transaction is guarded by the claim and the state it leaves (transitions.ts ackCreate),
 // as it is when the reservation changes between a read and the create.
 import type { Queryable } from '../../ledger/db.ts';
-import { ledgerKey } from './key.ts';
+import { ledgerKey, type ReservationKey } from './key.ts';
 import type { ClaimedRow } from './outbox-store.ts';
-import { loadLedgerRecords, type LedgerRecord, type ReservationKey } from './store.ts';
+import { loadLedgerRecords, type LedgerRecord } from './record.ts';
 
 export class RecordPrefetch {
   readonly #records = new Map<string, { record: LedgerRecord; at: number }>();

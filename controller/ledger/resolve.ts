@@ -2,12 +2,13 @@
 // --reason "…"`): a conflict is never released automatically, so a person decides. The decision
 // is refused while the live cluster still has the CR with the bound UID or any pod carrying the
 // admission id — release only what is really gone. The rule is `refusal()` (pure); the write is
-// `resolveConflict()` in store.ts (one conditional transaction with its audit movement).
+// `resolveConflict()` in resolve-conflict.ts (one conditional transaction with its audit movement).
 import type { Db } from '../../ledger/db.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
-import { loadLedgerRecord, resolveConflict, tenantOf, type LedgerRecord, type Resolution } from './store.ts';
+import { loadLedgerRecord, tenantOf, type LedgerRecord } from './record.ts';
+import { resolveConflict, type Resolution } from './resolve-conflict.ts';
 
 /** The decision was refused; nothing was written. */
 export class ResolveRefused extends Error {

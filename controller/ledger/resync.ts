@@ -8,7 +8,8 @@ import type { LedgerShard } from '../../ledger/shards.ts';
 import { childAbort } from '../runtime/abort.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
-import { openReservationsPage, type ReservationKey, type ResyncCursor } from './store.ts';
+import type { ReservationKey } from './key.ts';
+import { openReservationsPage, type ResyncCursor } from './record.ts';
 
 export interface ResyncOptions {
   shards: () => Promise<LedgerShard[]>;

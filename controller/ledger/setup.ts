@@ -16,11 +16,11 @@ import { OutboxPoller } from './poller.ts';
 import { RecordPrefetch } from './prefetch.ts';
 import { kubeLedgerCluster } from './cluster.ts';
 import { ledgerMetrics } from './metrics.ts';
-import { ledgerReconciler, type LedgerDeps } from './reconcile.ts';
+import { ledgerReconciler } from './reconcile.ts';
+import type { LedgerDeps } from './reconcile-deps.ts';
 import { ResyncLoop, resyncOnce } from './resync.ts';
-import type { ReservationKey } from './store.ts';
 import { cachedShards } from '../../ledger/shards.ts';
-import { ledgerKey } from './key.ts';
+import { ledgerKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
 
 export interface LedgerOptions {
@@ -77,7 +77,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     maxDelayMs: o.retryMaxMs ?? 10_000,
     log: mgr.log,
     metrics: mgr.metrics,
-    reconcile: (req, ctx) => reconcile(req.key, ctx.signal), // `<tenant>/<id>` (key.ts), whole
+    reconcile, // its key is `<tenant>/<id>` (key.ts)
   });
   const poller = new OutboxPoller({
     shards,

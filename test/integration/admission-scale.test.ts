@@ -11,7 +11,9 @@ import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';
 import { getQuota } from '../../functions/services/quota.ts';
 import { scaleAdmission, type ScaleInput } from '../../functions/services/scale.ts';
-import { acquireEpoch, recordScaleApplied, refundScaleDown, release, transition } from '../../controller/ledger/store.ts';
+import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
+import { recordScaleApplied, transition } from '../../controller/ledger/transitions.ts';
+import { refundScaleDown, release } from '../../controller/ledger/quota-moves.ts';
 import { checkLedger } from '../../controller/ledger/check.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 

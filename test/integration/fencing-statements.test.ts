@@ -11,18 +11,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
-import {
-  ackCreate,
-  acquireEpoch,
-  markReady,
-  recordProgress,
-  recordScaleApplied,
-  refundScaleDown,
-  release,
-  setReleaseBlocked,
-  touchReconciled,
-  transition,
-} from '../../controller/ledger/store.ts';
+import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
+import { ackCreate, markReady, recordProgress, recordScaleApplied, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/transitions.ts';
+import { refundScaleDown, release } from '../../controller/ledger/quota-moves.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
@@ -40,10 +31,14 @@ afterAll(async () => ledger?.drop());
 
 /** Writes that are deliberately not fenced, with the reason. */
 const UNFENCED: Record<string, string> = {
-  'store.resolveConflict': "an operator's decision (npm run tenant -- resolve), not the leader's: it runs without an epoch, guarded by the conflict state and a live read of the cluster",
-  'store.acquireEpoch': 'it is the fence: becoming leader bumps the epoch and raises every tenant fence',
-  'store.ensureFence': 'it is the fence: it raises a tenant fence (never lowers it), so a deposed leader raises nothing above the current epoch',
+  'resolve-conflict.resolveConflict': "an operator's decision (npm run tenant -- resolve), not the leader's: it runs without an epoch, guarded by the conflict state and a live read of the cluster",
+  'leader-epoch.acquireEpoch': 'it is the fence: becoming leader bumps the epoch and raises every tenant fence',
+  'leader-epoch.ensureFence': 'it is the fence: it raises a tenant fence (never lowers it), so a deposed leader raises nothing above the current epoch',
+  'quota-moves.giveBackUsage': "a step inside a transaction, never a write on its own: it runs only after the transaction's first statement matched (the fenced UPDATE of release and refundScaleDown, the conflict guard of resolveConflict)",
 };
+
+/** The fenced writes the scanner finds; a change means a write was added or removed (extend FENCED with it). */
+const FENCED_WRITES = 12;
 
 interface FencedCase<Ctx> {
   /** Rows the write would change; runs while `epoch` (the soon-deposed leader's) is current. */
@@ -81,36 +76,36 @@ const withEpoch = (row: ClaimedRow, epoch: number): ClaimedRow => ({ ...row, cla
 
 const FENCED: Record<string, FencedCase<unknown>> = {
   // the reservation state machine (docs/design.md), every transition the controller makes
-  'store.ackCreate admitted → delivered': fencedCase({
+  'transitions.ackCreate admitted → delivered': fencedCase({
     arrange: (epoch) => claimedRow(epoch, 'create', 'admitted'),
     act: (row, epoch) => ackCreate(db, withEpoch(row, epoch), { namespace: 'ns', name: crNameFor(row.reservationId), uid: 'u1' }, later()),
   }),
-  'store.markReady delivered → ready': fencedCase({ arrange: () => bound('delivered'), act: (id, epoch) => markReady(db, { tenant: 'acme', id }, epoch, later()) }),
-  'store.transition delivered → releasing': stateTransition('delivered', 'releasing'),
-  'store.transition ready → releasing': stateTransition('ready', 'releasing'),
-  'store.transition deleting → releasing': stateTransition('deleting', 'releasing'),
-  'store.transition admitted → conflict': stateTransition('admitted', 'conflict'),
-  'store.transition delivered → conflict': stateTransition('delivered', 'conflict'),
-  'store.transition ready → conflict': stateTransition('ready', 'conflict'),
-  'store.transition deleting → conflict': stateTransition('deleting', 'conflict'),
-  'store.transition releasing → conflict': stateTransition('releasing', 'conflict'),
-  'store.release releasing → released': fencedCase({ arrange: () => bound('releasing'), act: (id, epoch) => release(db, { tenant: 'acme', id }, epoch, later()) }),
+  'transitions.markReady delivered → ready': fencedCase({ arrange: () => bound('delivered'), act: (id, epoch) => markReady(db, { tenant: 'acme', id }, epoch, later()) }),
+  'transitions.transition delivered → releasing': stateTransition('delivered', 'releasing'),
+  'transitions.transition ready → releasing': stateTransition('ready', 'releasing'),
+  'transitions.transition deleting → releasing': stateTransition('deleting', 'releasing'),
+  'transitions.transition admitted → conflict': stateTransition('admitted', 'conflict'),
+  'transitions.transition delivered → conflict': stateTransition('delivered', 'conflict'),
+  'transitions.transition ready → conflict': stateTransition('ready', 'conflict'),
+  'transitions.transition deleting → conflict': stateTransition('deleting', 'conflict'),
+  'transitions.transition releasing → conflict': stateTransition('releasing', 'conflict'),
+  'quota-moves.release releasing → released': fencedCase({ arrange: () => bound('releasing'), act: (id, epoch) => release(db, { tenant: 'acme', id }, epoch, later()) }),
   // the other reservation columns the controller writes
-  'store.setReleaseBlocked': fencedCase({
+  'transitions.setReleaseBlocked': fencedCase({
     arrange: () => bound('releasing'),
     act: (id, epoch) => setReleaseBlocked(db, { tenant: 'acme', id }, new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, later()),
   }),
-  'store.recordProgress': fencedCase({
+  'transitions.recordProgress': fencedCase({
     arrange: () => bound('delivered'),
     act: (id, epoch) =>
       recordProgress(db, { tenant: 'acme', id }, { scheduledAt: new Date(), startedAt: new Date(), lastFailure: { reason: 'OOMKilled', message: 'late', exitCode: 137 } }, epoch, later()),
   }),
-  'store.recordScaleApplied': fencedCase({ arrange: () => changed(1), act: (id, epoch) => recordScaleApplied(db, { tenant: 'acme', id }, 2, true, epoch, later()) }),
-  'store.refundScaleDown': fencedCase({
+  'transitions.recordScaleApplied': fencedCase({ arrange: () => changed(1), act: (id, epoch) => recordScaleApplied(db, { tenant: 'acme', id }, 2, true, epoch, later()) }),
+  'quota-moves.refundScaleDown': fencedCase({
     arrange: () => changed(2),
     act: (id, epoch) => refundScaleDown(db, { tenant: 'acme', id }, 2, { cpu: 100, memory: 128, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, later()),
   }),
-  'store.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, { tenant: 'acme', id }, epoch, later()) }),
+  'transitions.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, { tenant: 'acme', id }, epoch, later()) }),
   // the outbox
   'outbox-store.claimDue': fencedCase({
     arrange: async () => {
@@ -139,7 +134,10 @@ const refusedOrDone = (p: Promise<unknown>) =>
 describe('fencing: a deposed leader changes no row, statement by statement', () => {
   it('every write of the controller ledger modules is fenced and has a case in FENCED', () => {
     const writes = ledgerWriteFunctions();
-    expect(writes.map((w) => w.name)).toContain('store.markReady'); // the scanner sees the modules
+    expect(writes.map((w) => w.name)).toContain('transitions.markReady'); // the scanner sees the modules
+    expect(writes.filter((w) => w.fenced), 'the scanner no longer finds every fenced write').toHaveLength(FENCED_WRITES);
+    const listed = Object.keys(UNFENCED).filter((name) => !writes.some((w) => !w.fenced && w.name === name));
+    expect(listed, 'an UNFENCED entry for a function that is no unfenced write').toEqual([]);
     const unfenced = writes.filter((w) => !w.fenced && !(w.name in UNFENCED)).map((w) => w.name);
     expect(unfenced, 'a ledger write without FENCE (or list it in UNFENCED with the reason)').toEqual([]);
     const cases = Object.keys(FENCED);

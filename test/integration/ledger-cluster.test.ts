@@ -12,10 +12,11 @@ import { ledgerMetrics } from '../../controller/ledger/metrics.ts';
 import { ledgerReconciler } from '../../controller/ledger/reconcile.ts';
 import { ledgerKey } from '../../controller/ledger/key.ts';
 import { leaderFence } from '../../controller/ledger/leader-fence.ts';
-import { loadLedgerRecord, loadLedgerRecords } from '../../controller/ledger/store.ts';
+import { loadLedgerRecord, loadLedgerRecords } from '../../controller/ledger/record.ts';
 import type { ClaimedRow } from '../../controller/ledger/outbox-store.ts';
 import { RecordPrefetch } from '../../controller/ledger/prefetch.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
+import { splitKey } from '../../controller/runtime/controller.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { crNameFor } from '../../schema/admission.ts';
@@ -28,6 +29,9 @@ import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
 import { StatementLog } from '../support/recording-db.ts';
 import { ensureCrd, msPath, testLogger } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
+
+/** What the controller passes a reconcile (controller/runtime/controller.ts). */
+const reconcileContext = () => ({ log: testLogger(), fresh: false, signal: new AbortController().signal });
 
 const { kc, core } = kubeClients();
 const admin = new KubeClient({ kc });
@@ -187,7 +191,7 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
   it('deletes with the uid AND the resourceVersion it decided on, then moves to releasing', async () => {
     const { id, ms } = await neverReadyAdmission();
     const { deletes, wrapped } = recording();
-    const result = await reconciler(wrapped)(ledgerKey({ tenant: 'acme', id }), new AbortController().signal);
+    const result = await reconciler(wrapped)(splitKey(ledgerKey({ tenant: 'acme', id })), reconcileContext());
 
     expect(deletes).toEqual([{ name: ms.metadata.name, pre: { uid: ms.metadata.uid, resourceVersion: ms.metadata.resourceVersion }, outcome: 'deleted' }]);
     expect(result).toEqual({ requeueAfterMs: 500 });
@@ -200,7 +204,7 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
     const { deletes, wrapped } = recording(async () => {
       await bumpStatus(ms, 'changed between the read and the delete');
     });
-    const result = await reconciler(wrapped)(ledgerKey({ tenant: 'acme', id }), new AbortController().signal);
+    const result = await reconciler(wrapped)(splitKey(ledgerKey({ tenant: 'acme', id })), reconcileContext());
 
     expect(deletes).toEqual([{ name: ms.metadata.name, pre: { uid: ms.metadata.uid, resourceVersion: ms.metadata.resourceVersion }, outcome: 'precondition-failed' }]);
     expect(result).toEqual({ requeue: true });
@@ -245,7 +249,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
       metrics: ledgerMetrics(new Metrics().registry),
       log: testLogger(),
     });
-    return { run: () => run(ledgerKey({ tenant: row.tenant, id: row.reservationId }), new AbortController().signal), before: () => before };
+    return { run: () => run(splitKey(ledgerKey({ tenant: row.tenant, id: row.reservationId })), reconcileContext()), before: () => before };
   }
 
   /** The delivered CR carries the controller's finalizer, and no controller runs here: lift it, delete. */

@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
 import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
-import { acquireEpoch, loadLedgerRecord, markReady, recordProgress, release, transition } from '../../controller/ledger/store.ts';
+import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
+import { loadLedgerRecord } from '../../controller/ledger/record.ts';
+import { markReady, recordProgress, transition } from '../../controller/ledger/transitions.ts';
+import { release } from '../../controller/ledger/quota-moves.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 
 let ledger: LedgerDatabase;

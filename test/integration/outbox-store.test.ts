@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
-import { acquireEpoch } from '../../controller/ledger/store.ts';
+import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
 import { ack, ClaimLost, fail, retryDelayMs, type ClaimOptions } from '../../controller/ledger/outbox-store.ts';
-import { ackCreate } from '../../controller/ledger/store.ts';
+import { ackCreate } from '../../controller/ledger/transitions.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
 

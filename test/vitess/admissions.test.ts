@@ -11,7 +11,9 @@ import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.t
 import { deleteAdmission } from '../../functions/services/requests.ts';
 import { checkLedger } from '../../controller/ledger/check.ts';
 import { ack } from '../../controller/ledger/outbox-store.ts';
-import { acquireEpoch, ackCreate, ensureFence, release, transition } from '../../controller/ledger/store.ts';
+import { acquireEpoch, ensureFence } from '../../controller/ledger/leader-epoch.ts';
+import { ackCreate, transition } from '../../controller/ledger/transitions.ts';
+import { release } from '../../controller/ledger/quota-moves.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
 import { ApiError } from '../../functions/errors.ts';
 import { admissionOf } from '../support/policy.ts';

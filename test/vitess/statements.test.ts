@@ -18,22 +18,11 @@ import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/s
 import { sweep } from '../../functions/services/sweep.ts';
 import { scaleAdmission } from '../../functions/services/scale.ts';
 import { checkLedger } from '../../controller/ledger/check.ts';
-import {
-  acquireEpoch,
-  ensureFence,
-  loadLedgerRecord,
-  loadLedgerRecords,
-  markReady,
-  recordScaleApplied,
-  refundScaleDown,
-  resolveConflict,
-  ackCreate,
-  release,
-  setReleaseBlocked,
-  tenantOf,
-  touchReconciled,
-  transition,
-} from '../../controller/ledger/store.ts';
+import { acquireEpoch, ensureFence } from '../../controller/ledger/leader-epoch.ts';
+import { loadLedgerRecord, loadLedgerRecords, tenantOf } from '../../controller/ledger/record.ts';
+import { markReady, recordScaleApplied, ackCreate, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/transitions.ts';
+import { refundScaleDown, release } from '../../controller/ledger/quota-moves.ts';
+import { resolveConflict } from '../../controller/ledger/resolve-conflict.ts';
 import { ack, fail, type claimDue, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
 import { resyncOnce } from '../../controller/ledger/resync.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
@@ -83,31 +72,31 @@ async function exerciseEverything(): Promise<void> {
   await as('functions/services/quota.ts:getQuota', () => getQuota(deps, tenant));
 
   // The controller takes over, delivers the create row, the reservation becomes ready.
-  const epoch = await as('controller/ledger/store.ts:acquireEpoch', () => acquireEpoch(db, 'ctl-a', new Date()));
-  await as('controller/ledger/store.ts:ensureFence', () => ensureFence(db, tenant, epoch, 'ctl-a', new Date()));
+  const epoch = await as('controller/ledger/leader-epoch.ts:acquireEpoch', () => acquireEpoch(db, 'ctl-a', new Date()));
+  await as('controller/ledger/leader-epoch.ts:ensureFence', () => ensureFence(db, tenant, epoch, 'ctl-a', new Date()));
   const [create] = await as('controller/ledger/outbox-store.ts:claimDue', () => claimMine({ holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
   if (!create) throw new Error('no create row to claim');
   // The poller reads the claimed deliveries' records on the shard it claimed them from.
-  await as('controller/ledger/store.ts:loadLedgerRecords', async () => {
+  await as('controller/ledger/record.ts:loadLedgerRecords', async () => {
     for (const shard of await ledgerShards(db)) await loadLedgerRecords(shard.db, [at(id)]);
   });
-  await as('controller/ledger/store.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
-  await as('controller/ledger/store.ts:loadLedgerRecord', () => loadLedgerRecord(db, at(id)));
+  await as('controller/ledger/transitions.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
+  await as('controller/ledger/record.ts:loadLedgerRecord', () => loadLedgerRecord(db, at(id)));
   await as('controller/ledger/resync.ts:resyncOnce', () =>
     resyncOnce({ shards: () => ledgerShards(db), enqueue: () => undefined, pageSize: 500, now: () => new Date() }, new AbortController().signal),
   );
-  await as('controller/ledger/store.ts:markReady', () => markReady(db, at(id), epoch, new Date()));
-  await as('controller/ledger/store.ts:touchReconciled', () => touchReconciled(db, at(id), epoch, new Date()));
+  await as('controller/ledger/transitions.ts:markReady', () => markReady(db, at(id), epoch, new Date()));
+  await as('controller/ledger/transitions.ts:touchReconciled', () => touchReconciled(db, at(id), epoch, new Date()));
 
   // The tenant scales up (charged at once), then down (refunded by the controller once the pods are gone).
   const scale = (key: string, replicas: number) => scaleAdmission(deps, { tenant, id, idempotencyKey: key, requestId: key, replicas });
   await as('functions/services/scale.ts:scaleAdmission (increase)', () => scale('s1', 2));
   await as('functions/services/scale.ts:scaleAdmission (replay)', () => scale('s1', 2));
-  await as('controller/ledger/store.ts:recordScaleApplied', () => recordScaleApplied(db, at(id), 2, true, epoch, new Date()));
+  await as('controller/ledger/transitions.ts:recordScaleApplied', () => recordScaleApplied(db, at(id), 2, true, epoch, new Date()));
   await as('functions/services/scale.ts:scaleAdmission (quota short)', () => scale('s2', 16).catch(() => undefined));
   await as('functions/services/scale.ts:scaleAdmission (decrease)', () => scale('s3', 1));
   await recordScaleApplied(db, at(id), 3, false, epoch, new Date());
-  await as('controller/ledger/store.ts:refundScaleDown', () =>
+  await as('controller/ledger/quota-moves.ts:refundScaleDown', () =>
     refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date()),
   );
 
@@ -131,14 +120,14 @@ async function exerciseEverything(): Promise<void> {
   const del = claimed.find((r) => r.tenant === tenant && r.kind === 'delete');
   if (!del) throw new Error('no delete row to claim');
   await as('controller/ledger/outbox-store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
-  await as('controller/ledger/store.ts:transition', () => transition(db, at(id), ['deleting'], 'releasing', epoch, new Date(), null));
-  await as('controller/ledger/store.ts:setReleaseBlocked', () => setReleaseBlocked(db, at(id), new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, new Date()));
-  await as('controller/ledger/store.ts:release', () => release(db, at(id), epoch, new Date()));
+  await as('controller/ledger/transitions.ts:transition', () => transition(db, at(id), ['deleting'], 'releasing', epoch, new Date(), null));
+  await as('controller/ledger/transitions.ts:setReleaseBlocked', () => setReleaseBlocked(db, at(id), new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, new Date()));
+  await as('controller/ledger/quota-moves.ts:release', () => release(db, at(id), epoch, new Date()));
   // A second admission ends in conflict; an operator resolves it (npm run tenant -- resolve).
   const other = await admit(deps, { tenant, idempotencyKey: 'k3', requestId: 'r4', parsed: parsed({ name: 'llm-2' }) });
   await transition(V.db, at(other.admission.id), ['admitted'], 'conflict', epoch, new Date(), 'test');
-  await as('controller/ledger/store.ts:tenantOf', () => tenantOf(db, other.admission.id));
-  await as('controller/ledger/store.ts:resolveConflict', async () => {
+  await as('controller/ledger/record.ts:tenantOf', () => tenantOf(db, other.admission.id));
+  await as('controller/ledger/resolve-conflict.ts:resolveConflict', async () => {
     await resolveConflict(db, at(other.admission.id), 'keep', 'disputed', new Date());
     await resolveConflict(db, at(other.admission.id), 'release', 'settled', new Date());
   });
@@ -247,22 +236,22 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'functions/db/scheduled-runs.ts:finishRun',
       'functions/db/scheduled-runs.ts:staleReservations',
       'ledger/shards.ts:ledgerShards',
-      'controller/ledger/store.ts:acquireEpoch',
-      'controller/ledger/store.ts:raiseFences',
-      'controller/ledger/store.ts:ensureFence',
-      'controller/ledger/store.ts:loadLedgerRecord',
-      'controller/ledger/store.ts:loadLedgerRecords',
-      'controller/ledger/store.ts:openReservationsPage',
-      'controller/ledger/store.ts:tenantOf',
-      'controller/ledger/store.ts:resolveConflict',
-      'controller/ledger/store.ts:markReady',
-      'controller/ledger/store.ts:transition',
-      'controller/ledger/store.ts:touchReconciled',
-      'controller/ledger/store.ts:setReleaseBlocked',
-      'controller/ledger/store.ts:release',
+      'controller/ledger/leader-epoch.ts:acquireEpoch',
+      'controller/ledger/leader-epoch.ts:raiseFences',
+      'controller/ledger/leader-epoch.ts:ensureFence',
+      'controller/ledger/record.ts:loadLedgerRecord',
+      'controller/ledger/record.ts:loadLedgerRecords',
+      'controller/ledger/record.ts:openReservationsPage',
+      'controller/ledger/record.ts:tenantOf',
+      'controller/ledger/resolve-conflict.ts:resolveConflict',
+      'controller/ledger/transitions.ts:markReady',
+      'controller/ledger/transitions.ts:transition',
+      'controller/ledger/transitions.ts:touchReconciled',
+      'controller/ledger/transitions.ts:setReleaseBlocked',
+      'controller/ledger/quota-moves.ts:release',
       'controller/ledger/outbox-store.ts:claimDue',
       'controller/ledger/outbox-store.ts:ack',
-      'controller/ledger/store.ts:ackCreate',
+      'controller/ledger/transitions.ts:ackCreate',
       'controller/ledger/outbox-store.ts:fail',
       'controller/ledger/check.ts:checkShard',
     ]) {

@@ -1,0 +1,151 @@
+// The controller's read model of a reservation: its row with its binding and its change in flight
+// (LedgerRecord), read by key or for a batch of claimed deliveries; the admission id → tenant
+// lookup of the operator's tools; and the periodic resync's paging over the open reservations.
+// Reads only. Every statement names the tenant or runs on one shard (ledger/shards.ts).
+import type { Db, Queryable, Row } from '../../ledger/db.ts';
+import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
+import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
+import type { Amounts } from '../../schema/model-service.ts';
+import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason } from '../../schema/admission.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
+import type { LedgerRow } from './decide.ts';
+import { ledgerKey, type ReservationKey } from './key.ts';
+import type { Progress } from './progress.ts';
+
+export interface LedgerRecord extends LedgerRow {
+  createdAt: Date;
+  requestId: string;
+  /** The admitted spec as stored; validated only where it is used (delivery), so a row that a newer
+   *  schema would refuse can still be deleted and released. */
+  spec: unknown;
+  releaseBlockedReason: ReleaseBlockedReason | null;
+  releaseBlockedPods: string[] | null;
+  releaseBlockedFinalizers: string[] | null;
+  /** What the admission charged (totals, ledger units). */
+  amounts: Amounts;
+  lastReconciledAt: Date | null;
+  binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null } & Progress) | null;
+}
+
+const date = (v: unknown): Date => new Date(time(v));
+const dateOrNull = (v: unknown): Date | null => {
+  const t = timeOrNull(v);
+  return t === null ? null : new Date(t);
+};
+
+/** A reservation with its binding and its change in flight; callers add the WHERE. */
+const RECORD_SELECT = `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
+            r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
+            r.generation, r.applied_generation, r.settled_generation, c.from_replicas,
+            b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.scheduled_at, b.started_at, b.last_failure, b.reservation_id AS bound
+       FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
+       LEFT JOIN reservation_change c ON c.tenant = r.tenant AND c.reservation_id = r.id AND c.generation = r.generation`;
+
+export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promise<LedgerRecord | undefined> {
+  const r = await q.execute(`${RECORD_SELECT} WHERE r.tenant = ? AND r.id = ?`, [key.tenant, key.id]);
+  const row = r.rows[0];
+  return row ? recordFromRow(row) : undefined;
+}
+
+/**
+ * The records of several reservations in ONE statement (the poller's read of the deliveries it
+ * just claimed, on the shard it claimed them from). Only the exact keys asked for are returned.
+ */
+export async function loadLedgerRecords(q: Queryable, keys: readonly ReservationKey[]): Promise<LedgerRecord[]> {
+  if (keys.length === 0) return [];
+  const wanted = new Set(keys.map(ledgerKey));
+  const r = await q.execute(`${RECORD_SELECT} WHERE r.tenant IN (?) AND r.id IN (?)`, [[...new Set(keys.map((k) => k.tenant))], keys.map((k) => k.id)]);
+  return r.rows.map(recordFromRow).filter((rec) => wanted.has(ledgerKey(rec)));
+}
+
+function recordFromRow(row: Row): LedgerRecord {
+  const spec = json(row.spec);
+  return {
+    id: str(row.id),
+    tenant: str(row.tenant),
+    state: reservationState(row.state),
+    stateChangedAt: date(row.state_changed_at),
+    releaseBlockedSince: dateOrNull(row.release_blocked_since),
+    createdAt: date(row.created_at),
+    requestId: str(row.request_id),
+    spec,
+    change: {
+      generation: int(row.generation),
+      appliedGeneration: int(row.applied_generation),
+      settledGeneration: int(row.settled_generation),
+      replicas: desiredReplicas(spec),
+      fromReplicas: row.from_replicas === null || row.from_replicas === undefined ? null : int(row.from_replicas),
+    },
+    releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
+    releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
+    releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
+    amounts: amountsFromRow(row),
+    lastReconciledAt: dateOrNull(row.last_reconciled_at),
+    binding:
+      row.bound === null || row.bound === undefined
+        ? null
+        : {
+            namespace: str(row.namespace),
+            crName: str(row.cr_name),
+            uid: strOrNull(row.uid),
+            everReady: bool(row.ever_ready),
+            firstReadyAt: dateOrNull(row.first_ready_at),
+            scheduledAt: dateOrNull(row.scheduled_at),
+            startedAt: dateOrNull(row.started_at),
+            lastFailure: failureOrNull(row.last_failure),
+          },
+  };
+}
+
+/** spec.replicas of the stored spec (validated only at delivery; a spec without it asks for 0). */
+function desiredReplicas(spec: unknown): number {
+  const n = typeof spec === 'object' && spec !== null ? (spec as { replicas?: unknown }).replicas : undefined;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0;
+}
+
+/** Finds the tenant of an admission id (the operator's tools know only the id): one shard at a time. */
+export async function tenantOf(db: Db, id: string): Promise<string | undefined> {
+  for (const shard of await ledgerShards(db)) {
+    const row = (await shard.db.execute('SELECT tenant FROM reservation WHERE id = ?', [id])).rows[0];
+    if (row) return str(row.tenant);
+  }
+  return undefined;
+}
+
+const OPEN_STATES = RESERVATION_STATES.filter((st) => !(TERMINAL_STATES as readonly string[]).includes(st));
+
+/** Where a resync page starts: after this (last_reconciled_at, id); a NULL time sorts first. */
+export interface ResyncCursor {
+  reconciledAt: Date | null;
+  id: string;
+}
+/** Stands for a NULL last_reconciled_at in the ordering (DATETIME's minimum). */
+const NEVER = new Date('1000-01-01T00:00:00.000Z');
+
+/**
+ * One page of open reservations not reconciled since `before`, stalest first (never reconciled
+ * first), after `cursor`. The periodic resync's scan: it cannot name a tenant (it walks every
+ * tenant), so it runs on ONE shard (`q` is a shard's Db, ledger/shards.ts); the page bounds each
+ * statement.
+ */
+export async function openReservationsPage(
+  q: Queryable,
+  o: { before: Date; after: ResyncCursor | null; limit: number },
+): Promise<{ keys: ReservationKey[]; next: ResyncCursor | null }> {
+  const after = o.after ?? { reconciledAt: NEVER, id: '' };
+  const r = await q.execute(
+    `SELECT tenant, id, last_reconciled_at FROM reservation
+      WHERE state IN (?) AND (last_reconciled_at IS NULL OR last_reconciled_at < ?)
+        AND (COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id) > (CAST(? AS DATETIME(3)), ?)
+      ORDER BY COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id
+      LIMIT ?`,
+    [OPEN_STATES, o.before, NEVER, after.reconciledAt ?? NEVER, after.id, NEVER, o.limit],
+  );
+  // The driver sends a Date as text: CAST keeps every comparison a DATETIME one (a COALESCE of a
+  // DATETIME and text would compare as text, and 'T' sorts after ' ').
+  const keys = r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
+  const last = r.rows.at(-1);
+  const next = last && r.rows.length === o.limit ? { reconciledAt: dateOrNull(last.last_reconciled_at), id: str(last.id) } : null;
+  return { keys, next };
+}

@@ -1,0 +1,67 @@
+// The write of an operator's decision on a conflict (`npm run tenant -- resolve`); resolve.ts
+// checks the live cluster before it runs. Not fenced: it is not the leader's write.
+import { isDuplicateKey, type Db } from '../../ledger/db.ts';
+import { int } from '../../ledger/columns.ts';
+import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import type { MovementDirection } from '../../ledger/rows.ts';
+import { commitOrRollback, type Rollback } from './commit-or-rollback.ts';
+import type { ReservationKey } from './key.ts';
+import { giveBackUsage } from './quota-moves.ts';
+
+export type Resolution = 'release' | 'keep';
+export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved';
+/** Why nothing was written. */
+type Unresolved = Exclude<ResolveOutcome, 'resolved'>;
+
+/**
+ * An operator's decision on a conflict (`npm run tenant -- resolve`), in ONE conditional
+ * transaction keyed by (tenant, id). Not fenced: the controller never writes a reservation in
+ * conflict, and the condition `state = 'conflict'` makes a second run change nothing.
+ *  - release: conflict → released, the `release` movement (its primary key refuses a second),
+ *    usage down by the reservation's own amounts, and the `resolve-release` audit row;
+ *  - keep: the `resolve-keep` audit row and the reason on the reservation; it stays in conflict,
+ *    charged (a later `release` is still possible; a second `keep` is refused by the key).
+ * BEGIN + 4 (release) or 3 (keep) statements + COMMIT.
+ */
+export async function resolveConflict(
+  db: Db,
+  at: ReservationKey,
+  decision: Resolution,
+  note: string,
+  now: Date,
+): Promise<ResolveOutcome> {
+  const lastError = `resolved by an operator (${decision}): ${note}`.slice(0, 1000);
+  const where = 'WHERE tenant = ? AND id = ?';
+  return commitOrRollback(db, async (tx, rollback: Rollback<Unresolved>) => {
+    const moved = await tx.execute(
+      decision === 'release'
+        ? `UPDATE reservation SET state = 'released', state_changed_at = ?, updated_at = ?, last_error = ?,
+                    release_blocked_since = NULL, release_blocked_reason = NULL, release_blocked_pods = NULL, release_blocked_finalizers = NULL
+              ${where} AND state = 'conflict'`
+        : `UPDATE reservation SET updated_at = ?, last_error = ? ${where} AND state = 'conflict'`,
+      decision === 'release' ? [now, now, lastError, at.tenant, at.id] : [now, lastError, at.tenant, at.id],
+    );
+    if (moved.rowsAffected !== 1) return rollback('not-in-conflict');
+    // Every statement names the tenant, so each is single-shard on a ledger sharded by tenant.
+    const row = (await tx.execute(`SELECT generation, ${amountColumns()} FROM reservation ${where}`, [at.tenant, at.id])).rows[0];
+    if (!row) return rollback('not-in-conflict');
+    const amounts = amountsFromRow(row);
+    const generation = int(row.generation);
+    const rows: Array<[MovementDirection, string | null]> =
+      decision === 'release' ? [['resolve-release', note], ['release', null]] : [['resolve-keep', note]];
+    try {
+      await tx.execute(
+        `INSERT INTO quota_movement (reservation_id, generation, direction, tenant, ${amountColumns()}, at, note)
+           VALUES ${rows.map(() => `(?, ?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`).join(', ')}`,
+        rows.flatMap(([direction, n]) => [at.id, generation, direction, at.tenant, ...amountArgs(amounts), now, n]),
+      );
+    } catch (err) {
+      if (isDuplicateKey(err)) return rollback('already-resolved');
+      throw err;
+    }
+    if (decision === 'release') {
+      await giveBackUsage(tx, at.tenant, amounts, now);
+    }
+    return 'resolved' as const;
+  });
+}
