@@ -1,6 +1,6 @@
 // What `--wait` decides and prints, apart from any I/O: the verdict on an admission (still
 // waiting, done, failed) and the progress lines to print as it moves. Pure.
-import { formatDuration, elapsedMs, nextStage, startupStages, STAGES } from '../dashboard/public/assets/startup.js';
+import { formatDuration, elapsedMs, nextStage, startupStages, STAGES } from '../schema/timeline.ts';
 import { releaseBlocker, type AdmissionView } from './model.ts';
 import { failureLines, stageLine, styleState, type Look } from './render.ts';
 

@@ -1,6 +1,6 @@
 // Text rendering of admissions, lists, quota and startup stages. Pure: every function takes the
 // data and a Style (colours on or off, decided once by the caller) and returns text.
-import { describeFailure, elapsedMs, formatDuration, startupStages, type StageView } from '../dashboard/public/assets/startup.js';
+import { describeFailure, elapsedMs, formatDuration, startupStages, type StageView } from '../schema/timeline.ts';
 import type { AdmissionView, LastFailure, QuotaView } from './model.ts';
 
 export type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';

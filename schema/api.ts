@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { failureSchema, modelServiceSpecSchema, RESOURCE_NAMES } from './model-service.ts';
 import { admissionId, RELEASE_BLOCKED_REASONS, RESERVATION_STATES } from './admission.ts';
-import { timelineSchema } from './timeline.ts';
+import { timelineSchema } from './timeline-schema.ts';
 import { pendingChangeSchema } from './scale.ts';
 
 export const amountsSchema = z

@@ -3,18 +3,20 @@
 // header; no cookies), see admissions with their state, startup timeline and endpoint, the quota
 // as bars, and delete with a confirmation. Same-origin calls to the admission API; DOM built
 // with textContent only (no HTML strings), so the page runs under a strict CSP with Trusted Types.
-import { describeFailure, formatDuration, startupStages } from './startup.js';
+// The startup stages are schema/timeline.ts: the bundle serves it as ./startup.js and points
+// this import there (scripts/gen-dashboard.ts).
+import { describeFailure, formatDuration, startupStages } from '../../../schema/timeline.ts';
 
 const KEY_ITEM = 'modeldock.key';
 const REFRESH_MS = 2000;
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
- * @typedef {import('./startup.js').StartupFacts & {
+ * @typedef {import('../../../schema/timeline.ts').StartupFacts & {
  *   id: string, name: string, spec: { replicas: number },
  *   endpoint: string | null, releaseBlockedSince?: string | null, releaseBlockedPods?: string[] | null,
  *   releaseBlockedReason?: string | null, releaseBlockedFinalizers?: string[] | null,
- *   lastError?: string | null, lastFailure?: import('./startup.js').LastFailure | null,
+ *   lastError?: string | null, lastFailure?: import('../../../schema/timeline.ts').LastFailure | null,
  *   replicas?: number, chargedReplicas?: number,
  *   pendingChange?: { fromReplicas: number, toReplicas: number, phase: string } | null
  * }} Admission
