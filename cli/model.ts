@@ -75,7 +75,6 @@ export const resourceUsage = z.looseObject({
   conflict: z.number().optional(),
   available: z.number(),
 });
-export type ResourceUsage = z.output<typeof resourceUsage>;
 export const quotaView = z.looseObject({ tenant: z.string(), resources: z.record(z.string(), resourceUsage) });
 export type QuotaView = z.output<typeof quotaView>;
 

@@ -72,18 +72,6 @@ export function rssParts(pid: number | 'self'): { rss: number; anon: number; fil
 /** Resident set size of one process in MiB (VmRSS), undefined when it is gone. */
 export const rssMiB = (pid: number): number | undefined => rssParts(pid)?.rss;
 
-/** The first process whose command line contains `needle`, among `pid`'s tree. */
-export function findInTree(pid: number, needle: string): number | undefined {
-  for (const s of processTree(pid)) {
-    try {
-      if (readFileSync(`/proc/${s.pid}/cmdline`, 'utf8').includes(needle)) return s.pid;
-    } catch {
-      /* gone */
-    }
-  }
-  return undefined;
-}
-
 /** Command line arguments of a process. */
 export function cmdline(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
