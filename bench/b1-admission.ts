@@ -7,21 +7,18 @@
 import { randomUUID } from 'node:crypto';
 import { admit } from '../functions/services/admit.ts';
 import type { ServiceDeps } from '../functions/services/deps.ts';
-import type { Benchmark } from './run.ts';
-import { BODY, startApi, TENANT, type Api, type Call } from './lib/api.ts';
+import type { Benchmark } from './lib/benchmark.ts';
+import { startApi, TENANT, viaWorker, type Api } from './lib/api.ts';
 import { closedLoop, interleaved, type LoadResult } from './lib/load.ts';
-import { cpuByCommand, cpuDelta } from './lib/proc-stats.ts';
+import { cpuCell, cpuPerRequest } from './lib/cpu-per-request.ts';
 import { describe, fmt, median, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
 
-export const viaWorker = (api: Api, call: Call = api.call) => async () => {
-  await call('POST', '/requests', 201, { body: BODY, key: api.newKey() });
-};
-export const viaService = (api: Api, deps: ServiceDeps) => async () => {
+const viaService = (api: Api, deps: ServiceDeps) => async () => {
   await admit(deps, { tenant: TENANT, idempotencyKey: api.newKey(), requestId: randomUUID(), parsed: api.parsed });
 };
 
 /** p50 of one statement's round trip, sequentially. */
-export async function rttMs(exec: () => Promise<unknown>, n: number): Promise<number> {
+async function rttMs(exec: () => Promise<unknown>, n: number): Promise<number> {
   const samples: number[] = [];
   for (let i = 0; i < n; i++) {
     const t = performance.now();
@@ -34,28 +31,6 @@ export async function rttMs(exec: () => Promise<unknown>, n: number): Promise<nu
 const ROUNDS = 4;
 const NAMES = { dev: 'Worker via wrangler dev', direct: 'Worker in workerd (no dev proxy)', a: 'baseline A (Node → ps-http-sim)', b: 'baseline B (mysql2 → MariaDB)' } as const;
 type PathName = keyof typeof NAMES;
-
-/** CPU ms so far per process of interest: each Worker's tree, ps-http-sim, this process (client + baselines). */
-export function cpuSnapshot(api: Api): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [k, v] of cpuByCommand([api.worker.process.pid])) out.set(`wrangler dev: ${k}`, v);
-  for (const [k, v] of cpuByCommand([api.direct.pid])) out.set(`no proxy: ${k}`, v);
-  if (api.ledger.sim) for (const [k, v] of cpuByCommand([api.ledger.sim.pid])) out.set(k, v);
-  const self = process.cpuUsage();
-  out.set('bench process (client, baselines)', (self.user + self.system) / 1000);
-  return out;
-}
-
-/** CPU ms per request by process over `n` runs of `op` at concurrency 8 (a pass of its own, one path at a time). */
-export async function cpuPerRequest(api: Api, n: number, op: (i: number) => Promise<void>): Promise<Map<string, number>> {
-  const before = cpuSnapshot(api);
-  await closedLoop({ concurrency: 8, total: n, op });
-  return new Map([...cpuDelta(before, cpuSnapshot(api))].map(([k, v]) => [k, v / n]));
-}
-
-/** One table cell: CPU ms per request by process, largest first (below 0.05 ms left out). */
-export const cpuCell = (m: Map<string, number>): string =>
-  [...m].filter(([, v]) => v >= 0.05).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
 
 export const b1: Benchmark = {
   id: 'B1',

@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { admit } from '../functions/services/admit.ts';
 import { getQuota } from '../functions/services/quota.ts';
 import { deleteAdmission, getAdmission } from '../functions/services/requests.ts';
-import type { Benchmark } from './run.ts';
-import { startApi, TENANT } from './lib/api.ts';
-import { cpuCell, cpuPerRequest, viaWorker } from './b1-admission.ts';
+import type { Benchmark } from './lib/benchmark.ts';
+import { startApi, TENANT, viaWorker } from './lib/api.ts';
+import { cpuCell, cpuPerRequest } from './lib/cpu-per-request.ts';
 import { closedLoop, interleaved } from './lib/load.ts';
 import { describe, fmt, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
 

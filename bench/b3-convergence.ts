@@ -10,18 +10,18 @@
 // The last (largest) round stays up for B5 (idle) and B6 (memory): ctx.shared.converged.
 import { desiredDeployment } from '../controller/modelservice/desired.ts';
 import { paths } from '../controller/runtime/kube.ts';
-import { API_VERSION, KIND, modelServiceSpecSchema, type ModelService } from '../schema/model-service.ts';
+import { API_VERSION, KIND, type ModelService } from '../schema/model-service.ts';
 import { startLossyProxy } from '../test/support/lossy-proxy.ts';
 import { parsePrometheus } from '../test/support/prom-text.ts';
-import type { Benchmark } from './run.ts';
+import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext } from './lib/context.ts';
 import { ensurePodCapacity, kcmMetrics, metricSum, until, WRITE_METHODS } from './lib/kube.ts';
 import { closedLoop } from './lib/load.ts';
+import { SPEC } from './lib/model-service-spec.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
 
-export const KCM_QPS = '20';
-export const KCM_BURST = '30';
-export const SPEC = modelServiceSpecSchema.parse({ image: 'example.invalid/modeldock/model:1', replicas: 1, resources: { cpu: '10m', memory: '16Mi' } });
+const KCM_QPS = '20';
+const KCM_BURST = '30';
 
 interface Round {
   n: number;

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paths } from '../controller/runtime/kube.ts';
 import { crNameFor } from '../schema/admission.ts';
-import type { Benchmark } from './run.ts';
+import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext } from './lib/context.ts';
 import { startApi, BODY, retried } from './lib/api.ts';
 import { metricSum, watchAdded } from './lib/kube.ts';
@@ -16,7 +16,7 @@ import { closedLoop } from './lib/load.ts';
 import { fmt, median, percentile, verdict } from './lib/stats.ts';
 
 /** The poller's longest interval (controller/ledger/poller.ts maxIntervalMs default). */
-export const POLL_INTERVAL_MS = 2000;
+const POLL_INTERVAL_MS = 2000;
 
 /**
  * A ledger + Worker + namespace with ModelDock installed + a controller delivering into it. The
@@ -24,7 +24,7 @@ export const POLL_INTERVAL_MS = 2000;
  * Worker runs at the edge, not on the cluster's cores, and the dev proxy's ≈ 24 ms of CPU per POST
  * (B1) would otherwise be taken from the controller and the API server it is measured on.
  */
-export async function startSystem(ctx: BenchContext, name: string, env: Record<string, string> = {}) {
+async function startSystem(ctx: BenchContext, name: string, env: Record<string, string> = {}) {
   const api = await startApi(ctx, 32);
   const ns = await ctx.namespace(name);
   const controller = await ctx.controller(`controller-${name}`, ns, { DATABASE_URL: api.ledger.url, ...env });

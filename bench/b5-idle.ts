@@ -11,7 +11,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AUDIT_LOG } from '../scripts/testenv/kube.ts';
-import type { Benchmark } from './run.ts';
+import type { Benchmark } from './lib/benchmark.ts';
 import { untilWritesSettle } from './lib/kube.ts';
 import { fmt } from './lib/stats.ts';
 

@@ -16,20 +16,20 @@ import { promisify } from 'node:util';
 import { paths } from '../controller/runtime/kube.ts';
 import { API_VERSION, KIND, type ModelService } from '../schema/model-service.ts';
 import { repoRoot } from '../scripts/testenv/stack.ts';
-import type { Benchmark } from './run.ts';
+import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext, Controller } from './lib/context.ts';
-import { SPEC } from './b3-convergence.ts';
 import { ensurePodCapacity, metricSum, until, untilWritesSettle } from './lib/kube.ts';
 import { closedLoop } from './lib/load.ts';
+import { SPEC } from './lib/model-service-spec.ts';
 import { rssMiB, rssParts } from './lib/proc-stats.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
 
 const run = promisify(execFile);
 
 /** B6L's kube-controller-manager client: QPS / burst (its default is 20 / 30). */
-export const LARGE_KCM_QPS = 400;
+const LARGE_KCM_QPS = 400;
 /** B6L's controller: concurrent ModelService reconciles (shipped: 4), as kcm gets its higher QPS. */
-export const B6L_WORKERS = 16;
+const B6L_WORKERS = 16;
 /** How long B6L waits for its 10,000 ModelServices to converge before it measures anyway. */
 const B6L_WINDOW_MS = 75 * 60_000;
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { repoRoot } from '../scripts/testenv/stack.ts';
-import type { Benchmark } from './run.ts';
+import type { Benchmark } from './lib/benchmark.ts';
 import { fmt, median, ratio, verdict } from './lib/stats.ts';
 
 const run = promisify(execFile);

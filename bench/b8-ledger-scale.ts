@@ -14,7 +14,7 @@ import { resyncOnce } from '../controller/ledger/resync.ts';
 import { admit } from '../functions/services/admit.ts';
 import { createDb } from '../ledger/db.ts';
 import { startLossyProxy } from '../test/support/lossy-proxy.ts';
-import type { Benchmark } from './run.ts';
+import type { Benchmark } from './lib/benchmark.ts';
 import { startApi, TENANT } from './lib/api.ts';
 import { wranglerToml } from './lib/workerd-worker.ts';
 import { closedLoop } from './lib/load.ts';

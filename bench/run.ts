@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { installBase } from '../scripts/testenv/install.ts';
 import { repoRoot, startStack } from '../scripts/testenv/stack.ts';
+import type { Benchmark } from './lib/benchmark.ts';
 import { createContext, type BenchContext } from './lib/context.ts';
 import { loadNow, machine } from './lib/machine.ts';
 import { appendRun, renderRun, type BenchResult } from './lib/results.ts';
@@ -21,26 +22,6 @@ import { b5 } from './b5-idle.ts';
 import { b6, b6l } from './b6-memory.ts';
 import { b7 } from './b7-bundle.ts';
 import { b8 } from './b8-ledger-scale.ts';
-
-export interface Benchmark {
-  id: string;
-  title: string;
-  /** Its processes and objects stay up for the benchmarks after it (ctx.shared), cleaned up at the end. */
-  keepsState?: boolean;
-  /** false: runs without the local stack (B7). */
-  stack?: false;
-  /**
-   * Runs only when `--only` names it, and alone: on a stack started with these options (B6L's
-   * kube-controller-manager client QPS would change what the others compare with).
-   */
-  alone?: { kcmArgs: string[] };
-  /**
-   * Runs at the same time as the benchmark with this id when both are selected (its own result
-   * line): B8 touches neither the cluster nor B3's controller, whose idle window B5 counts.
-   */
-  alongside?: string;
-  run(ctx: BenchContext): Promise<Omit<BenchResult, 'id' | 'title' | 'seconds'>>;
-}
 
 // Order: what needs no controller first; B3 leaves its converged objects for B5 and B6; B8 runs
 // during B5's idle window (the suite must fit 15 minutes), in its own place when B5 is not run.

@@ -73,6 +73,11 @@ export async function startApi(ctx: BenchContext, connections: number, opts: { d
   };
 }
 
+/** One admission through the Worker (`call`: through wrangler dev unless told otherwise). */
+export const viaWorker = (api: Api, call: Call = api.call) => async () => {
+  await call('POST', '/requests', 201, { body: BODY, key: api.newKey() });
+};
+
 /** Retried 503s (`wrangler dev` answers "Your worker restarted mid-request" now and then under load). */
 export const retried = { count: 0 };
 
