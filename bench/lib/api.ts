@@ -10,7 +10,7 @@ import { parseConfig } from '../../functions/config.ts';
 import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.ts';
 import { createDb } from '../../ledger/db.ts';
 import { admissionRequestSchema, toAdmission, type ParsedAdmission } from '../../schema/admission.ts';
-import type { LedgerDatabase } from '../../test/support/admission.ts';
+import type { LedgerDatabase } from '../../test/support/ledger-database.ts';
 import type { WorkerInstance } from '../../test/support/worker.ts';
 import type { BenchContext } from './context.ts';
 import { countingDb, mysqlDb, type MysqlDb } from './db.ts';

@@ -15,7 +15,7 @@ import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCrede
 import { freePort } from '../../scripts/testenv/net.ts';
 import { liveRecordedPids, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../../test/support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../../test/support/ledger-database.ts';
 import { startWorker, type WorkerInstance } from '../../test/support/worker.ts';
 import { cmdline } from './proc-stats.ts';
 

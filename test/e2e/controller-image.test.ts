@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildImages, type BuiltImage } from '../../scripts/images/build.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { startControllerContainer, type ControllerContainer } from '../support/controller-image.ts';
-import { TEST_LEASE_ENV } from '../support/controller.ts';
+import { TEST_LEASE_ENV } from '../support/controller-process.ts';
 import { installModelDock } from '../support/install.ts';
 import { startSystem, type System } from '../support/system.ts';
 

@@ -10,7 +10,7 @@ import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
 import { CONTROLLER_NAME } from '../../controller/modelservice/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
-import { metricSum } from '../support/controller.ts';
+import { metricSum } from '../support/controller-process.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 

@@ -5,7 +5,7 @@
 // whatever it wrote late is fenced (claim + epoch) and the ledger invariants hold.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isFrozen, isLeading as leading } from '../support/controller.ts';
+import { isFrozen, isLeading as leading } from '../support/controller-process.ts';
 import { startSystem, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
-import { metricSum } from '../support/controller.ts';
+import { metricSum } from '../support/controller-process.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 

@@ -7,7 +7,7 @@
 //  - after SIGCONT everything converges: all ready or released, charged once, released once.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isFrozen, isLeading } from '../support/controller.ts';
+import { isFrozen, isLeading } from '../support/controller-process.ts';
 import { holdOutage, probeRounds } from '../support/outage.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';

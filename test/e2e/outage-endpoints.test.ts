@@ -9,7 +9,7 @@ import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { componentHealthy } from '../../scripts/testenv/kube.ts';
 import type { Deployment, EndpointSlice, ModelService } from '../../controller/modelservice/types.ts';
-import { metricSum } from '../support/controller.ts';
+import { metricSum } from '../support/controller-process.ts';
 import { securePort, stopStackProcess } from '../support/outage.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';

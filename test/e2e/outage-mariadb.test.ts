@@ -4,7 +4,7 @@
 // and back off (no crash, Lease kept); once it is back everything converges and no money is
 // lost or doubled.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLeading } from '../support/controller.ts';
+import { isLeading } from '../support/controller-process.ts';
 import { holdOutage, probeRounds } from '../support/outage.ts';
 import { startPrivateMariaDB, type PrivateMariaDB } from '../support/private-mariadb.ts';
 import { startSystem, type ControllerProcess, type System } from '../support/system.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
-import { metricSum } from '../support/controller.ts';
+import { metricSum } from '../support/controller-process.ts';
 import { startSystem, type ApiBody, type ControllerProcess, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 

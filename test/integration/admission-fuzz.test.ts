@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admissionRequestSchema, toAdmission } from '../../schema/admission.ts';
 import { parseRegistryList } from '../../schema/policy.ts';
 import { testPolicy } from '../support/policy.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { startWorker, type WorkerInstance } from '../support/worker.ts';
 
 const KEY = 'fuzz-key-0123456789abcdef';

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { MISCONFIGURED_MESSAGE } from '../../functions/errors.ts';
 import { waitFor } from '../support/wait.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { startWorker, type WorkerInstance } from '../support/worker.ts';
 
 // A test that admits does so in a tenant of its own (the Worker's keys are fixed when it starts,

@@ -5,7 +5,8 @@
 // time, DELETE winning over a pending change, a lost COMMIT reply; checkLedger after each.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admissionOf } from '../support/policy.ts';
-import { createLedgerDatabase, rejection, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
+import { rejection } from '../support/rejection.ts';
 import type { DbFetch } from '../../ledger/db.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';

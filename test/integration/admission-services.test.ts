@@ -13,7 +13,8 @@ import { sweep } from '../../functions/services/sweep.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { ApiError } from '../../functions/errors.ts';
 import { loadMigrations, migrate } from '../../ledger/migrate.ts';
-import { createLedgerDatabase, rejection, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
+import { rejection } from '../support/rejection.ts';
 
 let L: LedgerDatabase;
 beforeAll(async () => {

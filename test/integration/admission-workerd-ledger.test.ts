@@ -2,7 +2,7 @@
 // quota that fits exactly 10; a lost COMMIT reply followed by a client retry with the same
 // Idempotency-Key; scheduled() delivered twice for the same scheduledTime enqueues once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { startLossyProxy, type LossyProxy } from '../support/lossy-proxy.ts';
 import { startWorker, type WorkerInstance } from '../support/worker.ts';
 

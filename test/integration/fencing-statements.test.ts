@@ -16,7 +16,7 @@ import { ackCreate, markReady, recordProgress, recordScaleApplied, setReleaseBlo
 import { refundScaleDown, release } from '../../controller/ledger/quota-moves.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { ledgerWriteFunctions } from '../support/fenced-writes.ts';
 import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
 

@@ -21,7 +21,7 @@ import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { makeModelService } from '../support/builders.ts';
 import { controllerClient } from '../support/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';

@@ -18,7 +18,7 @@ import { TokenBucket } from '../../controller/runtime/rate-limit.ts';
 import { ulidGenerator } from '../../functions/services/deps.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { controllerClient } from '../support/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { counterSum, ensureCrd, testLogger } from '../support/operator.ts';

@@ -9,7 +9,7 @@ import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
 import { loadLedgerRecord } from '../../controller/ledger/record.ts';
 import { markReady, recordProgress, transition } from '../../controller/ledger/transitions.ts';
 import { release } from '../../controller/ledger/quota-moves.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 
 let ledger: LedgerDatabase;
 let db: Db;

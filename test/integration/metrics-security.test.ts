@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { mintToken } from '../../scripts/testenv/install.ts';
-import { metricSum, readMetrics, startController, type ControllerProcess } from '../support/controller.ts';
+import { metricSum, readMetrics, startController, type ControllerProcess } from '../support/controller-process.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 
 const { kc, core } = kubeClients();

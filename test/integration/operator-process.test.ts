@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { makeModelService } from '../support/builders.ts';
-import { metricSum as sample, startController, type ControllerProcess } from '../support/controller.ts';
+import { metricSum as sample, startController, type ControllerProcess } from '../support/controller-process.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { ensureCrd, ops, paths } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';

@@ -17,7 +17,7 @@ import { crNameFor } from '../../schema/admission.ts';
 import { admissionOf } from '../support/policy.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { ensureCrd } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';

@@ -6,7 +6,7 @@ import { enqueue } from '../../functions/db/outbox.ts';
 import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
 import { ack, ClaimLost, fail, retryDelayMs, type ClaimOptions } from '../../controller/ledger/outbox-store.ts';
 import { ackCreate } from '../../controller/ledger/transitions.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
 
 let ledger: LedgerDatabase;

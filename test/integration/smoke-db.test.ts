@@ -3,7 +3,7 @@
 // MySQL errno 1062 or report a MariaDB version).
 import { connect, DatabaseError } from '@planetscale/database';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 let db: TestDatabase;
 beforeAll(async () => {

@@ -13,8 +13,8 @@ import { NODE_NET, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config
 import { applyKustomization, createDatabaseSecret, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { startPsHttpSim } from '../../scripts/testenv/ps-http-sim.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
-import { createLedgerDatabase, type LedgerDatabase } from '../support/admission.ts';
-import { metricSum } from '../support/controller.ts';
+import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
+import { metricSum } from '../support/controller-process.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { mockAdmission, onRealNode, podsOf } from '../support/real-node.ts';
 import { waitFor } from '../support/wait.ts';

@@ -10,7 +10,7 @@ import { inject } from 'vitest';
 import { canConnect, freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { startPsHttpSim } from '../../scripts/testenv/ps-http-sim.ts';
-import type { DatabaseStack } from './db.ts';
+import type { DatabaseStack } from './test-database.ts';
 
 const run = promisify(execFile);
 

@@ -30,7 +30,7 @@ import type { Db } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
 import { StatementLog, type RecordedStatement } from '../support/recording-db.ts';
-import { emptyVitessLedger } from '../support/admission.ts';
+import { emptyVitessLedger } from '../support/ledger-database.ts';
 import { vitessLedger, type PlannedStatement } from '../support/vitess.ts';
 
 const V = vitessLedger();

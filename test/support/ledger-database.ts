@@ -1,11 +1,11 @@
-// Shared set-up of the ledger suites: a migrated ledger, tenants with quotas, and helpers to read
-// the ledger directly. Two backends (MODELDOCK_LEDGER_BACKEND): `mariadb` (default) — a database
-// of its own per call, behind a ps-http-sim of its own — or `vitess` — THE 2-shard Vitess ledger
-// of the run (vtgate behind ps-http-sim, transaction mode SINGLE), emptied for the suite: its
-// project runs one suite at a time (vitest.config.ts), so an emptied ledger is the suite's own.
+// Shared set-up of the ledger suites (and of bench/): a migrated ledger, tenants with quotas, and
+// helpers to read the ledger directly. Two backends (MODELDOCK_LEDGER_BACKEND): `mariadb`
+// (default) — a database of its own per call, behind a ps-http-sim of its own — or `vitess` — THE
+// 2-shard Vitess ledger of the run (vtgate behind ps-http-sim, transaction mode SINGLE), emptied
+// for the suite: its project runs one suite at a time (vitest.config.ts), so an emptied ledger is
+// the suite's own.
 import { createHash } from 'node:crypto';
-import { expect, inject } from 'vitest';
-import { toApiError, type ApiError } from '../../functions/errors.ts';
+import { inject } from 'vitest';
 import { connect } from '@planetscale/database';
 import { createDb, type Db, type DbFetch, type SqlArg } from '../../ledger/db.ts';
 import type { ServiceDeps } from '../../functions/services/deps.ts';
@@ -15,7 +15,7 @@ import { LEDGER_TABLES } from '../../ledger/rows.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { parseLimits, setTenantQuota } from '../../scripts/tenant.ts';
 import type { VitessInfo } from '../../scripts/testenv/vitess.ts';
-import { createTestDatabase, type DatabaseStack, type TestDatabase } from './db.ts';
+import { createTestDatabase, type DatabaseStack, type TestDatabase } from './test-database.ts';
 
 export type LedgerBackend = 'mariadb' | 'vitess';
 export const ledgerBackend = (env: NodeJS.ProcessEnv = process.env): LedgerBackend => (env.MODELDOCK_LEDGER_BACKEND === 'vitess' ? 'vitess' : 'mariadb');
@@ -95,14 +95,4 @@ function ledgerDatabase(t: TestDatabase & { backend: LedgerBackend }, db: Db): L
       return parts.join(' ');
     },
   };
-}
-
-/** The API error a service call was refused with, as the Worker would render it (the test fails when the call succeeds). */
-export async function rejection(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(Error);
-  return toApiError(err);
 }
