@@ -4,26 +4,42 @@ import tseslint from 'typescript-eslint';
 
 const up = (folder) => [`**/${folder}/**`, `${folder} is a higher layer: import downward only (docs/design.md, "Layout").`];
 const TEST_FILES = ['**/*.test.ts'];
-const CONTROLLER = [['**/functions/**', 'controller/ never imports functions/: the two meet only in the ledger tables (ledger/).'], up('scripts'), up('mock'), up('test')];
+/** The tenant tools and the benchmarks sit above every layer of the system: nothing below imports them. */
+const TOOLS = [up('cli'), up('dashboard'), up('bench')];
+const CONTROLLER = [['**/functions/**', 'controller/ never imports functions/: the two meet only in the ledger tables (ledger/).'], up('scripts'), up('mock'), up('test'), ...TOOLS];
 const PEER = 'controllers do not import each other: share through the Manager (mgr.cache) or runtime/.';
 const MACHINERY = 'runtime/ is the machinery below every controller.';
+const CLI = 'cli/ talks to the API over HTTP only: it imports schema/ and its own files (docs/design.md, "Layout").';
+const PAGE = 'the page imports only what the dashboard bundle serves: its own files and schema/timeline.ts (scripts/gen-dashboard.ts, BROWSER_MODULES).';
+/** test/support/ is the harness that test/ and bench/ share; the rest of test/ is suites. */
+const HARNESS_ONLY = [['**/test/*', '!**/test/support'], 'bench/ shares the harness in test/support/, never a test suite.'];
+const BENCH_PEER = 'a benchmark imports what it shares from bench/lib/, never another benchmark or run.ts.';
 /**
  * Who may not import whom; every file matches exactly one entry (a later entry for the same rule
- * would replace, not extend, an earlier one). Test files may reach test support.
+ * would replace, not extend, an earlier one). Test files may reach test support. A `forbid` entry is
+ * [gitignore-style pattern(s) of the import, message].
  */
 export const LAYERS = [
-  { files: ['schema/**/*.ts'], forbid: [up('ledger'), up('functions'), up('controller'), up('scripts'), up('mock'), up('test')] },
-  { files: ['ledger/**/*.ts'], forbid: [up('functions'), up('controller'), up('scripts'), up('mock'), up('test')] },
+  { files: ['schema/**/*.ts'], forbid: [up('ledger'), up('functions'), up('controller'), up('scripts'), up('mock'), up('test'), ...TOOLS] },
+  { files: ['ledger/**/*.ts'], forbid: [up('functions'), up('controller'), up('scripts'), up('mock'), up('test'), ...TOOLS] },
   {
     files: ['functions/**/*.ts'],
-    forbid: [['**/controller/**', 'functions/ never imports controller/: the two meet only in the ledger tables (ledger/).'], up('scripts'), up('mock'), up('test')],
+    forbid: [['**/controller/**', 'functions/ never imports controller/: the two meet only in the ledger tables (ledger/).'], up('scripts'), up('mock'), up('test'), ...TOOLS],
   },
   { files: ['controller/*.ts'], ignores: TEST_FILES, forbid: CONTROLLER },
   { files: ['controller/runtime/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', MACHINERY], ['../ledger/**', MACHINERY]] },
   { files: ['controller/modelservice/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../ledger/**', PEER]] },
   { files: ['controller/ledger/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', PEER]] },
   { files: ['controller/**/*.test.ts'], forbid: [CONTROLLER[0]] },
-  { files: ['mock/**/*.ts'], ignores: TEST_FILES, forbid: [up('schema'), up('ledger'), up('functions'), up('controller'), up('scripts'), up('test')] },
+  { files: ['mock/**/*.ts'], ignores: TEST_FILES, forbid: [up('schema'), up('ledger'), up('functions'), up('controller'), up('scripts'), up('test'), ...TOOLS] },
+  { files: ['cli/**/*.ts'], forbid: ['ledger', 'functions', 'controller', 'scripts', 'mock', 'test', 'dashboard', 'bench'].map((folder) => [`**/${folder}/**`, CLI]) },
+  {
+    files: ['dashboard/**/*.js', 'dashboard/**/*.ts'],
+    forbid: [...['ledger', 'functions', 'controller', 'scripts', 'mock', 'test', 'cli', 'bench'].map((folder) => [`**/${folder}/**`, PAGE]), [['**/schema/**', '!**/schema/timeline.ts'], PAGE]],
+  },
+  { files: ['bench/run.ts'], forbid: [HARNESS_ONLY] },
+  { files: ['bench/*.ts'], ignores: ['bench/run.ts'], forbid: [HARNESS_ONLY, [['./b[0-9]*', './run.ts'], BENCH_PEER]] },
+  { files: ['bench/lib/**/*.ts', 'bench/stub/**/*.ts'], forbid: [HARNESS_ONLY, [['../b[0-9]*', '../run.ts'], BENCH_PEER]] },
 ];
 
 export default tseslint.config(
@@ -41,12 +57,13 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  // Layers import downward only (docs/design.md, "Layout"): schema ← ledger ← {functions, controller}.
+  // Layers import downward only (docs/design.md, "Layout"): schema ← ledger ← {functions, controller};
+  // cli/ and the page (dashboard/) on schema/ alone; bench/ on anything but the test suites.
   // functions/ and controller/ meet only in the database tables, never in code.
   ...LAYERS.map(({ files, ignores = [], forbid }) => ({
     files,
     ignores,
-    rules: { 'no-restricted-imports': ['error', { patterns: forbid.map(([group, message]) => ({ group: [group], message })) }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: forbid.map(([group, message]) => ({ group: [group].flat(), message })) }] },
   })),
   // The dashboard's browser modules are JavaScript checked by tsc (checkJs, DOM lib), which
   // knows the browser globals; no-undef would not.

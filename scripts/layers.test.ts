@@ -26,6 +26,17 @@ describe('layering (eslint no-restricted-imports)', () => {
     ['controller/modelservice/setup.ts', "import { setupLedger } from '../ledger/setup.ts';\nvoid setupLedger;\n", /controllers do not import each other/],
     ['controller/runtime/manager.ts', "import { setupLedger } from '../ledger/setup.ts';\nvoid setupLedger;\n", /machinery below every controller/],
     ['mock/server.ts', "import { LABELS } from '../schema/model-service.ts';\nvoid LABELS;\n", /higher layer/],
+    ['schema/timeline.ts', "import { admissionView } from '../cli/model.ts';\nvoid admissionView;\n", /higher layer/],
+    ['functions/app.ts', "import { SPEC } from '../bench/lib/model-service-spec.ts';\nvoid SPEC;\n", /higher layer/],
+    ['cli/render.ts', "import { toApiError } from '../functions/errors.ts';\nvoid toApiError;\n", /cli\/ talks to the API over HTTP only/],
+    ['cli/progress.ts', "import { startupStages } from '../dashboard/public/assets/app.js';\nvoid startupStages;\n", /cli\/ talks to the API over HTTP only/],
+    ['dashboard/public/assets/app.js', "import { admissionSchema } from '../../../schema/api.ts';\nvoid admissionSchema;\n", /only what the dashboard bundle serves/],
+    ['dashboard/public/assets/app.js', "import { toApiError } from '../../../functions/errors.ts';\nvoid toApiError;\n", /only what the dashboard bundle serves/],
+    ['bench/lib/context.ts', "import { setup } from '../../test/global-setup.ts';\nvoid setup;\n", /never a test suite/],
+    ['bench/b3-convergence.ts', "import { sys } from '../test/e2e/lifecycle.test.ts';\nvoid sys;\n", /never a test suite/],
+    ['bench/b2-reads.ts', "import { viaWorker } from './b1-admission.ts';\nvoid viaWorker;\n", /never another benchmark or run.ts/],
+    ['bench/b1-admission.ts', "import type { Benchmark } from './run.ts';\nexport type B = Benchmark;\n", /never another benchmark or run.ts/],
+    ['bench/lib/api.ts', "import { b1 } from '../b1-admission.ts';\nvoid b1;\n", /never another benchmark or run.ts/],
   ])('%s: an upward import is refused', async (file, source, message) => {
     const messages = await restricted(file, source);
     expect(messages.length, `no-restricted-imports did not fire in ${file}`).toBe(1);
@@ -36,6 +47,11 @@ describe('layering (eslint no-restricted-imports)', () => {
     ['controller/ledger/quota-moves.ts', "import { FENCE } from '../../ledger/fence.ts';\nvoid FENCE;\n"],
     ['functions/db/quota.ts', "import { amountColumns } from '../../ledger/resources.ts';\nvoid amountColumns;\n"],
     ['controller/ledger/setup.ts', "import { Controller } from '../runtime/controller.ts';\nvoid Controller;\n"],
+    ['cli/render.ts', "import { startupStages } from '../schema/timeline.ts';\nvoid startupStages;\n"],
+    ['dashboard/public/assets/app.js', "import { startupStages } from '../../../schema/timeline.ts';\nvoid startupStages;\n"],
+    ['bench/lib/context.ts', "import { startWorker } from '../../test/support/worker.ts';\nvoid startWorker;\n"],
+    ['bench/b1-admission.ts', "import { startApi } from './lib/api.ts';\nvoid startApi;\n"],
+    ['bench/run.ts', "import { b1 } from './b1-admission.ts';\nvoid b1;\n"],
   ])('%s: a downward import is allowed', async (file, source) => {
     expect(await restricted(file, source)).toEqual([]);
   });
