@@ -1,0 +1,109 @@
+// The two seams of a ledger reconcile, scripted: a Db answering the reconciler's statements from
+// reservation rows the test gives (reservation-fixtures.ts), and a LedgerCluster
+// (controller/ledger/cluster.ts) answering from a script and recording every call.
+import type { Db, ExecResult, Queryable, Row, SqlArg } from '../../ledger/db.ts';
+import type { ModelService } from '../../schema/model-service.ts';
+import { observe, type DeleteOutcome, type LedgerCluster, type ScaleOutcome } from '../../controller/ledger/cluster.ts';
+import type { ObservedPod } from '../../controller/ledger/decide.ts';
+import type { ObservedDeployment } from '../../controller/ledger/scale.ts';
+
+export interface LedgerScript {
+  /** What successive reads of the reservation return; the last one repeats. Empty: no such reservation. */
+  records: Row[];
+  /** rowsAffected of a write (default 1); throw to make the statement fail. */
+  affected?: (sql: string, args: readonly SqlArg[]) => number;
+}
+
+/** Each transaction's end, in order. */
+export type TxEnd = 'commit' | 'rollback';
+
+/** A Db that answers the reconciler's statements from `script`; an unscripted read fails the test. */
+export function scriptedLedgerDb(script: LedgerScript): { db: Db; ends: TxEnd[] } {
+  let reads = 0;
+  const ends: TxEnd[] = [];
+  const current = (): Row | undefined => script.records[Math.min(reads, script.records.length - 1)];
+  const execute = async (sql: string, args: readonly SqlArg[] = []): Promise<ExecResult> => {
+    const s = sql.trim();
+    if (/^SELECT r\.id, r\.tenant/.test(s)) {
+      const row = current();
+      reads++;
+      return { rows: row ? [row] : [], rowsAffected: 0 };
+    }
+    if (/^SELECT generation, /.test(s)) {
+      const row = script.records[Math.max(0, Math.min(reads, script.records.length) - 1)];
+      return { rows: row ? [row] : [], rowsAffected: 0 };
+    }
+    if (/^(UPDATE|INSERT|DELETE)\b/.test(s)) return { rows: [], rowsAffected: script.affected?.(s, args) ?? 1 };
+    throw new Error(`unscripted statement: ${s.slice(0, 120)}`);
+  };
+  const db: Db = {
+    execute,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      try {
+        const result = await fn({ execute });
+        ends.push('commit');
+        return result;
+      } catch (err) {
+        ends.push('rollback');
+        throw err;
+      }
+    },
+    withSignal: () => db,
+    onShard: () => db,
+  };
+  return { db, ends };
+}
+
+export interface ClusterScript {
+  /** The CR under the reservation's name (live reads); null: none. */
+  modelService?: ModelService | null;
+  pods?: ObservedPod[];
+  deployment?: ObservedDeployment | null;
+  /** What a create finds: a new CR (default), the CR already there (AlreadyExists), or an error. */
+  create?: { created: boolean; object: ModelService } | Error;
+  delete?: DeleteOutcome;
+  scale?: ScaleOutcome;
+}
+
+export interface ClusterCall {
+  op: keyof LedgerCluster;
+  args: unknown[];
+}
+
+/** A LedgerCluster answering from `script`, recording every call. */
+export function fakeLedgerCluster(script: ClusterScript): { cluster: LedgerCluster; calls: ClusterCall[] } {
+  const calls: ClusterCall[] = [];
+  const call = (op: keyof LedgerCluster, ...args: unknown[]) => calls.push({ op, args });
+  const cluster: LedgerCluster = {
+    async readModelService(ns, name) {
+      call('readModelService', ns, name);
+      const ms = script.modelService ?? null;
+      return ms ? { ...observe(ms), object: ms } : null;
+    },
+    async listPods(ns, admissionId) {
+      call('listPods', ns, admissionId);
+      return script.pods ?? [];
+    },
+    async readDeployment(ns, name) {
+      call('readDeployment', ns, name);
+      return script.deployment ?? null;
+    },
+    async createModelService(obj) {
+      call('createModelService', obj);
+      if (script.create instanceof Error) throw script.create;
+      return script.create ?? { created: true, object: { ...obj, metadata: { ...obj.metadata, uid: 'uid-new', resourceVersion: '1' } } };
+    },
+    async deleteModelService(ns, name, pre) {
+      call('deleteModelService', ns, name, pre);
+      return script.delete ?? 'deleted';
+    },
+    async scaleModelService(ns, name, replicas, resourceVersion) {
+      call('scaleModelService', ns, name, replicas, resourceVersion);
+      return script.scale ?? 'scaled';
+    },
+    async setCondition(ns, name, condition) {
+      call('setCondition', ns, name, condition);
+    },
+  };
+  return { cluster, calls };
+}
