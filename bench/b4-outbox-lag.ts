@@ -15,7 +15,7 @@ import { metricSum, watchAdded } from './lib/kube.ts';
 import { closedLoop } from './lib/load.ts';
 import { fmt, median, percentile, verdict } from './lib/stats.ts';
 
-/** The poller's longest interval (controller/ledger/poller.ts maxIntervalMs default). */
+/** The poller's longest interval (controller/reservation/poller.ts maxIntervalMs default). */
 const POLL_INTERVAL_MS = 2000;
 
 /**

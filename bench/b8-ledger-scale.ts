@@ -4,13 +4,13 @@
 // front of ps-http-sim:
 // - the cron sweep (the real Worker's scheduled() in workerd): statements and time per run,
 //   against its budget RECONCILE_MAX_STATEMENTS, and how many runs cover all N;
-// - the controller's periodic resync (controller/ledger/resync.ts resyncOnce, the code the
+// - the controller's periodic resync (controller/reservation/resync.ts resyncOnce, the code the
 //   controller runs every LEDGER_RESYNC_MS = 60 s by default): statements, time and reservations
 //   enqueued per pass — i.e. per minute at the default period.
 // Not measured here: what the reconciles of those enqueued reservations then cost (they need a
 // CR per reservation: 10,000 ModelServices); docs/ledger.md has the per-reservation statements.
 import { randomUUID } from 'node:crypto';
-import { resyncOnce } from '../controller/ledger/resync.ts';
+import { resyncOnce } from '../controller/reservation/resync.ts';
 import { admit } from '../functions/services/admit.ts';
 import { createDb } from '../ledger/db.ts';
 import { startLossyProxy } from '../test/support/lossy-proxy.ts';

@@ -18,8 +18,8 @@
 //   DATABASE_URL        the MySQL ledger (PlanetScale HTTP API); REQUIRED unless LEDGER=off
 //   LEDGER              "off" runs without outbox and ledger (ModelService reconciling only)
 //   READY_DB_TTL_MS, READY_DB_TIMEOUT_MS  /readyz's `SELECT 1`: answer cached 5 s, deadline 2 s
-//   LEDGER_WORKERS      concurrent reservation reconciles (default 32: a delivery is ~7 database round
-//                       trips and one API write, mostly waiting; a burst of 200 admissions: p99
+//   LEDGER_WORKERS      concurrent reservation reconciles (default 32: a delivery is 5 database round
+//                       trips and one API write (docs/design.md), mostly waiting; a burst of 200 admissions: p99
 //                       3.9 s with 8, 2.7 s with 32, bench B4)
 //   READY_DEADLINE_MS   a ModelService never Ready this long after creation is deleted (default 10 min)
 //   RELEASE_BLOCKED_AFTER_MS  pods still present this long into a release → ReleaseBlocked (default 2 min)
@@ -52,7 +52,7 @@ import { MetricsAuthorizer, kubeReviewApi } from './runtime/metrics-auth.ts';
 import { cachedCheck } from './runtime/ready-check.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
-import { setupLedger } from './ledger/setup.ts';
+import { setupReservationController } from './reservation/setup.ts';
 import { createDb } from '../ledger/db.ts';
 import { placementFrom, placementSettings } from '../schema/placement.ts';
 import { parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
@@ -179,7 +179,7 @@ setupModelServiceController(mgr, {
   placement,
 });
 if (db) {
-  setupLedger(mgr, {
+  setupReservationController(mgr, {
     db,
     namespace: env.NAMESPACE,
     holder: identity,

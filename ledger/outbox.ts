@@ -1,6 +1,6 @@
 // The outbox contract shared by both sides: the Worker inserts rows of these kinds under these
 // dedupe keys (functions/db/outbox.ts); the controller claims and acknowledges them
-// (controller/ledger/outbox-store.ts). `dedupe_key` is UNIQUE: an insert whose key exists is a
+// (controller/reservation/outbox-store.ts). `dedupe_key` is UNIQUE: an insert whose key exists is a
 // no-op, never a duplicate row.
 export type OutboxKind = 'create' | 'delete' | 'reconcile' | 'scale';
 

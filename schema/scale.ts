@@ -1,4 +1,4 @@
-// Changing the replicas of an admission (PATCH /requests/:id, issue 14): the request, the
+// Changing the replicas of an admission (PATCH /requests/:id): the request, the
 // amounts a change moves, and how a change in flight reads in the tenant API. Pure.
 //
 // Every accepted change is a new generation of its admission (1 = the admission itself). An

@@ -18,13 +18,13 @@ async function restricted(filePath: string, source: string): Promise<string[]> {
 
 describe('layering (eslint no-restricted-imports)', () => {
   it.each([
-    ['controller/ledger/quota-moves.ts', "import { admit } from '../../functions/services/admit.ts';\nvoid admit;\n", /controller\/ never imports functions\//],
-    ['functions/services/admit.ts', "import { release } from '../../controller/ledger/quota-moves.ts';\nvoid release;\n", /functions\/ never imports controller\//],
+    ['controller/reservation/quota-moves.ts', "import { admit } from '../../functions/services/admit.ts';\nvoid admit;\n", /controller\/ never imports functions\//],
+    ['functions/services/admit.ts', "import { release } from '../../controller/reservation/quota-moves.ts';\nvoid release;\n", /functions\/ never imports controller\//],
     ['ledger/db.ts', "import { createApp } from '../functions/app.ts';\nvoid createApp;\n", /higher layer/],
     ['schema/admission.ts', "import { createDb } from '../ledger/db.ts';\nvoid createDb;\n", /higher layer/],
-    ['controller/ledger/cluster.ts', "import { liveReader } from '../modelservice/reader.ts';\nvoid liveReader;\n", /controllers do not import each other/],
-    ['controller/modelservice/setup.ts', "import { setupLedger } from '../ledger/setup.ts';\nvoid setupLedger;\n", /controllers do not import each other/],
-    ['controller/runtime/manager.ts', "import { setupLedger } from '../ledger/setup.ts';\nvoid setupLedger;\n", /machinery below every controller/],
+    ['controller/reservation/cluster.ts', "import { liveReader } from '../modelservice/reader.ts';\nvoid liveReader;\n", /controllers do not import each other/],
+    ['controller/modelservice/setup.ts', "import { setupReservationController } from '../reservation/setup.ts';\nvoid setupReservationController;\n", /controllers do not import each other/],
+    ['controller/runtime/manager.ts', "import { setupReservationController } from '../reservation/setup.ts';\nvoid setupReservationController;\n", /machinery below every controller/],
     ['mock/server.ts', "import { LABELS } from '../schema/model-service.ts';\nvoid LABELS;\n", /higher layer/],
     ['schema/timeline.ts', "import { admissionView } from '../cli/model.ts';\nvoid admissionView;\n", /higher layer/],
     ['functions/app.ts', "import { SPEC } from '../bench/lib/model-service-spec.ts';\nvoid SPEC;\n", /higher layer/],
@@ -44,9 +44,9 @@ describe('layering (eslint no-restricted-imports)', () => {
   });
 
   it.each([
-    ['controller/ledger/quota-moves.ts', "import { FENCE } from '../../ledger/fence.ts';\nvoid FENCE;\n"],
+    ['controller/reservation/quota-moves.ts', "import { FENCE } from '../../ledger/fence.ts';\nvoid FENCE;\n"],
     ['functions/db/quota.ts', "import { amountColumns } from '../../ledger/resources.ts';\nvoid amountColumns;\n"],
-    ['controller/ledger/setup.ts', "import { Controller } from '../runtime/controller.ts';\nvoid Controller;\n"],
+    ['controller/reservation/setup.ts', "import { Controller } from '../runtime/controller.ts';\nvoid Controller;\n"],
     ['cli/render.ts', "import { startupStages } from '../schema/timeline.ts';\nvoid startupStages;\n"],
     ['dashboard/public/assets/app.js', "import { startupStages } from '../../../schema/timeline.ts';\nvoid startupStages;\n"],
     ['bench/lib/context.ts', "import { startWorker } from '../../test/support/worker.ts';\nvoid startWorker;\n"],

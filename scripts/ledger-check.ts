@@ -3,7 +3,7 @@
 // (or ~/.kube/config / in-cluster), NAMESPACE (default modeldock-lab).
 import { KubeConfig } from '@kubernetes/client-node';
 import { createDb } from '../ledger/db.ts';
-import { checkLedger } from '../controller/ledger/check.ts';
+import { checkLedger } from './operator/check.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 

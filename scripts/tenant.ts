@@ -4,7 +4,7 @@
 // `npm run tenant -- show acme`                                     hard and used per resource
 // `npm run tenant -- key acme`                                      a new API key + its digest
 // `npm run tenant -- resolve <admission-id> --release|--keep --reason "…"`
-//     an operator's decision on a conflict (controller/ledger/resolve.ts): refused (exit 3) while
+//     an operator's decision on a conflict (operator/resolve.ts): refused (exit 3) while
 //     the cluster still has the CR with the bound UID or a pod of the admission. Needs
 //     DATABASE_URL and an operator's kubeconfig (KUBECONFIG); NAMESPACE names where an
 //     undelivered admission's CR would be (default modeldock-lab).
@@ -16,8 +16,8 @@ import { tenantName } from '../schema/admission.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { admissionId } from '../schema/admission.ts';
 import { createDb, type Db } from '../ledger/db.ts';
-import { resolveAdmission, ResolveRefused } from '../controller/ledger/resolve.ts';
-import type { Resolution } from '../controller/ledger/resolve-conflict.ts';
+import { resolveAdmission, ResolveRefused } from './operator/resolve.ts';
+import type { Resolution } from './operator/resolve-conflict.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
 import { databaseUrlFromEnv } from './database-url.ts';

@@ -1,5 +1,5 @@
 // A supervised informer: client-node's ListWatch (list, then watch from the list's
-// resourceVersion, relist on 410) wrapped with what it lacks (docs/design.md, "Informers"):
+// resourceVersion, relist on 410) wrapped with what it lacks (docs/design.md, "The controller"):
 // - the list goes through our KubeClient (plain JSON, paginated, same label selector as the watch);
 // - the watch asks for bookmarks and a jittered server timeout; managedFields are stripped from
 //   every object before it is cached;

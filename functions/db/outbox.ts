@@ -1,5 +1,5 @@
 // The Worker's outbox statements: it only ever inserts (and purges acknowledged rows); the
-// controller claims and acknowledges (controller/ledger/outbox-store.ts). Kinds and dedupe keys:
+// controller claims and acknowledges (controller/reservation/outbox-store.ts). Kinds and dedupe keys:
 // ledger/outbox.ts.
 import type { Queryable } from '../../ledger/db.ts';
 import type { OutboxKind } from '../../ledger/outbox.ts';

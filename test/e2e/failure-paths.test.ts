@@ -6,7 +6,7 @@
 //  - with the informer fast paths off and events missed, the Worker's scheduled() run enqueues
 //    reconcile rows and the controller repairs the ledger from them.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
+import { LEDGER_CONTROLLER } from '../../controller/reservation/setup.ts';
 import { CONTROLLER_NAME } from '../../controller/modelservice/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';

@@ -1,4 +1,4 @@
-// What the ledger guards against, end to end on the real stack (issue 12, items 4 and 7):
+// What the ledger guards against, end to end on the real stack:
 //  - a release never stalls invisibly: a ModelService that stays in deletion with no pod left
 //    (a foreign finalizer) is surfaced as ReleaseBlocked, reason Finalizers, naming them — after a
 //    tenant DELETE and after a delete behind ModelDock's back — and released once it is gone;

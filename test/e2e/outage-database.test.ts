@@ -1,4 +1,4 @@
-// Issue 12, item 3: a HUNG database, end to end on the real stack. The suite's own ps-http-sim
+// A HUNG database, end to end on the real stack. The suite's own ps-http-sim
 // (nobody else's) is frozen with SIGSTOP for 60 s — connections are accepted, nothing answers —
 // while deliveries and deletions are in flight:
 //  - the Worker answers every route 503 database_unavailable within its deadline

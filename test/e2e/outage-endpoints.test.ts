@@ -1,11 +1,11 @@
-// Issue 14, item 3: readiness is the Service's, not only the Deployment's. With the EndpointSlice
+// Readiness is the Service's, not only the Deployment's. With the EndpointSlice
 // controller stopped (kube-controller-manager restarted without it), an admission's pod becomes
 // Ready and its Deployment available, but no EndpointSlice lists an endpoint for its Service: the
 // ModelService stays Progressing (Ready False, reason NoReadyEndpoints) and the tenant's
 // admission stays `delivered` with no readyAt. Once the EndpointSlice controller is back, the
 // slice lists the pod and the admission becomes ready.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
+import { LEDGER_CONTROLLER } from '../../controller/reservation/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { componentHealthy } from '../../scripts/testenv/kube.ts';
 import type { Deployment, EndpointSlice, ModelService } from '../../controller/modelservice/types.ts';

@@ -1,12 +1,12 @@
-// Issue 12, item 2: API-server outages, end to end on the real stack. A delivery never dies of a
+// API-server outages, end to end on the real stack. A delivery never dies of a
 // transient error: it is retried with capped backoff for as long as the reservation is admitted.
 //  1. A ValidatingAdmissionPolicy (CEL, built into kube-apiserver) refuses every ModelService
 //     create in the suite's namespace while 20 admissions are made: they stay `admitted`, with
-//     the error and the next attempt visible, retried past the 8 failures after which a row
-//     used to be dead; once the policy is gone all 20 are ready, each charged once.
+//     the error and the next attempt visible, retried past 8 failures (a transient error never
+//     makes a row dead); once the policy is gone all 20 are ready, each charged once.
 //  2. kube-apiserver is stopped and started again mid-batch: the controller re-lists and
 //     delivers, nothing is duplicated.
-//  3. An admission whose create row is dead anyway (as rows died under the old 8-attempt rule)
+//  3. An admission whose create row is dead anyway (its attempts ran out, or an operator marked it)
 //     is delivered through the reconcile row the Worker's cron enqueues for it.
 //  4. A delivery that can never succeed (the stored spec is not a valid ModelService spec) is
 //     not retried: TerminalError moves the reservation to `conflict` with the reason, the row is dead.

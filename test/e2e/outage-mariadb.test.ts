@@ -1,4 +1,4 @@
-// Issue 12, item 3 (second run): MariaDB itself restarted mid-run. The suite runs on a MariaDB
+// MariaDB itself restarted mid-run. The suite runs on a MariaDB
 // server of its own (test/support/private-mariadb.ts) so the shared one is never touched. While
 // it is down the Worker answers 503 database_unavailable, the controller's ledger calls fail
 // and back off (no crash, Lease kept); once it is back everything converges and no money is

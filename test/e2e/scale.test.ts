@@ -1,10 +1,10 @@
-// Changing replicas end to end (issue 14): the tenant API in workerd, the ledger through the
+// Changing replicas end to end: the tenant API in workerd, the ledger through the
 // PlanetScale HTTP API, the controller as its ServiceAccount, kube-apiserver/KCM/scheduler/KWOK.
 // Scale up within quota → new pods ready, the delta charged once; beyond quota → 409 and nothing
 // changes; scale down → the delta returned only after the surplus pods are gone (held Terminating
 // by a finalizer until the test lets them go). Every step is checked with GET /quota and checkLedger.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEDGER_CONTROLLER } from '../../controller/ledger/setup.ts';
+import { LEDGER_CONTROLLER } from '../../controller/reservation/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { metricSum } from '../support/controller-process.ts';

@@ -12,10 +12,10 @@ import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';
 import { getQuota } from '../../functions/services/quota.ts';
 import { scaleAdmission, type ScaleInput } from '../../functions/services/scale.ts';
-import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
-import { recordScaleApplied, transition } from '../../controller/ledger/transitions.ts';
-import { refundScaleDown, release } from '../../controller/ledger/quota-moves.ts';
-import { checkLedger } from '../../controller/ledger/check.ts';
+import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
+import { recordScaleApplied, transition } from '../../controller/reservation/transitions.ts';
+import { refundScaleDown, release } from '../../controller/reservation/quota-moves.ts';
+import { checkLedger } from '../../scripts/operator/check.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 
 let L: LedgerDatabase;

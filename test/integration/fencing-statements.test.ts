@@ -5,15 +5,15 @@
 //
 // FENCED is the table: statement name → how to arrange rows it would change, and the call. A
 // name is `<module>.<function>` (optionally followed by a variant); the completeness test reads
-// controller/ledger/ (test/support/fenced-writes.ts) and fails on a write without a case here,
+// controller/reservation/ (test/support/fenced-writes.ts) and fails on a write without a case here,
 // and on a write that is not fenced at all. When the fence is redesigned (per shard), extend the
 // table, not the runner.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue } from '../../functions/db/outbox.ts';
-import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
-import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
-import { ackCreate, markReady, recordProgress, recordScaleApplied, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/transitions.ts';
-import { refundScaleDown, release } from '../../controller/ledger/quota-moves.ts';
+import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
+import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
+import { ackCreate, markReady, recordProgress, recordScaleApplied, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
+import { refundScaleDown, release } from '../../controller/reservation/quota-moves.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';

@@ -7,14 +7,14 @@
 //  - the pod reader lists a Terminating pod (finalizer held) as terminating, so the release rule
 //    "no pod left, Terminating included" fails here in seconds, not only in an e2e.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeLedgerCluster, type DeleteOutcome, type LedgerCluster } from '../../controller/ledger/cluster.ts';
-import { ledgerMetrics } from '../../controller/ledger/metrics.ts';
-import { ledgerReconciler } from '../../controller/ledger/reconcile.ts';
-import { ledgerKey } from '../../controller/ledger/key.ts';
-import { leaderFence } from '../../controller/ledger/leader-fence.ts';
-import { loadLedgerRecord, loadLedgerRecords } from '../../controller/ledger/record.ts';
-import type { ClaimedRow } from '../../controller/ledger/outbox-store.ts';
-import { RecordPrefetch } from '../../controller/ledger/prefetch.ts';
+import { kubeReservationCluster, type DeleteOutcome, type ReservationCluster } from '../../controller/reservation/cluster.ts';
+import { ledgerMetrics } from '../../controller/reservation/metrics.ts';
+import { reservationReconciler } from '../../controller/reservation/reconcile.ts';
+import { reservationKey } from '../../controller/reservation/key.ts';
+import { leaderFence } from '../../controller/reservation/leader-fence.ts';
+import { loadReservationRecord, loadReservationRecords } from '../../controller/reservation/record.ts';
+import type { ClaimedRow } from '../../controller/reservation/outbox-store.ts';
+import { RecordPrefetch } from '../../controller/reservation/prefetch.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { splitKey } from '../../controller/runtime/controller.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
@@ -36,14 +36,14 @@ const reconcileContext = () => ({ log: testLogger(), fresh: false, signal: new A
 const { kc, core } = kubeClients();
 const admin = new KubeClient({ kc });
 let ns: { name: string; remove(): Promise<void> };
-let cluster: LedgerCluster; // the code under test, with the controller's credentials
+let cluster: ReservationCluster; // the code under test, with the controller's credentials
 let ledger: LedgerDatabase;
 
 beforeAll(async () => {
   ns = await createNamespace(core, 'ledger-cluster');
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));
   await ensureCrd(admin, ns.name);
-  cluster = kubeLedgerCluster(await controllerClient(ns.name));
+  cluster = kubeReservationCluster(await controllerClient(ns.name));
   ledger = await createLedgerDatabase();
   await ledger.setQuota('acme', 'cpu=100', 'memory=100000Mi', 'nvidia.com/gpu=10');
 });
@@ -149,7 +149,7 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
   /** The real cluster, with every delete recorded; `beforeDelete` runs just before it is sent. */
   function recording(beforeDelete: () => Promise<void> = async () => undefined) {
     const deletes: Array<{ name: string; pre: { uid: string; resourceVersion?: string }; outcome: DeleteOutcome }> = [];
-    const wrapped: LedgerCluster = {
+    const wrapped: ReservationCluster = {
       ...cluster,
       async deleteModelService(namespace, name, pre) {
         await beforeDelete();
@@ -172,8 +172,8 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
     return { id: placeholder, ms };
   }
 
-  function reconciler(c: LedgerCluster) {
-    return ledgerReconciler({
+  function reconciler(c: ReservationCluster) {
+    return reservationReconciler({
       db: ledger.db,
       cluster: () => c,
       namespace: ns.name,
@@ -191,11 +191,11 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
   it('deletes with the uid AND the resourceVersion it decided on, then moves to releasing', async () => {
     const { id, ms } = await neverReadyAdmission();
     const { deletes, wrapped } = recording();
-    const result = await reconciler(wrapped)(splitKey(ledgerKey({ tenant: 'acme', id })), reconcileContext());
+    const result = await reconciler(wrapped)(splitKey(reservationKey({ tenant: 'acme', id })), reconcileContext());
 
     expect(deletes).toEqual([{ name: ms.metadata.name, pre: { uid: ms.metadata.uid, resourceVersion: ms.metadata.resourceVersion }, outcome: 'deleted' }]);
     expect(result).toEqual({ requeueAfterMs: 500 });
-    expect((await loadLedgerRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('releasing');
+    expect((await loadReservationRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('releasing');
     expect(await deleted(ms.metadata.name)).toBe(true);
   });
 
@@ -204,11 +204,11 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
     const { deletes, wrapped } = recording(async () => {
       await bumpStatus(ms, 'changed between the read and the delete');
     });
-    const result = await reconciler(wrapped)(splitKey(ledgerKey({ tenant: 'acme', id })), reconcileContext());
+    const result = await reconciler(wrapped)(splitKey(reservationKey({ tenant: 'acme', id })), reconcileContext());
 
     expect(deletes).toEqual([{ name: ms.metadata.name, pre: { uid: ms.metadata.uid, resourceVersion: ms.metadata.resourceVersion }, outcome: 'precondition-failed' }]);
     expect(result).toEqual({ requeue: true });
-    expect((await loadLedgerRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('delivered');
+    expect((await loadReservationRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('delivered');
     const after = await live(ms.metadata.name);
     expect(after?.metadata.uid).toBe(ms.metadata.uid);
     expect(after?.metadata.deletionTimestamp).toBeUndefined();
@@ -230,7 +230,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
   function deliverer(row: ClaimedRow, fence: ReturnType<typeof leaderFence>, prefetch: RecordPrefetch) {
     const log = new StatementLog();
     let before: string[] | undefined;
-    const run = ledgerReconciler({
+    const run = reservationReconciler({
       db: log.wrap(ledger.db),
       cluster: () => ({
         ...cluster,
@@ -249,7 +249,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
       metrics: ledgerMetrics(new Metrics().registry),
       log: testLogger(),
     });
-    return { run: () => run(splitKey(ledgerKey({ tenant: row.tenant, id: row.reservationId })), reconcileContext()), before: () => before };
+    return { run: () => run(splitKey(reservationKey({ tenant: row.tenant, id: row.reservationId })), reconcileContext()), before: () => before };
   }
 
   /** The delivered CR carries the controller's finalizer, and no controller runs here: lift it, delete. */
@@ -267,7 +267,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
     await d.run();
     expect(d.before()).toEqual([]);
     expect(prefetch.size).toBe(0); // handed over once
-    const rec = await loadLedgerRecord(ledger.db, { tenant: 'acme', id });
+    const rec = await loadReservationRecord(ledger.db, { tenant: 'acme', id });
     const cr = await live(crNameFor(id));
     expect(rec?.state).toBe('delivered');
     expect(rec?.binding?.uid).toBe(cr?.metadata.uid);
@@ -285,14 +285,14 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
     await d.run();
     expect(d.before()).toHaveLength(1);
     expect(d.before()?.[0]).toMatch(/FROM reservation r LEFT JOIN binding b/);
-    expect((await loadLedgerRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('delivered');
+    expect((await loadReservationRecord(ledger.db, { tenant: 'acme', id }))?.state).toBe('delivered');
     await removeCR(id);
   });
 
-  it('loadLedgerRecords returns exactly the records asked for, equal to one-by-one reads', async () => {
+  it('loadReservationRecords returns exactly the records asked for, equal to one-by-one reads', async () => {
     const [a, b, other] = [await insertAdmission(ledger.db), await insertAdmission(ledger.db), await insertAdmission(ledger.db)];
-    const got = await loadLedgerRecords(ledger.db, [{ tenant: 'acme', id: a }, { tenant: 'acme', id: b }, { tenant: 'nobody', id: other }]);
+    const got = await loadReservationRecords(ledger.db, [{ tenant: 'acme', id: a }, { tenant: 'acme', id: b }, { tenant: 'nobody', id: other }]);
     expect(got.map((r) => r.id).sort()).toEqual([a, b].sort());
-    expect(got.find((r) => r.id === a)).toEqual(await loadLedgerRecord(ledger.db, { tenant: 'acme', id: a }));
+    expect(got.find((r) => r.id === a)).toEqual(await loadReservationRecord(ledger.db, { tenant: 'acme', id: a }));
   });
 });

@@ -1,16 +1,16 @@
-// The bounded ledger resync (issue 12, item 6), in this process against the real stack: 2,000
+// The bounded ledger resync, in this process against the real stack: 2,000
 // open reservations — 1,900 ready, each with its real ModelService in the API server, and 100
 // releasing whose CR and pods are gone — and the ledger wired exactly as controller/main.ts wires
-// it (setupLedger on a Manager, the controller's ServiceAccount, a read rate limit). The resync
+// it (setupReservationController on a Manager, the controller's ServiceAccount, a read rate limit). The resync
 // pages through them (500 rows per statement); ready ones are decided on the informer cache, so
 // the live reads are only those of the release decisions: live GETs per resync ≤ the number of
 // reservations in a release state (here 100, then 0 once they are released).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLedger } from '../../controller/ledger/check.ts';
-import { ledgerKey } from '../../controller/ledger/key.ts';
-import { resyncOnce } from '../../controller/ledger/resync.ts';
+import { checkLedger } from '../../scripts/operator/check.ts';
+import { reservationKey } from '../../controller/reservation/key.ts';
+import { resyncOnce } from '../../controller/reservation/resync.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
-import { setupLedger } from '../../controller/ledger/setup.ts';
+import { setupReservationController } from '../../controller/reservation/setup.ts';
 import { KubeClient, paths } from '../../controller/runtime/kube.ts';
 import { Manager } from '../../controller/runtime/manager.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
@@ -106,7 +106,7 @@ describe('bounded ledger resync', () => {
     const client = await controllerClient(ns.name, { metrics, fieldManager: 'modeldock-controller' });
     const ledgerClient = await controllerClient(ns.name, { metrics, fieldManager: 'modeldock-controller', readLimiter: new TokenBucket({ qps: 20, burst: 40 }) });
     const mgr = new Manager({ client, namespace: ns.name, log: testLogger(), metrics });
-    const { controller } = setupLedger(mgr, {
+    const { controller } = setupReservationController(mgr, {
       db: L.db,
       namespace: ns.name,
       holder: 'resync-test',
@@ -145,7 +145,7 @@ describe('bounded ledger resync', () => {
       // A second resync, now that nothing is in a release state: no live read at all.
       const t2 = Date.now();
       const before = await ledgerReconciles();
-      const tick = await resyncOnce({ shards: () => ledgerShards(L.db), enqueue: (key) => controller.enqueue(ledgerKey(key)), pageSize: 500, now: () => new Date() }, new AbortController().signal);
+      const tick = await resyncOnce({ shards: () => ledgerShards(L.db), enqueue: (key) => controller.enqueue(reservationKey(key)), pageSize: 500, now: () => new Date() }, new AbortController().signal);
       expect(tick).toEqual({ pages: 4, enqueued: READY });
       await waitFor('the second resync to be reconciled', async () => (await ledgerReconciles()) >= before + READY, { timeoutMs: 300_000, intervalMs: 500 });
       const second = { gets: (await liveGets()) - first.gets, lists: (await livePodLists()) - first.lists, reconciles: (await ledgerReconciles()) - before, ms: Date.now() - t2 };

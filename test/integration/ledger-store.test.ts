@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
 import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
-import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
-import { loadLedgerRecord } from '../../controller/ledger/record.ts';
-import { markReady, recordProgress, transition } from '../../controller/ledger/transitions.ts';
-import { release } from '../../controller/ledger/quota-moves.ts';
+import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
+import { loadReservationRecord } from '../../controller/reservation/record.ts';
+import { markReady, recordProgress, transition } from '../../controller/reservation/transitions.ts';
+import { release } from '../../controller/reservation/quota-moves.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 
 let ledger: LedgerDatabase;
@@ -75,7 +75,7 @@ describe('controller ledger store', () => {
     expect(await release(db, at(id), epoch, new Date())).toBe(false); // twice changes nothing
     expect(await used()).toEqual(before);
     expect(await movements(id)).toEqual(['charge', 'release']);
-    expect((await loadLedgerRecord(db, at(id)))?.state).toBe('released');
+    expect((await loadReservationRecord(db, at(id)))?.state).toBe('released');
   });
 
   it('concurrent releases of one reservation: exactly one succeeds', async () => {
@@ -98,7 +98,7 @@ describe('controller ledger store', () => {
     expect(await transition(db, at(id), ['releasing'], 'conflict', old, new Date(), 'late')).toBe(false);
     expect(await used()).toEqual(charged);
     expect(await movements(id)).toEqual(['charge']);
-    expect((await loadLedgerRecord(db, at(id)))?.state).toBe('releasing');
+    expect((await loadReservationRecord(db, at(id)))?.state).toBe('releasing');
   });
 
   it('release refuses a reservation that is not releasing', async () => {
@@ -115,7 +115,7 @@ describe('controller ledger store', () => {
     await bind(id, now);
     expect(await markReady(db, at(id), epoch, now)).toBe(true);
     expect(await markReady(db, at(id), epoch, new Date(now.getTime() + 5000))).toBe(false);
-    const rec = await loadLedgerRecord(db, at(id));
+    const rec = await loadReservationRecord(db, at(id));
     expect(rec?.state).toBe('ready');
     expect(rec?.binding).toMatchObject({ uid: 'u1', everReady: true, firstReadyAt: new Date(now.toISOString()) });
   });
@@ -130,7 +130,7 @@ describe('controller ledger store', () => {
     const oom = { reason: 'OOMKilled', message: 'x'.repeat(5000), pod: 'p', container: 'model', exitCode: 137, at: '2026-01-01T00:00:03Z' };
     expect(await recordProgress(db, at(id), { scheduledAt: t1, startedAt: null, lastFailure: oom }, epoch, now)).toBe(true);
     expect(await recordProgress(db, at(id), { scheduledAt: t2, startedAt: t2, lastFailure: null }, epoch, now)).toBe(true);
-    const rec = await loadLedgerRecord(db, at(id));
+    const rec = await loadReservationRecord(db, at(id));
     // The message is cut so the failure's JSON fits the column (VARCHAR(4096)).
     const kept = rec?.binding?.lastFailure?.message ?? '';
     expect(kept.length).toBeGreaterThan(3900);
@@ -138,9 +138,9 @@ describe('controller ledger store', () => {
     // A tenant's termination message of 2,048 quotes (4,096 characters once escaped) is stored too, cut to fit.
     const quotes = { ...oom, message: '"'.repeat(2048) };
     expect(await recordProgress(db, at(id), { scheduledAt: null, startedAt: null, lastFailure: quotes }, epoch, now)).toBe(true);
-    expect((await loadLedgerRecord(db, at(id)))?.binding?.lastFailure?.message).toMatch(/^"{1900,2047}$/);
+    expect((await loadReservationRecord(db, at(id)))?.binding?.lastFailure?.message).toMatch(/^"{1900,2047}$/);
     const crash = { reason: 'CrashLoopBackOff', message: 'back-off', pod: 'p', container: 'model', exitCode: 1 };
     await recordProgress(db, at(id), { scheduledAt: null, startedAt: null, lastFailure: crash }, epoch, now);
-    expect((await loadLedgerRecord(db, at(id)))?.binding?.lastFailure).toEqual(crash);
+    expect((await loadReservationRecord(db, at(id)))?.binding?.lastFailure).toEqual(crash);
   });
 });

@@ -1,5 +1,5 @@
 // `npm run tenant -- resolve <admission-id> --release|--keep --reason "…"` against the real
-// stack (issue 12, item 5): the command line as an operator runs it (DATABASE_URL + the admin
+// stack: the command line as an operator runs it (DATABASE_URL + the admin
 // kubeconfig), a conflict made by hand in the ledger, the CR and a pod real objects in the API
 // server. It refuses while the CR with the bound UID or a pod of the admission exists; --release
 // gives the quota back exactly once through one conditional transaction with its audit row;
@@ -8,9 +8,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { checkLedger } from '../../controller/ledger/check.ts';
-import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
-import { transition } from '../../controller/ledger/transitions.ts';
+import { checkLedger } from '../../scripts/operator/check.ts';
+import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
+import { transition } from '../../controller/reservation/transitions.ts';
 import { KubeClient, paths } from '../../controller/runtime/kube.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { crNameFor } from '../../schema/admission.ts';

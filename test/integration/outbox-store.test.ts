@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
-import { acquireEpoch } from '../../controller/ledger/leader-epoch.ts';
-import { ack, ClaimLost, fail, retryDelayMs, type ClaimOptions } from '../../controller/ledger/outbox-store.ts';
-import { ackCreate } from '../../controller/ledger/transitions.ts';
+import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
+import { ack, ClaimLost, fail, retryDelayMs, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
+import { ackCreate } from '../../controller/reservation/transitions.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
 
@@ -101,7 +101,7 @@ describe('outbox claim / ack', () => {
     await drain(epoch);
     await rows(1, 'reconcile');
     let now = new Date();
-    const TRANSIENT = 20; // far past the 8 attempts after which a row used to die
+    const TRANSIENT = 20; // many failures: a transient error never makes a row dead
     for (let attempt = 1; attempt <= TRANSIENT + 1; attempt++) {
       const [r] = await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now });
       expect(r?.attempts).toBe(attempt - 1); // failures so far

@@ -1,6 +1,6 @@
 // A stack whose start fails leaves nothing running. The whole stack (control plane, ps-http-sim,
 // the Vitess ledger) is started for real in a run dir of its own, and one component of the Vitess
-// ledger — the last part of the stack, the one that failed in issue 26 — is made to fail through
+// ledger (the last part of the stack to come up) is made to fail through
 // MODELDOCK_TESTENV_FAIL_START (scripts/testenv/proc.ts: the component is spawned, then its start
 // fails as a readiness timeout would). Then every pid the run recorded must be gone, no process
 // may name the run dir or its private directory, and the private directory must be removed.

@@ -52,8 +52,8 @@ function scanFile(file: string, module: string): Scanned[] {
   return out;
 }
 
-/** Every exported function of the statement modules of `dir` (default controller/ledger/, tests excluded) that writes to the ledger. */
-export function ledgerWriteFunctions(dir = join(repoRoot, 'controller/ledger')): WriteFunction[] {
+/** Every exported function of the statement modules of `dir` (default controller/reservation/, tests excluded) that writes to the ledger. */
+export function ledgerWriteFunctions(dir = join(repoRoot, 'controller/reservation')): WriteFunction[] {
   const all = readdirSync(dir)
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
     .flatMap((f) => scanFile(join(dir, f), f.slice(0, -3)));

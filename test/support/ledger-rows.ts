@@ -5,7 +5,7 @@ import { ulid } from 'ulid';
 import { expect } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
-import { claimDue, type ClaimedRow, type ClaimOptions } from '../../controller/ledger/outbox-store.ts';
+import { claimDue, type ClaimedRow, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
 import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';

@@ -1,11 +1,11 @@
 // The two seams of a ledger reconcile, scripted: a Db answering the reconciler's statements from
-// reservation rows the test gives (reservation-fixtures.ts), and a LedgerCluster
-// (controller/ledger/cluster.ts) answering from a script and recording every call.
+// reservation rows the test gives (reservation-fixtures.ts), and a ReservationCluster
+// (controller/reservation/cluster.ts) answering from a script and recording every call.
 import type { Db, ExecResult, Queryable, Row, SqlArg } from '../../ledger/db.ts';
 import type { ModelService } from '../../schema/model-service.ts';
-import { observe, type DeleteOutcome, type LedgerCluster, type ScaleOutcome } from '../../controller/ledger/cluster.ts';
-import type { ObservedPod } from '../../controller/ledger/decide.ts';
-import type { ObservedDeployment } from '../../controller/ledger/scale.ts';
+import { observe, type DeleteOutcome, type ReservationCluster, type ScaleOutcome } from '../../controller/reservation/cluster.ts';
+import type { ObservedPod } from '../../controller/reservation/decide.ts';
+import type { ObservedDeployment } from '../../controller/reservation/scale.ts';
 
 export interface LedgerScript {
   /** What successive reads of the reservation return; the last one repeats. Empty: no such reservation. */
@@ -66,15 +66,15 @@ export interface ClusterScript {
 }
 
 export interface ClusterCall {
-  op: keyof LedgerCluster;
+  op: keyof ReservationCluster;
   args: unknown[];
 }
 
-/** A LedgerCluster answering from `script`, recording every call. */
-export function fakeLedgerCluster(script: ClusterScript): { cluster: LedgerCluster; calls: ClusterCall[] } {
+/** A ReservationCluster answering from `script`, recording every call. */
+export function fakeLedgerCluster(script: ClusterScript): { cluster: ReservationCluster; calls: ClusterCall[] } {
   const calls: ClusterCall[] = [];
-  const call = (op: keyof LedgerCluster, ...args: unknown[]) => calls.push({ op, args });
-  const cluster: LedgerCluster = {
+  const call = (op: keyof ReservationCluster, ...args: unknown[]) => calls.push({ op, args });
+  const cluster: ReservationCluster = {
     async readModelService(ns, name) {
       call('readModelService', ns, name);
       const ms = script.modelService ?? null;

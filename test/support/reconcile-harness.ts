@@ -1,14 +1,14 @@
 // A reservation reconcile without a stack: the scripted ledger database and cluster
-// (reconcile-fakes.ts), every statement recorded by recording-db.ts, and the rest of LedgerDeps
+// (reconcile-fakes.ts), every statement recorded by recording-db.ts, and the rest of ReservationDeps
 // (fence, clock, claims, metrics, events, log) in memory. Unit tests of the ledger reconciler and
 // of its step build on it.
 import type { SqlArg } from '../../ledger/db.ts';
 import type { ModelService } from '../../schema/model-service.ts';
-import { ledgerMetrics, type LedgerMetrics } from '../../controller/ledger/metrics.ts';
-import type { ClaimedRow } from '../../controller/ledger/outbox-store.ts';
-import type { LedgerDeps, ReconcileScope } from '../../controller/ledger/reconcile-deps.ts';
-import { loadLedgerRecord, type LedgerRecord } from '../../controller/ledger/record.ts';
-import { step } from '../../controller/ledger/step.ts';
+import { ledgerMetrics, type LedgerMetrics } from '../../controller/reservation/metrics.ts';
+import type { ClaimedRow } from '../../controller/reservation/outbox-store.ts';
+import type { ReservationDeps, ReconcileScope } from '../../controller/reservation/reconcile-deps.ts';
+import { loadReservationRecord, type ReservationRecord } from '../../controller/reservation/record.ts';
+import { step } from '../../controller/reservation/step.ts';
 import { createLogger } from '../../controller/runtime/log.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { StatementLog, type RecordedStatement } from './recording-db.ts';
@@ -16,8 +16,8 @@ import { fakeLedgerCluster, scriptedLedgerDb, type ClusterCall, type ClusterScri
 import { EPOCH, KEY, NAMESPACE, NOW, reservationRow, type ReservationFixture } from './reservation-fixtures.ts';
 
 /** The reservation as the reconciler reads it (through record.ts, from reservationRow). */
-export async function ledgerRecord(f: ReservationFixture): Promise<LedgerRecord> {
-  const rec = await loadLedgerRecord(scriptedLedgerDb({ records: [reservationRow(f)] }).db, { tenant: f.tenant ?? KEY.tenant, id: f.id ?? KEY.id });
+export async function ledgerRecord(f: ReservationFixture): Promise<ReservationRecord> {
+  const rec = await loadReservationRecord(scriptedLedgerDb({ records: [reservationRow(f)] }).db, { tenant: f.tenant ?? KEY.tenant, id: f.id ?? KEY.id });
   if (!rec) throw new Error('no record');
   return rec;
 }
@@ -28,12 +28,12 @@ export interface HarnessOptions extends LedgerScript, ClusterScript {
   /** The informer cache's CR under the name: undefined while not synced (the default). */
   cached?: ModelService | null;
   /** The record the poller read with the claim (handed over once). */
-  prefetched?: LedgerRecord;
-  allowedRegistries?: LedgerDeps['config']['allowedRegistries'];
+  prefetched?: ReservationRecord;
+  allowedRegistries?: ReservationDeps['config']['allowedRegistries'];
 }
 
 export interface Harness {
-  deps: LedgerDeps;
+  deps: ReservationDeps;
   /** The deps of one reconcile (what step() is given). */
   scope: ReconcileScope;
   /** Every statement the code issued, in order. */
@@ -64,7 +64,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
   const logs: Harness['logs'] = [];
   const metrics = ledgerMetrics(new Metrics().registry);
   let prefetch = o.prefetched;
-  const deps: LedgerDeps = {
+  const deps: ReservationDeps = {
     db,
     cluster: () => cluster,
     cachedModelService: () => o.cached,
@@ -106,7 +106,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
   };
 }
 
-/** One step (controller/ledger/step.ts) of the reservation `f` against the cluster and ledger of `o`. */
+/** One step (controller/reservation/step.ts) of the reservation `f` against the cluster and ledger of `o`. */
 export async function stepOf(f: ReservationFixture, o: Omit<HarnessOptions, 'records'> = {}): Promise<{ h: Harness; result: unknown; ops: string[] }> {
   const h = reconcileHarness({ ...o, records: [reservationRow(f)] });
   const result = await step(h.scope, await ledgerRecord(f), EPOCH, h.deps.log);

@@ -18,10 +18,10 @@ describe('callSite', () => {
   });
 
   it('an anonymous callback takes the next named frame of its module, else its line', () => {
-    const named = ['Error', at('', 'controller/ledger/quota-moves.ts', 148), at('async release', 'controller/ledger/quota-moves.ts', 140)].join('\n');
-    expect(callSite(named)).toBe('controller/ledger/quota-moves.ts:release');
-    const bare = ['Error', at('', 'controller/ledger/quota-moves.ts', 148), at('Object.transaction', 'ledger/db.ts')].join('\n');
-    expect(callSite(bare)).toBe('controller/ledger/quota-moves.ts:<callback@148>');
+    const named = ['Error', at('', 'controller/reservation/quota-moves.ts', 148), at('async release', 'controller/reservation/quota-moves.ts', 140)].join('\n');
+    expect(callSite(named)).toBe('controller/reservation/quota-moves.ts:release');
+    const bare = ['Error', at('', 'controller/reservation/quota-moves.ts', 148), at('Object.transaction', 'ledger/db.ts')].join('\n');
+    expect(callSite(bare)).toBe('controller/reservation/quota-moves.ts:<callback@148>');
     expect(callSite('Error\n    at node:internal/process:1:1')).toBe('(unknown)');
   });
 });

@@ -1,12 +1,12 @@
 // Fixtures of one reservation as the ledger reconciler meets it: its row as the record SELECT
-// returns it (controller/ledger/record.ts), the ModelService under its name, its claimed outbox
+// returns it (controller/reservation/record.ts), the ModelService under its name, its claimed outbox
 // rows, and the clock, epoch and names they share.
 import type { Row } from '../../ledger/db.ts';
 import { AMOUNT_COLUMNS, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import type { ReleaseBlockedReason, ReservationState } from '../../schema/admission.ts';
 import { API_VERSION, KIND, LABELS, type Amounts, type ModelService, type ModelServiceSpec } from '../../schema/model-service.ts';
-import type { ReservationKey } from '../../controller/ledger/key.ts';
-import type { ClaimedRow } from '../../controller/ledger/outbox-store.ts';
+import type { ReservationKey } from '../../controller/reservation/key.ts';
+import type { ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 
 export const NOW = new Date('2026-03-01T12:00:00.000Z');
 export const ago = (ms: number): Date => new Date(NOW.getTime() - ms);
@@ -38,7 +38,7 @@ export interface ReservationFixture {
   releaseBlocked?: { since: Date; reason: ReleaseBlockedReason; pods: string[]; finalizers: string[] };
 }
 
-/** The reservation as the record SELECT returns it (controller/ledger/record.ts): DATETIME(3) as text, JSON as text. */
+/** The reservation as the record SELECT returns it (controller/reservation/record.ts): DATETIME(3) as text, JSON as text. */
 export function reservationRow(f: ReservationFixture): Row {
   const amounts = f.amounts ?? CHARGED;
   const binding = f.binding === undefined ? {} : f.binding;

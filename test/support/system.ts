@@ -4,7 +4,7 @@
 // so crash points can be injected and recovery observed.
 import { expect, inject } from 'vitest';
 import { createDatabaseSecret } from '../../scripts/testenv/install.ts';
-import { checkLedger, type Drift } from '../../controller/ledger/check.ts';
+import { checkLedger, type Drift } from '../../scripts/operator/check.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { createLedgerDatabase, type LedgerDatabase } from './ledger-database.ts';
 import type { DatabaseStack } from './test-database.ts';

@@ -1,4 +1,4 @@
-// The acceptance test of the sharded ledger (issue 13): 100 concurrent admissions across 20
+// The acceptance test of the sharded ledger: 100 concurrent admissions across 20
 // tenants, on the 2-shard Vitess ledger (transaction mode SINGLE), through the Worker's services
 // and the production driver. Some tenants have room for fewer than they ask (all-or-nothing 409s),
 // then the controller's side takes over, delivers, and releases a part of them. Every money
@@ -9,11 +9,11 @@ import { str } from '../../ledger/columns.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.ts';
 import { deleteAdmission } from '../../functions/services/requests.ts';
-import { checkLedger } from '../../controller/ledger/check.ts';
-import { ack } from '../../controller/ledger/outbox-store.ts';
-import { acquireEpoch, ensureFence } from '../../controller/ledger/leader-epoch.ts';
-import { ackCreate, transition } from '../../controller/ledger/transitions.ts';
-import { release } from '../../controller/ledger/quota-moves.ts';
+import { checkLedger } from '../../scripts/operator/check.ts';
+import { ack } from '../../controller/reservation/outbox-store.ts';
+import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
+import { ackCreate, transition } from '../../controller/reservation/transitions.ts';
+import { release } from '../../controller/reservation/quota-moves.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
 import { ApiError } from '../../functions/errors.ts';
 import { admissionOf } from '../support/policy.ts';

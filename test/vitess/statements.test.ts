@@ -1,4 +1,4 @@
-// The statement check (issue 13): run the admission services, the operator's tenant tool, the
+// The statement check: run the admission services, the operator's tenant tool, the
 // controller's ledger and outbox stores, the sweep and the ledger checker ON the 2-shard Vitess
 // ledger (transaction mode SINGLE: a transaction that writes a second shard fails) through a
 // RECORDING Db, then ask vtgate how it routes every statement they issued (`VEXPLAIN PLAN`, with
@@ -17,14 +17,14 @@ import { getQuota } from '../../functions/services/quota.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { scaleAdmission } from '../../functions/services/scale.ts';
-import { checkLedger } from '../../controller/ledger/check.ts';
-import { acquireEpoch, ensureFence } from '../../controller/ledger/leader-epoch.ts';
-import { loadLedgerRecord, loadLedgerRecords, tenantOf } from '../../controller/ledger/record.ts';
-import { markReady, recordScaleApplied, ackCreate, setReleaseBlocked, touchReconciled, transition } from '../../controller/ledger/transitions.ts';
-import { refundScaleDown, release } from '../../controller/ledger/quota-moves.ts';
-import { resolveConflict } from '../../controller/ledger/resolve-conflict.ts';
-import { ack, fail, type claimDue, type ClaimedRow } from '../../controller/ledger/outbox-store.ts';
-import { resyncOnce } from '../../controller/ledger/resync.ts';
+import { checkLedger } from '../../scripts/operator/check.ts';
+import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
+import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
+import { markReady, recordScaleApplied, ackCreate, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
+import { refundScaleDown, release } from '../../controller/reservation/quota-moves.ts';
+import { resolveConflict } from '../../scripts/operator/resolve-conflict.ts';
+import { ack, fail, type claimDue, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
+import { resyncOnce } from '../../controller/reservation/resync.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
 import type { Db } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
@@ -72,31 +72,31 @@ async function exerciseEverything(): Promise<void> {
   await as('functions/services/quota.ts:getQuota', () => getQuota(deps, tenant));
 
   // The controller takes over, delivers the create row, the reservation becomes ready.
-  const epoch = await as('controller/ledger/leader-epoch.ts:acquireEpoch', () => acquireEpoch(db, 'ctl-a', new Date()));
-  await as('controller/ledger/leader-epoch.ts:ensureFence', () => ensureFence(db, tenant, epoch, 'ctl-a', new Date()));
-  const [create] = await as('controller/ledger/outbox-store.ts:claimDue', () => claimMine({ holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
+  const epoch = await as('controller/reservation/leader-epoch.ts:acquireEpoch', () => acquireEpoch(db, 'ctl-a', new Date()));
+  await as('controller/reservation/leader-epoch.ts:ensureFence', () => ensureFence(db, tenant, epoch, 'ctl-a', new Date()));
+  const [create] = await as('controller/reservation/outbox-store.ts:claimDue', () => claimMine({ holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
   if (!create) throw new Error('no create row to claim');
   // The poller reads the claimed deliveries' records on the shard it claimed them from.
-  await as('controller/ledger/record.ts:loadLedgerRecords', async () => {
-    for (const shard of await ledgerShards(db)) await loadLedgerRecords(shard.db, [at(id)]);
+  await as('controller/reservation/record.ts:loadReservationRecords', async () => {
+    for (const shard of await ledgerShards(db)) await loadReservationRecords(shard.db, [at(id)]);
   });
-  await as('controller/ledger/transitions.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
-  await as('controller/ledger/record.ts:loadLedgerRecord', () => loadLedgerRecord(db, at(id)));
-  await as('controller/ledger/resync.ts:resyncOnce', () =>
+  await as('controller/reservation/transitions.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
+  await as('controller/reservation/record.ts:loadReservationRecord', () => loadReservationRecord(db, at(id)));
+  await as('controller/reservation/resync.ts:resyncOnce', () =>
     resyncOnce({ shards: () => ledgerShards(db), enqueue: () => undefined, pageSize: 500, now: () => new Date() }, new AbortController().signal),
   );
-  await as('controller/ledger/transitions.ts:markReady', () => markReady(db, at(id), epoch, new Date()));
-  await as('controller/ledger/transitions.ts:touchReconciled', () => touchReconciled(db, at(id), epoch, new Date()));
+  await as('controller/reservation/transitions.ts:markReady', () => markReady(db, at(id), epoch, new Date()));
+  await as('controller/reservation/transitions.ts:touchReconciled', () => touchReconciled(db, at(id), epoch, new Date()));
 
   // The tenant scales up (charged at once), then down (refunded by the controller once the pods are gone).
   const scale = (key: string, replicas: number) => scaleAdmission(deps, { tenant, id, idempotencyKey: key, requestId: key, replicas });
   await as('functions/services/scale.ts:scaleAdmission (increase)', () => scale('s1', 2));
   await as('functions/services/scale.ts:scaleAdmission (replay)', () => scale('s1', 2));
-  await as('controller/ledger/transitions.ts:recordScaleApplied', () => recordScaleApplied(db, at(id), 2, true, epoch, new Date()));
+  await as('controller/reservation/transitions.ts:recordScaleApplied', () => recordScaleApplied(db, at(id), 2, true, epoch, new Date()));
   await as('functions/services/scale.ts:scaleAdmission (quota short)', () => scale('s2', 16).catch(() => undefined));
   await as('functions/services/scale.ts:scaleAdmission (decrease)', () => scale('s3', 1));
   await recordScaleApplied(db, at(id), 3, false, epoch, new Date());
-  await as('controller/ledger/quota-moves.ts:refundScaleDown', () =>
+  await as('controller/reservation/quota-moves.ts:refundScaleDown', () =>
     refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date()),
   );
 
@@ -111,7 +111,7 @@ async function exerciseEverything(): Promise<void> {
   );
   const reconcile = (await claimEverywhere(V.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 1000, now: clock })).find((r) => r.tenant === tenant && r.kind === 'reconcile');
   if (!reconcile) throw new Error('no reconcile row to claim');
-  await as('controller/ledger/outbox-store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock }));
+  await as('controller/reservation/outbox-store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock }));
 
   // The tenant deletes; the controller acknowledges the delete row and releases.
   clock = new Date();
@@ -119,19 +119,19 @@ async function exerciseEverything(): Promise<void> {
   const claimed = await claimEverywhere(V.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 1000, now: new Date(Date.now() + 7_200_000) });
   const del = claimed.find((r) => r.tenant === tenant && r.kind === 'delete');
   if (!del) throw new Error('no delete row to claim');
-  await as('controller/ledger/outbox-store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
-  await as('controller/ledger/transitions.ts:transition', () => transition(db, at(id), ['deleting'], 'releasing', epoch, new Date(), null));
-  await as('controller/ledger/transitions.ts:setReleaseBlocked', () => setReleaseBlocked(db, at(id), new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, new Date()));
-  await as('controller/ledger/quota-moves.ts:release', () => release(db, at(id), epoch, new Date()));
+  await as('controller/reservation/outbox-store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
+  await as('controller/reservation/transitions.ts:transition', () => transition(db, at(id), ['deleting'], 'releasing', epoch, new Date(), null));
+  await as('controller/reservation/transitions.ts:setReleaseBlocked', () => setReleaseBlocked(db, at(id), new Date(), { reason: 'PodsStillPresent', pods: ['pod-a'], finalizers: [] }, epoch, new Date()));
+  await as('controller/reservation/quota-moves.ts:release', () => release(db, at(id), epoch, new Date()));
   // A second admission ends in conflict; an operator resolves it (npm run tenant -- resolve).
   const other = await admit(deps, { tenant, idempotencyKey: 'k3', requestId: 'r4', parsed: parsed({ name: 'llm-2' }) });
   await transition(V.db, at(other.admission.id), ['admitted'], 'conflict', epoch, new Date(), 'test');
-  await as('controller/ledger/record.ts:tenantOf', () => tenantOf(db, other.admission.id));
-  await as('controller/ledger/resolve-conflict.ts:resolveConflict', async () => {
+  await as('controller/reservation/record.ts:tenantOf', () => tenantOf(db, other.admission.id));
+  await as('scripts/operator/resolve-conflict.ts:resolveConflict', async () => {
     await resolveConflict(db, at(other.admission.id), 'keep', 'disputed', new Date());
     await resolveConflict(db, at(other.admission.id), 'release', 'settled', new Date());
   });
-  await as('controller/ledger/check.ts:checkLedger', () => checkLedger(db, null, 'ns', { settled: false }));
+  await as('scripts/operator/check.ts:checkLedger', () => checkLedger(db, null, 'ns', { settled: false }));
 }
 
 interface Row {
@@ -236,24 +236,24 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'functions/db/scheduled-runs.ts:finishRun',
       'functions/db/scheduled-runs.ts:staleReservations',
       'ledger/shards.ts:ledgerShards',
-      'controller/ledger/leader-epoch.ts:acquireEpoch',
-      'controller/ledger/leader-epoch.ts:raiseFences',
-      'controller/ledger/leader-epoch.ts:ensureFence',
-      'controller/ledger/record.ts:loadLedgerRecord',
-      'controller/ledger/record.ts:loadLedgerRecords',
-      'controller/ledger/record.ts:openReservationsPage',
-      'controller/ledger/record.ts:tenantOf',
-      'controller/ledger/resolve-conflict.ts:resolveConflict',
-      'controller/ledger/transitions.ts:markReady',
-      'controller/ledger/transitions.ts:transition',
-      'controller/ledger/transitions.ts:touchReconciled',
-      'controller/ledger/transitions.ts:setReleaseBlocked',
-      'controller/ledger/quota-moves.ts:release',
-      'controller/ledger/outbox-store.ts:claimDue',
-      'controller/ledger/outbox-store.ts:ack',
-      'controller/ledger/transitions.ts:ackCreate',
-      'controller/ledger/outbox-store.ts:fail',
-      'controller/ledger/check.ts:checkShard',
+      'controller/reservation/leader-epoch.ts:acquireEpoch',
+      'controller/reservation/leader-epoch.ts:raiseFences',
+      'controller/reservation/leader-epoch.ts:ensureFence',
+      'controller/reservation/record.ts:loadReservationRecord',
+      'controller/reservation/record.ts:loadReservationRecords',
+      'controller/reservation/record.ts:openReservationsPage',
+      'controller/reservation/record.ts:tenantOf',
+      'scripts/operator/resolve-conflict.ts:resolveConflict',
+      'controller/reservation/transitions.ts:markReady',
+      'controller/reservation/transitions.ts:transition',
+      'controller/reservation/transitions.ts:touchReconciled',
+      'controller/reservation/transitions.ts:setReleaseBlocked',
+      'controller/reservation/quota-moves.ts:release',
+      'controller/reservation/outbox-store.ts:claimDue',
+      'controller/reservation/outbox-store.ts:ack',
+      'controller/reservation/transitions.ts:ackCreate',
+      'controller/reservation/outbox-store.ts:fail',
+      'scripts/operator/check.ts:checkShard',
     ]) {
       expect(sites, site).toContain(site);
     }

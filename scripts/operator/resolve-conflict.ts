@@ -4,9 +4,9 @@ import { isDuplicateKey, type Db } from '../../ledger/db.ts';
 import { int } from '../../ledger/columns.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import type { MovementDirection } from '../../ledger/rows.ts';
-import { commitOrRollback, type Rollback } from './commit-or-rollback.ts';
-import type { ReservationKey } from './key.ts';
-import { giveBackUsage } from './quota-moves.ts';
+import { commitOrRollback, type Rollback } from '../../controller/reservation/commit-or-rollback.ts';
+import type { ReservationKey } from '../../controller/reservation/key.ts';
+import { giveBackUsage } from '../../controller/reservation/quota-moves.ts';
 
 export type Resolution = 'release' | 'keep';
 export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ReservationState } from '../../schema/admission.ts';
-import { decide, type LedgerRow, type ObservedCR, type ObservedPod } from './decide.ts';
+import { decide, type ReservationRow, type ObservedCR, type ObservedPod } from './decide.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const cfg = { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000 };
 
-function row(state: ReservationState, over: Partial<LedgerRow> = {}): LedgerRow {
+function row(state: ReservationState, over: Partial<ReservationRow> = {}): ReservationRow {
   return {
     id: '01AAA',
     tenant: 'acme',

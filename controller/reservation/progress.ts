@@ -1,4 +1,4 @@
-// The startup progress the tenant API shows (issue 14): what the ModelService status observed —
+// The startup progress the tenant API shows: what the ModelService status observed —
 // the first pod bound to a node, the first container running, the most recent pod failure — as
 // the binding stores it. Pure: the reconciler writes `progressChange()` when it is not undefined.
 import { failureColumn, failureOrNull } from '../../ledger/columns.ts';

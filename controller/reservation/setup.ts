@@ -14,20 +14,20 @@ import type { KubeClient } from '../runtime/kube.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { OutboxPoller } from './poller.ts';
 import { RecordPrefetch } from './prefetch.ts';
-import { kubeLedgerCluster } from './cluster.ts';
+import { kubeReservationCluster } from './cluster.ts';
 import { ledgerMetrics } from './metrics.ts';
-import { ledgerReconciler } from './reconcile.ts';
-import type { LedgerDeps } from './reconcile-deps.ts';
+import { reservationReconciler } from './reconcile.ts';
+import type { ReservationDeps } from './reconcile-deps.ts';
 import { ResyncLoop, resyncOnce } from './resync.ts';
 import { cachedShards } from '../../ledger/shards.ts';
-import { ledgerKey, type ReservationKey } from './key.ts';
+import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
 
-export interface LedgerOptions {
+export interface ReservationControllerOptions {
   db: Db;
   namespace: string;
   holder: string;
-  config: LedgerDeps['config'];
+  config: ReservationDeps['config'];
   fastPaths: boolean;
   workers: number;
   resyncMs: number;
@@ -44,7 +44,7 @@ export interface LedgerOptions {
 
 export const LEDGER_CONTROLLER = 'ledger';
 
-export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Controller; poller: OutboxPoller } {
+export function setupReservationController(mgr: Manager, o: ReservationControllerOptions): { controller: Controller; poller: OutboxPoller } {
   const log = mgr.log.child({ controller: LEDGER_CONTROLLER });
   // The fence: the epoch is bumped once when this process first acts as leader (it exits when it
   // loses the lease, so one acquisition per process is one per leadership).
@@ -54,9 +54,9 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
   const metrics = ledgerMetrics(mgr.metrics.registry);
   const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');
   const prefetch = new RecordPrefetch();
-  const reconcile = ledgerReconciler({
+  const reconcile = reservationReconciler({
     db: o.db,
-    cluster: (signal) => kubeLedgerCluster((o.client ?? mgr.client).withSignal(signal), (kind) => metrics.liveReads.inc({ kind })),
+    cluster: (signal) => kubeReservationCluster((o.client ?? mgr.client).withSignal(signal), (kind) => metrics.liveReads.inc({ kind })),
     cachedModelService: (ns, name) => (modelServices.synced ? (modelServices.get(ns, name) ?? null) : undefined),
     namespace: o.namespace,
     fence,
@@ -83,7 +83,7 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     shards,
     holder: o.holder,
     fence,
-    enqueue: (row) => controller.enqueueWork(ledgerKey({ tenant: row.tenant, id: row.reservationId })),
+    enqueue: (row) => controller.enqueueWork(reservationKey({ tenant: row.tenant, id: row.reservationId })),
     prefetch: (shard, rows) => prefetch.load(shard, rows),
     log,
     ...o.poll,
@@ -94,14 +94,14 @@ export function setupLedger(mgr: Manager, o: LedgerOptions): { controller: Contr
     const byAdmission = (obj: KubeObject) => {
       const id = obj.metadata.labels?.[LABELS.admissionId];
       const tenant = obj.metadata.labels?.[LABELS.tenant];
-      if (id && tenant) controller.enqueue(ledgerKey({ tenant, id }));
+      if (id && tenant) controller.enqueue(reservationKey({ tenant, id }));
     };
     for (const inf of [mgr.cache.informer('ModelService'), mgr.cache.informer('Pod')]) {
       inf.addHandlers({ add: byAdmission, update: byAdmission, delete: byAdmission });
     }
   }
   if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
-  const resyncOptions = { shards, enqueue: (key: ReservationKey) => controller.enqueue(ledgerKey(key)), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
+  const resyncOptions = { shards, enqueue: (key: ReservationKey) => controller.enqueue(reservationKey(key)), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
   const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async (signal) => {
     const { pages, enqueued } = await resyncOnce(resyncOptions, signal);
     log.debug('ledger resync', { pages, enqueued });

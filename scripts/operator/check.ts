@@ -18,7 +18,7 @@ import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str } from '../../ledger/columns.ts';
 import { AMOUNT_COLUMNS, amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
-import { paths, type KubeClient } from '../runtime/kube.ts';
+import { paths, type KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
   check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'one-cr' | 'orphan-cr' | 'released-pods';

@@ -6,12 +6,12 @@
 // delivery's transaction is guarded by the claim and the state it leaves (transitions.ts ackCreate),
 // as it is when the reservation changes between a read and the create.
 import type { Queryable } from '../../ledger/db.ts';
-import { ledgerKey, type ReservationKey } from './key.ts';
+import { reservationKey, type ReservationKey } from './key.ts';
 import type { ClaimedRow } from './outbox-store.ts';
-import { loadLedgerRecords, type LedgerRecord } from './record.ts';
+import { loadReservationRecords, type ReservationRecord } from './record.ts';
 
 export class RecordPrefetch {
-  readonly #records = new Map<string, { record: LedgerRecord; at: number }>();
+  readonly #records = new Map<string, { record: ReservationRecord; at: number }>();
   readonly #maxAgeMs: number;
   readonly #now: () => number;
 
@@ -24,15 +24,15 @@ export class RecordPrefetch {
   async load(q: Queryable, rows: readonly ClaimedRow[]): Promise<void> {
     const keys = rows.filter((r) => r.kind === 'create').map((r) => ({ tenant: r.tenant, id: r.reservationId }));
     if (keys.length === 0) return;
-    const records = await loadLedgerRecords(q, keys);
+    const records = await loadReservationRecords(q, keys);
     const at = this.#now();
     for (const [k, e] of this.#records) if (!this.#fresh(e, at)) this.#records.delete(k); // never taken
-    for (const record of records) this.#records.set(ledgerKey(record), { record, at });
+    for (const record of records) this.#records.set(reservationKey(record), { record, at });
   }
 
   /** The record read for `key`, once, if still fresh. */
-  take(key: ReservationKey): LedgerRecord | undefined {
-    const k = ledgerKey(key);
+  take(key: ReservationKey): ReservationRecord | undefined {
+    const k = reservationKey(key);
     const e = this.#records.get(k);
     this.#records.delete(k);
     return e && this.#fresh(e, this.#now()) ? e.record : undefined;

@@ -16,7 +16,7 @@ export type DeleteOutcome = 'deleted' | 'gone' | 'precondition-failed';
 export type ScaleOutcome = 'scaled' | 'gone' | 'conflict';
 export type LiveRead = 'modelservice' | 'pods' | 'deployment';
 
-export interface LedgerCluster {
+export interface ReservationCluster {
   readModelService(ns: string, name: string): Promise<(ObservedCR & { object: ModelService }) | null>;
   listPods(ns: string, admissionId: string): Promise<ObservedPod[]>;
   /** The ModelService's Deployment (same name), live: a decrease is refunded only once it has scaled down. */
@@ -65,7 +65,7 @@ interface PodMeta {
   metadata: { name: string; deletionTimestamp?: string };
 }
 
-export function kubeLedgerCluster(client: KubeClient, onLiveRead: (what: LiveRead) => void = () => undefined): LedgerCluster {
+export function kubeReservationCluster(client: KubeClient, onLiveRead: (what: LiveRead) => void = () => undefined): ReservationCluster {
   return {
     async readModelService(ns, name) {
       onLiveRead('modelservice');

@@ -9,9 +9,9 @@ export interface ReservationKey {
   id: string;
 }
 
-export const ledgerKey = (k: ReservationKey): string => `${k.tenant}/${k.id}`;
+export const reservationKey = (k: ReservationKey): string => `${k.tenant}/${k.id}`;
 
-export function parseLedgerKey(key: string): ReservationKey | undefined {
+export function parseReservationKey(key: string): ReservationKey | undefined {
   const slash = key.indexOf('/');
   if (slash <= 0 || slash === key.length - 1) return undefined;
   return { tenant: key.slice(0, slash), id: key.slice(slash + 1) };

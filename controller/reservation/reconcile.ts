@@ -10,19 +10,19 @@
 //      backoff (deliver.ts giveBack).
 import type { ReconcileContext, Reconcile, Request, Result } from '../runtime/controller.ts';
 import { deliver, deliveryRows, giveBack } from './deliver.ts';
-import { parseLedgerKey } from './key.ts';
+import { parseReservationKey } from './key.ts';
 import { ack } from './outbox-store.ts';
-import type { LedgerDeps, ReconcileScope } from './reconcile-deps.ts';
-import { loadLedgerRecord } from './record.ts';
+import type { ReservationDeps, ReconcileScope } from './reconcile-deps.ts';
+import { loadReservationRecord } from './record.ts';
 import { step } from './step.ts';
 import { touchReconciled } from './transitions.ts';
 
 /** How often a reservation is marked looked at for the cron sweep, at most (pod events are frequent). */
 const TOUCH_EVERY_MS = 60_000;
 
-export function ledgerReconciler(deps: LedgerDeps): Reconcile {
+export function reservationReconciler(deps: ReservationDeps): Reconcile {
   return async function reconcileLedger(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const at = parseLedgerKey(req.key);
+    const at = parseReservationKey(req.key);
     if (!at) {
       deps.log.error('ledger key without a tenant: dropped', { key: req.key });
       return {};
@@ -39,14 +39,14 @@ export function ledgerReconciler(deps: LedgerDeps): Reconcile {
       const epoch = await d.fence.forTenants([at.tenant]);
       // Claimed deliveries only start from the record read with their claim; the rest read now.
       const pre = d.prefetched?.(at);
-      let rec = pre && rows.length > 0 && rows.every((r) => r.kind === 'create') ? pre : await loadLedgerRecord(d.db, at);
+      let rec = pre && rows.length > 0 && rows.every((r) => r.kind === 'create') ? pre : await loadReservationRecord(d.db, at);
       const deliveries = deliveryRows(rows, rec);
       for (const row of deliveries) {
         const outcome = await deliver(d, row, rec, log);
         // The CR was just created and nothing else was claimed: the cache has not seen the CR yet,
         // and its informer event brings this key back for the next step (no re-read, no live read).
         if (outcome === 'delivered' && rows.length === 1) return {};
-        if (outcome !== 'unchanged') rec = await loadLedgerRecord(d.db, at);
+        if (outcome !== 'unchanged') rec = await loadReservationRecord(d.db, at);
       }
       if (rec) log = log.child({ reqId: rec.requestId });
       const result = rec ? await step(d, rec, epoch, log) : {};

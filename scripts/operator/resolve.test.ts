@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ReservationState } from '../../schema/admission.ts';
 import { refusal } from './resolve.ts';
-import type { LedgerRecord } from './record.ts';
+import type { ReservationRecord } from '../../controller/reservation/record.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
-function rec(state: ReservationState, uid: string | null = 'uid-1'): LedgerRecord {
+function rec(state: ReservationState, uid: string | null = 'uid-1'): ReservationRecord {
   return {
     id: '01AAA',
     tenant: 'acme',

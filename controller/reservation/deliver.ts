@@ -13,7 +13,7 @@ import type { Logger } from '../runtime/log.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
 import type { ReconcileScope } from './reconcile-deps.ts';
-import type { LedgerRecord } from './record.ts';
+import type { ReservationRecord } from './record.ts';
 import { toConflict } from './step.ts';
 import { ackCreate } from './transitions.ts';
 
@@ -31,7 +31,7 @@ export function deliveryRows(rows: readonly ClaimedRow[], rec: { state: string }
  * Delivers one claimed row: `delivered` (a new CR is bound, the reservation delivered), `changed`
  * (the ledger changed otherwise — an adopted CR, a conflict: the caller re-reads it) or `unchanged`.
  */
-export async function deliver(d: ReconcileScope, row: ClaimedRow, rec: LedgerRecord | undefined, parent: Logger): Promise<'delivered' | 'changed' | 'unchanged'> {
+export async function deliver(d: ReconcileScope, row: ClaimedRow, rec: ReservationRecord | undefined, parent: Logger): Promise<'delivered' | 'changed' | 'unchanged'> {
   const log = parent.child({ reqId: row.requestId });
   if (!rec || rec.state !== 'admitted') {
     // Deleted before delivery, or delivered by an earlier attempt: the state machine takes it from here.
@@ -48,7 +48,7 @@ export async function deliver(d: ReconcileScope, row: ClaimedRow, rec: LedgerRec
 }
 
 /** A delivery that can never succeed: the reservation moves to `conflict` with the reason, the row is dead. */
-async function refuse(d: ReconcileScope, rec: LedgerRecord, row: ClaimedRow, err: TerminalError, log: Logger): Promise<void> {
+async function refuse(d: ReconcileScope, rec: ReservationRecord, row: ClaimedRow, err: TerminalError, log: Logger): Promise<void> {
   await toConflict(d, rec, err.message.slice(0, 1000), await d.fence.epoch(), log);
   const now = d.now();
   const outcome = await fail(d.db, row, `${err.reason}: ${err.message}`, { now, retryAt: now, terminal: true });
@@ -65,7 +65,7 @@ async function refuse(d: ReconcileScope, rec: LedgerRecord, row: ClaimedRow, err
   }
 }
 
-async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: LedgerRecord, log: Logger): Promise<'delivered' | 'changed'> {
+async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: ReservationRecord, log: Logger): Promise<'delivered' | 'changed'> {
   const spec = modelServiceSpecSchema.safeParse(rec.spec);
   if (!spec.success) throw new TerminalError('InvalidSpec', `the admitted spec is not a valid ModelService spec: ${spec.error.message}`);
   // The policy may have been tightened since admission: what it now refuses is never created.

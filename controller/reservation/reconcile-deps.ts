@@ -1,22 +1,22 @@
-// What the ledger reconciler is given (LedgerDeps, wired by setup.ts), and the same narrowed to
+// What the ledger reconciler is given (ReservationDeps, wired by setup.ts), and the same narrowed to
 // one reconcile (ReconcileScope): its database and cluster calls carry that reconcile's signal.
 import type { Db } from '../../ledger/db.ts';
 import type { ModelService } from '../../schema/model-service.ts';
 import type { RegistryRule } from '../../schema/policy.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { LedgerCluster } from './cluster.ts';
+import type { ReservationCluster } from './cluster.ts';
 import type { LedgerConfig } from './decide.ts';
 import type { ReservationKey } from './key.ts';
 import type { LeaderFence } from './leader-fence.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { Backoff, ClaimedRow } from './outbox-store.ts';
-import type { LedgerRecord } from './record.ts';
+import type { ReservationRecord } from './record.ts';
 
-export interface LedgerDeps {
+export interface ReservationDeps {
   db: Db;
   /** The cluster as seen by one reconcile: its calls are aborted with `signal`. */
-  cluster: (signal: AbortSignal) => LedgerCluster;
+  cluster: (signal: AbortSignal) => ReservationCluster;
   /** The informer cache's ModelService under a name: null when absent, undefined while not synced. */
   cachedModelService?: (ns: string, name: string) => ModelService | null | undefined;
   /** Namespace new ModelServices are created in. */
@@ -31,11 +31,11 @@ export interface LedgerDeps {
   /** Hands claimed rows back to the poller unfailed (their failure could not be recorded). */
   keepClaims: (rows: ClaimedRow[]) => void;
   /** The record the poller read with the claim (prefetch.ts), once and while fresh. */
-  prefetched?: (key: ReservationKey) => LedgerRecord | undefined;
+  prefetched?: (key: ReservationKey) => ReservationRecord | undefined;
   metrics: LedgerMetrics;
   events?: EventRecorder;
   log: Logger;
 }
 
 /** The deps of one reconcile: every database and API call carries its signal. */
-export type ReconcileScope = Omit<LedgerDeps, 'cluster'> & { cluster: LedgerCluster };
+export type ReconcileScope = Omit<ReservationDeps, 'cluster'> & { cluster: ReservationCluster };

@@ -4,21 +4,21 @@ import { splitKey, type Request } from '../runtime/controller.ts';
 import { silentLogger } from '../runtime/log.ts';
 import { ledgerRecord, reconcileHarness, type Harness, type HarnessOptions } from '../../test/support/reconcile-harness.ts';
 import { ago, CHARGED, claimedRow, CR_NAME, EPOCH, KEY, modelService, NOW, reservationRow, SPEC } from '../../test/support/reservation-fixtures.ts';
-import { ledgerKey } from './key.ts';
-import { ledgerReconciler } from './reconcile.ts';
+import { reservationKey } from './key.ts';
+import { reservationReconciler } from './reconcile.ts';
 
-const REQUEST: Request = splitKey(ledgerKey(KEY));
+const REQUEST: Request = splitKey(reservationKey(KEY));
 
 async function reconcile(o: HarnessOptions, req: Request = REQUEST): Promise<{ h: Harness; result: unknown }> {
   const h = reconcileHarness(o);
-  const result = await ledgerReconciler(h.deps)(req, { log: silentLogger, fresh: false, signal: new AbortController().signal });
+  const result = await reservationReconciler(h.deps)(req, { log: silentLogger, fresh: false, signal: new AbortController().signal });
   return { h, result };
 }
 
 /** The same, for a reconcile that throws: the harness and the error. */
 async function failing(o: HarnessOptions): Promise<{ h: Harness; err: unknown }> {
   const h = reconcileHarness(o);
-  const err = await ledgerReconciler(h.deps)(REQUEST, { log: silentLogger, fresh: false, signal: new AbortController().signal }).then(
+  const err = await reservationReconciler(h.deps)(REQUEST, { log: silentLogger, fresh: false, signal: new AbortController().signal }).then(
     () => undefined,
     (e: unknown) => e,
   );

@@ -6,8 +6,8 @@
 import type { Db } from '../../ledger/db.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
-import { paths, type KubeClient } from '../runtime/kube.ts';
-import { loadLedgerRecord, tenantOf, type LedgerRecord } from './record.ts';
+import { paths, type KubeClient } from '../../controller/runtime/kube.ts';
+import { loadReservationRecord, tenantOf, type ReservationRecord } from '../../controller/reservation/record.ts';
 import { resolveConflict, type Resolution } from './resolve-conflict.ts';
 
 /** The decision was refused; nothing was written. */
@@ -26,7 +26,7 @@ export interface LiveAdmission {
 }
 
 /** Why the decision must be refused, or undefined when it may be written. */
-export function refusal(rec: LedgerRecord | undefined, live: LiveAdmission): string | undefined {
+export function refusal(rec: ReservationRecord | undefined, live: LiveAdmission): string | undefined {
   if (!rec) return 'no such admission';
   if (rec.state !== 'conflict') return `admission ${rec.id} is ${rec.state}, not in conflict: only a conflict is resolved by an operator`;
   const bound = rec.binding?.uid ?? null;
@@ -46,7 +46,7 @@ export interface ResolveDeps {
   now: () => Date;
 }
 
-async function readLive(kube: KubeClient, rec: LedgerRecord, namespace: string): Promise<LiveAdmission> {
+async function readLive(kube: KubeClient, rec: ReservationRecord, namespace: string): Promise<LiveAdmission> {
   const ns = rec.binding?.namespace ?? namespace;
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   const ms = await kube.getOrUndefined<ModelService>(paths.modelService(ns, name));
@@ -58,16 +58,16 @@ async function readLive(kube: KubeClient, rec: LedgerRecord, namespace: string):
 }
 
 /** Checks the live cluster, then writes the decision; throws ResolveRefused when it may not. */
-export async function resolveAdmission(deps: ResolveDeps, id: string, decision: Resolution, reason: string): Promise<LedgerRecord> {
+export async function resolveAdmission(deps: ResolveDeps, id: string, decision: Resolution, reason: string): Promise<ReservationRecord> {
   // The operator names the admission only: its tenant (its shard) is looked up shard by shard.
   const tenant = await tenantOf(deps.db, id);
-  const rec = tenant === undefined ? undefined : await loadLedgerRecord(deps.db, { tenant, id });
+  const rec = tenant === undefined ? undefined : await loadReservationRecord(deps.db, { tenant, id });
   const why = refusal(rec, rec ? await readLive(deps.kube, rec, deps.namespace) : { cr: null, pods: [] });
   if (why || !rec) throw new ResolveRefused(why ?? 'no such admission');
   const outcome = await resolveConflict(deps.db, rec, decision, reason, deps.now());
   if (outcome === 'not-in-conflict') throw new ResolveRefused(`admission ${id} left conflict meanwhile; nothing written`);
   if (outcome === 'already-resolved') throw new ResolveRefused(`admission ${id} was already resolved with --${decision}; nothing written`);
-  const after = await loadLedgerRecord(deps.db, rec);
+  const after = await loadReservationRecord(deps.db, rec);
   if (!after) throw new ResolveRefused('no such admission');
   return after;
 }

@@ -26,7 +26,7 @@ import type { Amounts } from '../../schema/model-service.ts';
 import { chargedReplicas, withinCharge, type ScaledSpec } from './charge.ts';
 import { decideScale, type ObservedDeployment, type ScaleAction, type ScaleProgress } from './scale.ts';
 
-export interface LedgerRow {
+export interface ReservationRow {
   id: string;
   tenant: string;
   state: ReservationState;
@@ -90,7 +90,7 @@ const POLL_MS = 2_000;
  * (undefined: not read — the refund is then not decided).
  */
 export function decide(
-  row: LedgerRow,
+  row: ReservationRow,
   cr: ObservedCR | null,
   pods: ObservedPod[],
   now: Date,
@@ -172,7 +172,7 @@ export function decide(
   }
 }
 
-function identityConflict(row: LedgerRow, cr: ObservedCR, boundUid: string | null): string | undefined {
+function identityConflict(row: ReservationRow, cr: ObservedCR, boundUid: string | null): string | undefined {
   if (cr.admissionId !== row.id || cr.tenant !== row.tenant) {
     return `ModelService under our name carries admission id ${cr.admissionId ?? '(none)'} of tenant ${cr.tenant ?? '(none)'}`;
   }

@@ -14,23 +14,23 @@ import { crashPoint } from '../runtime/crash.ts';
 import { TerminalError } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
-import { observe, type LedgerCluster } from './cluster.ts';
+import { observe, type ReservationCluster } from './cluster.ts';
 import { decide, type LedgerAction, type ReleaseBlocker } from './decide.ts';
 import { isOurs } from './model-service-object.ts';
 import { progressChange, progressOf } from './progress.ts';
 import { release, refundScaleDown } from './quota-moves.ts';
 import type { ReconcileScope } from './reconcile-deps.ts';
-import type { LedgerRecord } from './record.ts';
+import type { ReservationRecord } from './record.ts';
 import { awaitsScaleDown } from './scale.ts';
 import { markReady, recordProgress, recordScaleApplied, setReleaseBlocked, transition } from './transitions.ts';
 
 /** Actions the informer cache may decide on its own; anything else is confirmed by a live read. */
 const CACHE_DECIDES: ReadonlySet<LedgerAction['type']> = new Set(['none', 'markReady']);
 
-type ObservedModelService = Awaited<ReturnType<LedgerCluster['readModelService']>>;
+type ObservedModelService = Awaited<ReturnType<ReservationCluster['readModelService']>>;
 
 /** Decides the reservation's next action and performs it; the result tells the work queue when to look again. */
-export async function step(d: ReconcileScope, rec: LedgerRecord, epoch: number, log: Logger): Promise<Result> {
+export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: number, log: Logger): Promise<Result> {
   const ns = rec.binding?.namespace ?? d.namespace;
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
@@ -62,7 +62,7 @@ export async function step(d: ReconcileScope, rec: LedgerRecord, epoch: number, 
 }
 
 interface Step {
-  rec: LedgerRecord;
+  rec: ReservationRecord;
   /** The CR the action was decided on (null: none under the name). */
   cr: ObservedModelService;
   ns: string;
@@ -166,7 +166,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
 }
 
 /** Moves the reservation to `conflict` (fenced, from the state it was read in) and surfaces it: metric, log, Warning event on the CR. */
-export async function toConflict(d: ReconcileScope, rec: LedgerRecord, reason: string, epoch: number, log: Logger): Promise<void> {
+export async function toConflict(d: ReconcileScope, rec: ReservationRecord, reason: string, epoch: number, log: Logger): Promise<void> {
   if (!(await transition(d.db, rec, [rec.state], 'conflict', epoch, d.now(), reason))) return;
   d.metrics.conflicts.inc();
   log.warn('reservation in conflict: an operator must look', { reason });
@@ -187,7 +187,7 @@ const exceedsChargeNote = (from: number, to: number, charged: Amounts): string =
   `spec.replicas ${from} × per-replica resources exceeds the charge (${amountsText(charged)}): reverted to ${to} replicas. Scaling down is allowed; nothing is refunded until the admission is released.`;
 
 /** True when the ledger already records exactly this blocker. */
-function sameBlocker(rec: LedgerRecord, b: ReleaseBlocker): boolean {
+function sameBlocker(rec: ReservationRecord, b: ReleaseBlocker): boolean {
   return (
     rec.releaseBlockedReason === b.reason &&
     (rec.releaseBlockedPods ?? []).join() === b.pods.join() &&

@@ -1,5 +1,5 @@
 // The controller's read model of a reservation: its row with its binding and its change in flight
-// (LedgerRecord), read by key or for a batch of claimed deliveries; the admission id → tenant
+// (ReservationRecord), read by key or for a batch of claimed deliveries; the admission id → tenant
 // lookup of the operator's tools; and the periodic resync's paging over the open reservations.
 // Reads only. Every statement names the tenant or runs on one shard (ledger/shards.ts).
 import type { Db, Queryable, Row } from '../../ledger/db.ts';
@@ -9,11 +9,11 @@ import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.
 import type { Amounts } from '../../schema/model-service.ts';
 import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason } from '../../schema/admission.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
-import type { LedgerRow } from './decide.ts';
-import { ledgerKey, type ReservationKey } from './key.ts';
+import type { ReservationRow } from './decide.ts';
+import { reservationKey, type ReservationKey } from './key.ts';
 import type { Progress } from './progress.ts';
 
-export interface LedgerRecord extends LedgerRow {
+export interface ReservationRecord extends ReservationRow {
   createdAt: Date;
   requestId: string;
   /** The admitted spec as stored; validated only where it is used (delivery), so a row that a newer
@@ -25,7 +25,7 @@ export interface LedgerRecord extends LedgerRow {
   /** What the admission charged (totals, ledger units). */
   amounts: Amounts;
   lastReconciledAt: Date | null;
-  binding: (LedgerRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null } & Progress) | null;
+  binding: (ReservationRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null } & Progress) | null;
 }
 
 const date = (v: unknown): Date => new Date(time(v));
@@ -42,7 +42,7 @@ const RECORD_SELECT = `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.rel
        FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
        LEFT JOIN reservation_change c ON c.tenant = r.tenant AND c.reservation_id = r.id AND c.generation = r.generation`;
 
-export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promise<LedgerRecord | undefined> {
+export async function loadReservationRecord(q: Queryable, key: ReservationKey): Promise<ReservationRecord | undefined> {
   const r = await q.execute(`${RECORD_SELECT} WHERE r.tenant = ? AND r.id = ?`, [key.tenant, key.id]);
   const row = r.rows[0];
   return row ? recordFromRow(row) : undefined;
@@ -52,14 +52,14 @@ export async function loadLedgerRecord(q: Queryable, key: ReservationKey): Promi
  * The records of several reservations in ONE statement (the poller's read of the deliveries it
  * just claimed, on the shard it claimed them from). Only the exact keys asked for are returned.
  */
-export async function loadLedgerRecords(q: Queryable, keys: readonly ReservationKey[]): Promise<LedgerRecord[]> {
+export async function loadReservationRecords(q: Queryable, keys: readonly ReservationKey[]): Promise<ReservationRecord[]> {
   if (keys.length === 0) return [];
-  const wanted = new Set(keys.map(ledgerKey));
+  const wanted = new Set(keys.map(reservationKey));
   const r = await q.execute(`${RECORD_SELECT} WHERE r.tenant IN (?) AND r.id IN (?)`, [[...new Set(keys.map((k) => k.tenant))], keys.map((k) => k.id)]);
-  return r.rows.map(recordFromRow).filter((rec) => wanted.has(ledgerKey(rec)));
+  return r.rows.map(recordFromRow).filter((rec) => wanted.has(reservationKey(rec)));
 }
 
-function recordFromRow(row: Row): LedgerRecord {
+function recordFromRow(row: Row): ReservationRecord {
   const spec = json(row.spec);
   return {
     id: str(row.id),
