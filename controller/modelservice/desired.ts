@@ -1,5 +1,5 @@
 // Desired children of a ModelService: PURE functions of the object and its parsed spec.
-// No I/O here; table-tested in desired.test.ts.
+// No I/O here; table-tested in desired-children.test.ts and desired-placement.test.ts.
 import { canonicalJson } from '../../schema/canonical-json.ts';
 import { API_VERSION, containerResources, endpointFor, KIND, LABELS, MANAGED_BY, type ModelServiceSpec } from '../../schema/model-service.ts';
 import type { Affinity, NodeSelector, Placement, Toleration } from '../../schema/placement.ts';

@@ -1,5 +1,5 @@
 // The ModelService status: a PURE function of what was observed (the CR, its Deployment,
-// Service and Pods) and the time. Table-tested in status.test.ts.
+// Service and Pods) and the time. Table-tested in status-*.test.ts.
 //   Pending      the Deployment does not exist yet, or its controller has not observed it yet
 //   Progressing  rolling out toward spec.replicas
 //   Running      the Deployment observed its latest generation and updated = available =

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { computeStatus, FAILURE_REASONS, lastFailure, podFailure } from './status.ts';
+import { crashLoop, dep, done, ms, pod, pullBackOff, slices, spec, svc, T0, T1 } from './status-fixtures.ts';
+import type { Pod } from './types.ts';
+
+describe('podFailure', () => {
+  it.each([
+    ['ImagePullBackOff', [pullBackOff], { reason: 'ImagePullBackOff', message: 'Back-off pulling image', pod: 'p1', container: 'model' }],
+    ['CrashLoopBackOff carries the last exit code', [crashLoop], { reason: 'CrashLoopBackOff', message: 'back-off', pod: 'p2', container: 'model', exitCode: 1 }],
+    ['first failing pod by name', [crashLoop, pullBackOff], { reason: 'ImagePullBackOff', pod: 'p1' }],
+    ['a healthy pod is no failure', [pod('ok', [{ name: 'model', ready: true, state: { running: {} } }])], undefined],
+    ['a terminating pod is ignored', [{ ...pullBackOff, metadata: { name: 'p1', deletionTimestamp: 'x' } }], undefined],
+  ])('%s', (_n, pods, expected) => {
+    const f = podFailure(pods);
+    if (expected === undefined) expect(f).toBeUndefined();
+    else expect(f).toMatchObject(expected);
+  });
+
+  it('lastFailure.at: when the failure was first seen; kept while it is the same failure, moved for a new one', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [pullBackOff], now: T0 });
+    expect(s.lastFailure).toEqual({ reason: 'ImagePullBackOff', message: 'Back-off pulling image', pod: 'p1', container: 'model', at: '2026-01-01T00:00:00Z' });
+    const same = computeStatus({ ms: ms({ status: s }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [pullBackOff], now: T1 });
+    expect(same.lastFailure?.at).toBe('2026-01-01T00:00:00Z');
+    const other = computeStatus({ ms: ms({ status: s }), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [crashLoop], now: T1 });
+    expect(other.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff', pod: 'p2', at: '2026-01-01T00:01:00Z' });
+  });
+  it.each([
+    ['reason', { reason: 'ErrImagePull' }],
+    ['pod', { pod: 'p9' }],
+    ['container', { container: 'other' }],
+    ['exit code', { exitCode: 2 }],
+    ['message', { message: 'another' }],
+  ])('lastFailure: a different %s is a new failure', (_n, change) => {
+    const first = { reason: 'CrashLoopBackOff', message: 'm', pod: 'p', container: 'model', exitCode: 1 };
+    const prev = { ...first, at: '2020-01-01T00:00:00Z' };
+    expect(lastFailure({ ...first, ...change }, prev, T1)?.at).toBe('2026-01-01T00:01:00Z');
+    expect(lastFailure(first, prev, T1)?.at).toBe('2020-01-01T00:00:00Z');
+    expect(lastFailure(undefined, prev, T1)).toBe(prev);
+  });
+  it('lastFailure stays after the failure cleared (the most recent failure seen)', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [crashLoop], now: T0 });
+    expect(s.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff', exitCode: 1 });
+    const s2 = computeStatus({ ms: ms({ status: s }), spec, deployment: done, service: svc, endpointSlices: slices, pods: [], now: T1 });
+    expect(s2.phase).toBe('Running');
+    expect(s2.lastFailure).toMatchObject({ reason: 'CrashLoopBackOff' });
+  });
+});
+
+// Cases that pin what the mutation run (npm run mutation, docs/mutation.md) found unpinned.
+describe('podFailure: every failure reason, and terminations', () => {
+  it.each([...FAILURE_REASONS])('%s is a failure', (reason) => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { waiting: { reason } } }])])).toEqual({ reason, message: reason, pod: 'p', container: 'model' });
+  });
+  it('a waiting reason that is not a failure (ContainerCreating) is none', () => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { waiting: { reason: 'ContainerCreating' } } }])])).toBeUndefined();
+    expect(podFailure([pod('p', [{ name: 'model', state: { waiting: {} } }])])).toBeUndefined();
+  });
+  it('CrashLoopBackOff takes the exit code of the current termination first, then the last one', () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'CrashLoopBackOff' }, terminated: { exitCode: 3 } }, lastState: { terminated: { exitCode: 1 } } };
+    expect(podFailure([pod('p', [cs])])).toMatchObject({ exitCode: 3 });
+    expect(podFailure([pod('p', [{ ...cs, state: { waiting: { reason: 'CrashLoopBackOff' } } }])])).toMatchObject({ exitCode: 1 });
+  });
+  it('only CrashLoopBackOff carries the exit code of a termination: an image pull failure after a run does not', () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'ImagePullBackOff', message: 'pull' } }, lastState: { terminated: { exitCode: 1 } } };
+    expect(podFailure([pod('p', [cs])])).toEqual({ reason: 'ImagePullBackOff', message: 'pull', pod: 'p', container: 'model' });
+  });
+  it('a container terminated with a non-zero code is a failure; code 0 or none is not', () => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 2 } } }])])).toEqual({ reason: 'Error', message: 'exited with code 2', pod: 'p', container: 'model', exitCode: 2 });
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 137, reason: 'OOMKilled', message: 'oom' } } }])])).toEqual({ reason: 'OOMKilled', message: 'oom', pod: 'p', container: 'model', exitCode: 137 });
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 0, reason: 'Completed' } } }])])).toBeUndefined();
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: {} } }])])).toBeUndefined();
+  });
+  it('CrashLoopBackOff after an OOM kill is reported as OOMKilled, with its exit code', () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } }, lastState: { terminated: { exitCode: 137, reason: 'OOMKilled' } } };
+    expect(podFailure([pod('p', [cs])])).toEqual({ reason: 'OOMKilled', message: 'back-off 10s', pod: 'p', container: 'model', exitCode: 137 });
+  });
+  it("CrashLoopBackOff shows the last run's termination message (trimmed), else the back-off message", () => {
+    const cs = { name: 'model', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } }, lastState: { terminated: { exitCode: 3, reason: 'Error', message: 'weights corrupt\n' } } };
+    expect(podFailure([pod('p', [cs])])).toEqual({ reason: 'CrashLoopBackOff', message: 'weights corrupt', pod: 'p', container: 'model', exitCode: 3 });
+    const blank = { ...cs, lastState: { terminated: { exitCode: 3, reason: 'Error', message: ' ' } } };
+    expect(podFailure([pod('p', [blank])])).toMatchObject({ message: 'back-off 10s' });
+  });
+  it('a terminated container with a blank termination message says its exit code', () => {
+    expect(podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 2, message: '\n' } } }])])).toMatchObject({ message: 'exited with code 2' });
+  });
+  it("a pod the scheduler cannot place is reported with the scheduler's reason, after any failing container", () => {
+    const pending: Pod = { metadata: { name: 'a' }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available: 1 Insufficient cpu.' }] } };
+    expect(podFailure([pending])).toEqual({ reason: 'Unschedulable', message: '0/2 nodes are available: 1 Insufficient cpu.', pod: 'a' });
+    const failing = pod('b', [{ name: 'model', state: { waiting: { reason: 'ErrImagePull' } } }]);
+    expect(podFailure([pending, failing])).toMatchObject({ reason: 'ErrImagePull', pod: 'b' });
+    const scheduling: Pod = { metadata: { name: 'a' }, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated' }] } };
+    expect(podFailure([scheduling])).toBeUndefined();
+    const noMessage: Pod = { metadata: { name: 'a' }, status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } };
+    expect(podFailure([noMessage])).toEqual({ reason: 'Unschedulable', message: 'Unschedulable', pod: 'a' });
+    const placed: Pod = { metadata: { name: 'a' }, status: { conditions: [{ type: 'PodScheduled', status: 'True', reason: 'Unschedulable' }] } };
+    expect(podFailure([placed])).toBeUndefined();
+  });
+  it('pods are looked at in name order whatever the input order', () => {
+    const b = pod('b', [{ name: 'model', state: { waiting: { reason: 'ErrImagePull' } } }]);
+    const a = pod('a', [{ name: 'model', state: { waiting: { reason: 'CrashLoopBackOff' } } }]);
+    expect(podFailure([b, a])?.pod).toBe('a');
+    expect(podFailure([a, b])?.pod).toBe('a');
+  });
+});
