@@ -34,7 +34,7 @@ if [ ! -f "$out/.built" ]; then
   log "docker-registry $version: unpacking into $out"
   rm -rf "$out"; mkdir -p "$out/deb"
   (cd "$out/deb" && apt-get download -qq "docker-registry=$version" >&2 && dpkg -x ./*.deb "$out/x")
-  ln -sfn "$out/x/usr/bin/docker-registry" "$out/docker-registry"
+  ln -sfn x/usr/bin/docker-registry "$out/docker-registry" # relative: the cache can be moved
   rm -rf "$out/deb"; touch "$out/.built"
 fi
 echo "$out"

@@ -31,10 +31,9 @@ afterAll(async () => ledger?.drop());
 
 /** Writes that are deliberately not fenced, with the reason. */
 const UNFENCED: Record<string, string> = {
-  'resolve-conflict.resolveConflict': "an operator's decision (npm run tenant -- resolve), not the leader's: it runs without an epoch, guarded by the conflict state and a live read of the cluster",
   'leader-epoch.acquireEpoch': 'it is the fence: becoming leader bumps the epoch and raises every tenant fence',
   'leader-epoch.ensureFence': 'it is the fence: it raises a tenant fence (never lowers it), so a deposed leader raises nothing above the current epoch',
-  'quota-moves.giveBackUsage': "a step inside a transaction, never a write on its own: it runs only after the transaction's first statement matched (the fenced UPDATE of release and refundScaleDown, the conflict guard of resolveConflict)",
+  'quota-moves.giveBackUsage': "a step inside a transaction, never a write on its own: it runs only after the transaction's first statement matched (the fenced UPDATE of release and refundScaleDown, the conflict guard of the operator's resolveConflict, scripts/operator/)",
 };
 
 /** The fenced writes the scanner finds; a change means a write was added or removed (extend FENCED with it). */
@@ -132,7 +131,7 @@ const refusedOrDone = (p: Promise<unknown>) =>
   });
 
 describe('fencing: a deposed leader changes no row, statement by statement', () => {
-  it('every write of the controller ledger modules is fenced and has a case in FENCED', () => {
+  it('every write of the reservation controller modules is fenced and has a case in FENCED', () => {
     const writes = ledgerWriteFunctions();
     expect(writes.map((w) => w.name)).toContain('transitions.markReady'); // the scanner sees the modules
     expect(writes.filter((w) => w.fenced), 'the scanner no longer finds every fenced write').toHaveLength(FENCED_WRITES);
