@@ -102,8 +102,9 @@ export default defineConfig({
           globalSetup: ['test/global-setup-node.ts'],
           testTimeout: 300_000,
           hookTimeout: 600_000,
-          // One suite at a time: the node has 2 CPUs, and the suites size their pods to it. Last, on
-          // its own: beside the outage suites it took 455 s instead of 250 s, and they slowed too.
+          // One suite at a time: the node has 2 CPUs, and the suites size their pods to it. `npm test`
+          // (scripts/test.ts) runs it beside the integration suites, never beside the outage suites
+          // (side by side both slowed, and one outage suite flaked).
           maxWorkers: 1,
           sequence: { groupOrder: 4 },
         },
