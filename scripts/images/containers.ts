@@ -32,6 +32,10 @@ export function storageConf(root: string): string {
     'driver = "overlay"',
     `graphroot = "${join(root, 'storage')}"`,
     `runroot = "${join(root, 'run')}"`,
+    '[storage.options.overlay]',
+    // No private bind mount of the storage's overlay folder onto itself: it outlived every build,
+    // a mount left on the host.
+    'skip_mount_home = "true"',
     '',
   ].join('\n');
 }
