@@ -33,8 +33,8 @@ export function storageConf(root: string): string {
     `graphroot = "${join(root, 'storage')}"`,
     `runroot = "${join(root, 'run')}"`,
     '[storage.options.overlay]',
-    // No private bind mount of the storage's overlay folder onto itself: it outlived every build,
-    // a mount left on the host.
+    // No private bind mount of the storage's overlay folder onto itself: one that a killed
+    // buildah or podman never unmounted stays on the host.
     'skip_mount_home = "true"',
     '',
   ].join('\n');
