@@ -52,16 +52,12 @@ async function refuse(d: ReconcileScope, rec: ReservationRecord, row: ClaimedRow
   await toConflict(d, rec, err.message.slice(0, 1000), await d.fence.epoch(), log);
   const now = d.now();
   const outcome = await fail(d.db, row, `${err.reason}: ${err.message}`, { now, retryAt: now, terminal: true });
+  const fields = { seq: row.seq, kind: row.kind, reason: err.reason, error: err.message };
   if (outcome === 'dead') {
     d.metrics.deadRows.inc({ kind: row.kind });
-    log.error('delivery refused: it cannot succeed', { seq: row.seq, kind: row.kind, reason: err.reason, error: err.message });
+    log.error('delivery refused: it cannot succeed', fields);
   } else {
-    log.warn('delivery refused: it cannot succeed; its outbox row is no longer claimed by us, so it is not marked dead here', {
-      seq: row.seq,
-      kind: row.kind,
-      reason: err.reason,
-      error: err.message,
-    });
+    log.warn('delivery refused: it cannot succeed; its outbox row is no longer claimed by us, so it is not marked dead here', fields);
   }
 }
 

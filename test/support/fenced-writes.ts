@@ -1,4 +1,4 @@
-// Which exported functions of the controller's ledger modules write to the ledger, and which of
+// Which exported functions of the reservation controller's modules write to the ledger, and which of
 // those are fenced, read from the source itself (TypeScript's parser, no type check): a function
 // writes when its body holds an UPDATE/INSERT/DELETE/REPLACE statement or calls a function that
 // writes; it is fenced when its body uses FENCE (ledger/fence.ts) or calls a fenced function.
@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 
 export interface WriteFunction {
-  /** `<module>.<function>`, e.g. `store.markReady` (module = file name without .ts). */
+  /** `<module>.<function>`, e.g. `transitions.markReady` (module = file name without .ts). */
   name: string;
   fenced: boolean;
 }

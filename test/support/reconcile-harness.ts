@@ -5,7 +5,7 @@
 import type { SqlArg } from '../../ledger/db.ts';
 import type { ModelService } from '../../schema/model-service.ts';
 import { ledgerMetrics, type LedgerMetrics } from '../../controller/reservation/metrics.ts';
-import type { ClaimedRow } from '../../controller/reservation/outbox-store.ts';
+import { DEFAULT_OUTBOX_BACKOFF, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 import type { ReservationDeps, ReconcileScope } from '../../controller/reservation/reconcile-deps.ts';
 import { loadReservationRecord, type ReservationRecord } from '../../controller/reservation/record.ts';
 import { step } from '../../controller/reservation/step.ts';
@@ -71,7 +71,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
     namespace: NAMESPACE,
     fence: { epoch: async () => EPOCH, forTenants: async () => EPOCH },
     now: () => NOW,
-    config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: o.allowedRegistries },
+    config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: DEFAULT_OUTBOX_BACKOFF, allowedRegistries: o.allowedRegistries },
     takeClaims: (id) => {
       const mine = claims.filter((c) => c.reservationId === id);
       claims = claims.filter((c) => c.reservationId !== id);
