@@ -25,13 +25,30 @@ export async function giveBackUsage(tx: Queryable, tenant: string, amounts: Amou
   await tx.execute(`UPDATE tenant_quota SET ${usage.sql}, updated_at = ? WHERE tenant = ? AND resource IN (?)`, [...usage.args, now, tenant, [...RESOURCE_NAMES]]);
 }
 
-/** One quota_movement row (the primary key (reservation, generation, direction) refuses a second). */
-async function insertMovement(tx: Queryable, key: ReservationKey, generation: number, direction: MovementDirection, amounts: Amounts, now: Date, note: string | null = null): Promise<void> {
+/** A quota_movement row of a change generation: its direction, amounts and (operator rows) note. */
+export interface Movement {
+  direction: MovementDirection;
+  amounts: Amounts;
+  note?: string | null;
+}
+
+/**
+ * The movement rows of one change generation, in ONE statement; the primary key (reservation,
+ * generation, direction) refuses a second of any of them. A step of a transaction whose first
+ * statement decided that the quota moves (refundScaleDown, release, the operator's resolveConflict).
+ */
+export async function insertMovements(tx: Queryable, key: ReservationKey, generation: number, movements: readonly Movement[], now: Date): Promise<void> {
   await tx.execute(
     `INSERT INTO quota_movement (reservation_id, generation, direction, tenant, ${amountColumns()}, at, note)
-     VALUES (?, ?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`,
-    [key.id, generation, direction, key.tenant, ...amountArgs(amounts), now, note],
+     VALUES ${movements.map(() => `(?, ?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`).join(', ')}`,
+    movements.flatMap((m) => [key.id, generation, m.direction, key.tenant, ...amountArgs(m.amounts), now, m.note ?? null]),
   );
+}
+
+/** The reservation's change generation and what it charges now, read in the caller's transaction (the row it locked). */
+export async function currentCharge(tx: Queryable, key: ReservationKey): Promise<{ generation: number; amounts: Amounts } | undefined> {
+  const row = (await tx.execute(`SELECT generation, ${amountColumns()} FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
+  return row ? { generation: int(row.generation), amounts: amountsFromRow(row) } : undefined;
 }
 
 /**
@@ -52,7 +69,7 @@ export async function refundScaleDown(db: Db, key: ReservationKey, generation: n
       [epoch, ...amountArgs(delta), now, key.tenant, key.id, generation],
     );
     if (moved.rowsAffected !== 1) return rollback(false);
-    await insertMovement(tx, key, generation, 'refund', delta, now);
+    await insertMovements(tx, key, generation, [{ direction: 'refund', amounts: delta }], now);
     crashPoint('inside-refund-before-commit');
     await giveBackUsage(tx, key.tenant, delta, now);
     return true;
@@ -77,11 +94,10 @@ export async function release(db: Db, key: ReservationKey, epoch: number, now: D
       [epoch, now, now, key.tenant, key.id],
     );
     if (moved.rowsAffected !== 1) return rollback(false);
-    const row = (await tx.execute(`SELECT generation, ${amountColumns()} FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
-    if (!row) return rollback(false);
-    const amounts = amountsFromRow(row);
-    await insertMovement(tx, key, int(row.generation), 'release', amounts, now);
-    await giveBackUsage(tx, key.tenant, amounts, now);
+    const charge = await currentCharge(tx, key);
+    if (!charge) return rollback(false);
+    await insertMovements(tx, key, charge.generation, [{ direction: 'release', amounts: charge.amounts }], now);
+    await giveBackUsage(tx, key.tenant, charge.amounts, now);
     crashPoint('inside-release-before-commit');
     return true;
   });

@@ -1,12 +1,9 @@
 // The write of an operator's decision on a conflict (`npm run tenant -- resolve`); resolve.ts
 // checks the live cluster before it runs. Not fenced: it is not the leader's write.
 import { isDuplicateKey, type Db } from '../../ledger/db.ts';
-import { int } from '../../ledger/columns.ts';
-import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
-import type { MovementDirection } from '../../ledger/rows.ts';
 import { commitOrRollback, type Rollback } from '../../controller/reservation/commit-or-rollback.ts';
 import type { ReservationKey } from '../../controller/reservation/key.ts';
-import { giveBackUsage } from '../../controller/reservation/quota-moves.ts';
+import { currentCharge, giveBackUsage, insertMovements, type Movement } from '../../controller/reservation/quota-moves.ts';
 
 export type Resolution = 'release' | 'keep';
 export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved';
@@ -43,18 +40,13 @@ export async function resolveConflict(
     );
     if (moved.rowsAffected !== 1) return rollback('not-in-conflict');
     // Every statement names the tenant, so each is single-shard on a ledger sharded by tenant.
-    const row = (await tx.execute(`SELECT generation, ${amountColumns()} FROM reservation ${where}`, [at.tenant, at.id])).rows[0];
-    if (!row) return rollback('not-in-conflict');
-    const amounts = amountsFromRow(row);
-    const generation = int(row.generation);
-    const rows: Array<[MovementDirection, string | null]> =
-      decision === 'release' ? [['resolve-release', note], ['release', null]] : [['resolve-keep', note]];
+    const charge = await currentCharge(tx, at);
+    if (!charge) return rollback('not-in-conflict');
+    const { amounts, generation } = charge;
+    const movements: Movement[] =
+      decision === 'release' ? [{ direction: 'resolve-release', amounts, note }, { direction: 'release', amounts }] : [{ direction: 'resolve-keep', amounts, note }];
     try {
-      await tx.execute(
-        `INSERT INTO quota_movement (reservation_id, generation, direction, tenant, ${amountColumns()}, at, note)
-           VALUES ${rows.map(() => `(?, ?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?)`).join(', ')}`,
-        rows.flatMap(([direction, n]) => [at.id, generation, direction, at.tenant, ...amountArgs(amounts), now, n]),
-      );
+      await insertMovements(tx, at, generation, movements, now);
     } catch (err) {
       if (isDuplicateKey(err)) return rollback('already-resolved');
       throw err;

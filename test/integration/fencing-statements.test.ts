@@ -33,6 +33,7 @@ afterAll(async () => ledger?.drop());
 const UNFENCED: Record<string, string> = {
   'leader-epoch.acquireEpoch': 'it is the fence: becoming leader bumps the epoch and raises every tenant fence',
   'leader-epoch.ensureFence': 'it is the fence: it raises a tenant fence (never lowers it), so a deposed leader raises nothing above the current epoch',
+  'quota-moves.insertMovements': "a step inside a transaction, never a write on its own: it runs only after the transaction's first statement matched (the fenced UPDATE of release and refundScaleDown, the conflict guard of the operator's resolveConflict)",
   'quota-moves.giveBackUsage': "a step inside a transaction, never a write on its own: it runs only after the transaction's first statement matched (the fenced UPDATE of release and refundScaleDown, the conflict guard of the operator's resolveConflict, scripts/operator/)",
 };
 
