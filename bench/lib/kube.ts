@@ -35,7 +35,7 @@ export async function ensurePodCapacity(admin: KubeClient, pods: number): Promis
   const nodes = await admin.list<{ status?: { capacity?: { pods?: string } } }>('/api/v1/nodes');
   const have = nodes.items.reduce((s, n) => s + Number(n.status?.capacity?.pods ?? 0), 0);
   const extra = Math.max(0, Math.ceil((pods - have) / 500));
-  const capacity = { cpu: '512', memory: '4Ti', pods: '500', 'nvidia.com/gpu': '0' };
+  const capacity = { cpu: '512', memory: '4Ti', pods: '500', 'nvidia.com/gpu': '0', 'ephemeral-storage': '64Ti' };
   for (let i = 0; i < extra; i++) {
     const name = `kwok-bench-${nodes.items.length + i}`;
     await admin.create('/api/v1/nodes', {

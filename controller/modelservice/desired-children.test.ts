@@ -57,9 +57,10 @@ describe('desiredDeployment', () => {
     expect(d.spec!.replicas).toBe(2);
     expect(c.image).toBe('example.invalid/m:1');
     expect(c.ports).toEqual([{ name: 'http', containerPort: 9000, protocol: 'TCP' }]);
-    expect(c.env).toEqual([{ name: 'A', value: '1' }, { name: 'EMPTY' }]);
+    expect(c.env).toEqual([{ name: 'A', value: '1' }, { name: 'EMPTY' }]); // a GPU container: no GPU isolation env
     expect(c.args).toEqual(['--x']);
-    expect(c.resources).toEqual({ requests: { cpu: '500m', memory: '1024Mi', 'nvidia.com/gpu': '1' }, limits: { cpu: '500m', memory: '1024Mi', 'nvidia.com/gpu': '1' } });
+    const perReplica = { cpu: '500m', memory: '1024Mi', 'nvidia.com/gpu': '1', 'ephemeral-storage': '1Gi' };
+    expect(c.resources).toEqual({ requests: perReplica, limits: perReplica });
     expect(c.readinessProbe).toEqual({ httpGet: { path: '/ready', port: 'http', scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 });
     expect(c.name).toBe('model');
   });
@@ -101,8 +102,18 @@ describe('desiredDeployment', () => {
     const bare = ms();
     const bc = desiredDeployment(bare, bare.spec).spec!.template!.spec!.containers[0]!;
     expect(bc).not.toHaveProperty('args');
-    expect(bc).not.toHaveProperty('env');
-    expect(bc.resources).toEqual({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '100m', memory: '128Mi' } });
+    expect(bc.env).toEqual([{ name: 'NVIDIA_VISIBLE_DEVICES', value: 'void' }, { name: 'AMD_VISIBLE_DEVICES' }]);
+    const perReplica = { cpu: '100m', memory: '128Mi', 'ephemeral-storage': '1Gi' };
+    expect(bc.resources).toEqual({ requests: perReplica, limits: perReplica });
+  });
+  it.each([
+    { name: 'no GPU request', gpu: undefined, env: [{ name: 'A', value: '1' }, { name: 'NVIDIA_VISIBLE_DEVICES', value: 'void' }, { name: 'AMD_VISIBLE_DEVICES' }] },
+    { name: 'a GPU request of 0 is no GPU', gpu: '0', env: [{ name: 'A', value: '1' }, { name: 'NVIDIA_VISIBLE_DEVICES', value: 'void' }, { name: 'AMD_VISIBLE_DEVICES' }] },
+    { name: 'a GPU request: the device plugin decides', gpu: '2', env: [{ name: 'A', value: '1' }] },
+  ])('GPU isolation, $name: the container env overrides an image ENV such as NVIDIA_VISIBLE_DEVICES=all', ({ gpu, env }) => {
+    const resources = gpu === undefined ? { cpu: '1', memory: '1Gi' } : { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': gpu };
+    const m = ms({}, { resources, env: [{ name: 'A', value: '1' }] });
+    expect(desiredDeployment(m, m.spec).spec!.template!.spec!.containers[0]!.env).toEqual(env);
   });
 
   // Property: for every valid spec, the pods ask for exactly what the ledger charges —
@@ -218,6 +229,7 @@ describe('desired children: names, labels, owner and probe in full', () => {
   });
   it('GPUs are requested (and limited) only when asked for; quantities are canonical', () => {
     const m = ms({}, { resources: { cpu: '1.5', memory: '1G' } });
-    expect(desiredDeployment(m, m.spec).spec!.template!.spec!.containers[0]!.resources).toEqual({ requests: { cpu: '1500m', memory: '954Mi' }, limits: { cpu: '1500m', memory: '954Mi' } });
+    const perReplica = { cpu: '1500m', memory: '954Mi', 'ephemeral-storage': '1Gi' };
+    expect(desiredDeployment(m, m.spec).spec!.template!.spec!.containers[0]!.resources).toEqual({ requests: perReplica, limits: perReplica });
   });
 });

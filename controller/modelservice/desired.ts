@@ -14,6 +14,24 @@ export const TENANT_UID = 10001;
 const TMP_VOLUME = 'tmp';
 /** Size limit of the writable /tmp (an emptyDir; counts against the pod's ephemeral storage). */
 export const TMP_SIZE_LIMIT = '256Mi';
+/**
+ * Ephemeral storage of one container (requests = limits): the writable /tmp above, the container
+ * log and any writable layer. A container over it is evicted by the kubelet instead of filling
+ * the node's disk; not charged by the ledger (every replica gets the same).
+ */
+export const EPHEMERAL_STORAGE = '1Gi';
+
+/**
+ * What a container without a GPU request gets in its env, so that an image's own ENV (CUDA base
+ * images carry `NVIDIA_VISIBLE_DEVICES=all`) cannot hand it a node's GPUs behind the device
+ * plugin: a container's env overrides the image's. `void` makes the NVIDIA container runtime
+ * behave as runc (no device, no driver); an empty AMD_VISIBLE_DEVICES names no AMD device.
+ * Tenants cannot set these names (schema/env-policy.ts), so nothing of theirs is overridden.
+ */
+export const NO_GPU_ENV: ReadonlyArray<{ name: string; value: string }> = [
+  { name: 'NVIDIA_VISIBLE_DEVICES', value: 'void' },
+  { name: 'AMD_VISIBLE_DEVICES', value: '' },
+];
 
 /** Always for a tag (a moved tag is picked up), IfNotPresent for a digest (immutable). */
 export function pullPolicyFor(image: string): 'Always' | 'IfNotPresent' {
@@ -101,9 +119,13 @@ export function podPlacement(p: Placement, requestsGpu: boolean): PodPlacement {
  */
 export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec, placement: Placement = {}): Deployment {
   const labels = childLabels(ms);
-  // requests = limits = exactly what the ledger charges per replica, in canonical quantities.
-  const resources = containerResources(spec.resources);
-  const placed = podPlacement(placement, resources['nvidia.com/gpu'] !== undefined);
+  // requests = limits = exactly what the ledger charges per replica, in canonical quantities,
+  // plus the bound on ephemeral storage.
+  const charged = containerResources(spec.resources);
+  const requestsGpu = charged['nvidia.com/gpu'] !== undefined;
+  const resources = { ...charged, 'ephemeral-storage': EPHEMERAL_STORAGE };
+  const placed = podPlacement(placement, requestsGpu);
+  const env = [...spec.env, ...(requestsGpu ? [] : NO_GPU_ENV)];
   const annotations = Object.keys(placed).length > 0 ? { [PLACEMENT_ANNOTATION]: canonicalJson(placed) } : undefined;
   const deployment: Deployment = prune({
     apiVersion: 'apps/v1',
@@ -132,7 +154,7 @@ export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec, plac
               image: spec.image,
               imagePullPolicy: pullPolicyFor(spec.image),
               args: spec.args,
-              env: spec.env.map((e) => (e.value === '' ? { name: e.name } : { name: e.name, value: e.value })),
+              env: env.map((e) => (e.value === '' ? { name: e.name } : { name: e.name, value: e.value })),
               ports: [{ name: PORT_NAME, containerPort: spec.port, protocol: 'TCP' }],
               resources: { requests: resources, limits: resources },
               readinessProbe: {

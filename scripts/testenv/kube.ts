@@ -264,7 +264,7 @@ current-context: modeldock-local
 }
 
 async function createFakeNode(server: string, token: string, caFile: string): Promise<void> {
-  const capacity = { cpu: '64', memory: '512Gi', pods: '500', 'nvidia.com/gpu': '16' };
+  const capacity = { cpu: '64', memory: '512Gi', pods: '500', 'nvidia.com/gpu': '16', 'ephemeral-storage': '2Ti' };
   const node = {
     apiVersion: 'v1',
     kind: 'Node',

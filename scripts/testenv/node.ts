@@ -37,6 +37,11 @@ const repoRoot = () => resolve(fileURLToPath(new URL('../..', import.meta.url)))
 
 /** The images the node's registry serves, as docker.io names (what ModelDock's manifests and tenants write). */
 export const NODE_IMAGES = ['modeldock/mock-model:0.1.0', 'modeldock/controller:0.1.0'] as const;
+/**
+ * The mock model with the ENV of a CUDA base image (`NVIDIA_VISIBLE_DEVICES=all`): what a tenant's
+ * image built on CUDA carries. Derived from the mock at every start (one buildah config, ~1 s).
+ */
+export const CUDA_ENV_IMAGE = 'modeldock/mock-model-cuda-env:0.1.0';
 
 export interface NodePki {
   dir: string;
@@ -296,6 +301,15 @@ async function pushImages(registry: string, log: (m: string) => void): Promise<v
     await sh('env', [...env, 'podman', 'push', '--quiet', '--tls-verify=false', `localhost/${image}`, `docker://${registry}/${image}`], 180_000);
     log(`[stack] real node: ${image} in its registry (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
+  const buildah = (args: string[]) => sh('env', [...env, 'buildah', ...args], 120_000);
+  const c = (await buildah(['from', '--pull=false', `localhost/${NODE_IMAGES[0]}`])).trim();
+  try {
+    await buildah(['config', '--env', 'NVIDIA_VISIBLE_DEVICES=all', '--env', 'NVIDIA_DRIVER_CAPABILITIES=compute,utility', c]);
+    await buildah(['commit', '--quiet', c, `localhost/${CUDA_ENV_IMAGE}`]);
+  } finally {
+    await buildah(['rm', c]);
+  }
+  await sh('env', [...env, 'podman', 'push', '--quiet', '--tls-verify=false', `localhost/${CUDA_ENV_IMAGE}`, `docker://${registry}/${CUDA_ENV_IMAGE}`], 180_000);
 }
 
 /** The pause image as an OCI archive, built once per pause binary with buildah (FROM scratch). */

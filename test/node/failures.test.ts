@@ -3,15 +3,11 @@
 // shutdown that holds the charge until the container has exited, and drift (the Deployment scaled
 // to 0 by hand, a container killed) repaired without any release. Each test makes and removes
 // its own admission.
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { time } from '../../ledger/columns.ts';
-import { nodePaths } from '../../scripts/testenv/node-config.ts';
 import { kubectl } from '../../scripts/testenv/install.ts';
 import { kubeClients } from '../support/kube.ts';
-import { mockAdmission, onRealNode, podsOf, useNodeSystem } from '../support/real-node.ts';
+import { containerPid, mockAdmission, onRealNode, podsOf, useNodeSystem } from '../support/real-node.ts';
 import type { ApiBody } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -146,14 +142,3 @@ describe('failures a real node reports', () => {
     await release(id);
   }, 240_000);
 });
-
-/** The host PID of a container's main process, from the node's containerd. */
-async function containerPid(containerId: string): Promise<number> {
-  const stack = inject('stack');
-  const sock = nodePaths(join(stack.runDir, 'node')).containerdSock;
-  const { stdout } = await promisify(execFile)(join(stack.binDir, 'ctr'), ['--address', sock, '--namespace', 'k8s.io', 'tasks', 'ls']);
-  const line = stdout.split('\n').find((l) => l.startsWith(containerId));
-  const pid = Number(line?.trim().split(/\s+/)[1]);
-  expect(pid, `no task for container ${containerId} in:\n${stdout}`).toBeGreaterThan(1);
-  return pid;
-}

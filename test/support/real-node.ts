@@ -2,8 +2,12 @@
 // tenant pods placed on the stack's real node (the controller's operator placement settings), the
 // mock model image as a tenant writes it, and reads of the real pods behind an admission.
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll } from 'vitest';
-import { REAL_NODE, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { nodePaths, REAL_NODE, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
 import { kubeClients } from './kube.ts';
 import { startSystem, type System } from './system.ts';
 
@@ -50,4 +54,23 @@ export function onRealNode(pods: V1Pod[]): boolean {
  */
 export function mockAdmission(over: Record<string, unknown> = {}): Record<string, unknown> {
   return { image: MOCK_IMAGE, replicas: 1, resources: { cpu: '250m', memory: '256Mi' }, readinessPath: '/readyz', ...over };
+}
+
+/** The host PID of a container's main process, from the node's containerd. */
+export async function containerPid(containerId: string): Promise<number> {
+  const stack = inject('stack');
+  const sock = nodePaths(join(stack.runDir, 'node')).containerdSock;
+  const { stdout } = await promisify(execFile)(join(stack.binDir, 'ctr'), ['--address', sock, '--namespace', 'k8s.io', 'tasks', 'ls']);
+  const line = stdout.split('\n').find((l) => l.startsWith(containerId));
+  const pid = Number(line?.trim().split(/\s+/)[1]);
+  expect(pid, `no task for container ${containerId} in:\n${stdout}`).toBeGreaterThan(1);
+  return pid;
+}
+
+/** The environment the running process of a pod's first container sees, read from the host's /proc. */
+export async function runningEnv(pod: V1Pod): Promise<Map<string, string>> {
+  const containerId = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '');
+  expect(containerId, `pod ${pod.metadata?.name} has no running container`).toBeTruthy();
+  const environ = readFileSync(`/proc/${await containerPid(containerId!)}/environ`, 'utf8');
+  return new Map(environ.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 }
