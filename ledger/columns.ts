@@ -2,6 +2,7 @@
 // INT32 → number, TINYINT(1) → 0/1, DATETIME(3) → 'YYYY-MM-DD hh:mm:ss.sss' (UTC),
 // JSON → object on MySQL 8 but string on MariaDB (LONGTEXT).
 import { failureSchema, type Failure } from '../schema/model-service.ts';
+import { fitSerialized, printable, printableWithin } from '../schema/text.ts';
 
 export function int(v: unknown): number {
   if (v === null || v === undefined) return 0;
@@ -41,29 +42,30 @@ export function failureOrNull(v: unknown): Failure | null {
   if (v === null || v === undefined) return null;
   try {
     const parsed = failureSchema.safeParse(json(v));
-    return parsed.success ? parsed.data : null;
+    return parsed.success ? printableFailure(parsed.data) : null;
   } catch {
     return null;
   }
 }
 
-/** binding.last_failure is VARCHAR(4096): characters, after JSON's escaping. */
+/** binding.last_failure is VARCHAR(4096) in utf8mb4: characters (code points), counted after JSON's escaping. */
 export const FAILURE_COLUMN_CHARS = 4096;
 
+/** The failure with `f` applied to each of its texts. */
+const mapTexts = (x: Failure, f: (key: string, text: string) => string): Failure =>
+  Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'string' ? f(k, v) : v])) as Failure;
+
+/** Every text of a failure printable: a row written by an older controller may hold control characters. */
+const printableFailure = (x: Failure): Failure => mapTexts(x, (_, v) => printable(v));
+
 /**
- * A pod failure as the JSON binding.last_failure stores, its message cut so the whole fits the
- * column whatever the message holds (a tenant's termination message of quotes or control
- * characters grows up to sixfold when escaped). The longest prefix that fits is kept.
+ * A pod failure as the JSON binding.last_failure stores: printable (schema/text.ts), its message
+ * cut so the whole JSON fits the column whatever the message holds (a tenant's termination
+ * message of quotes doubles when escaped), counted in characters as MySQL counts them. The
+ * longest prefix that fits is kept. The other fields are short by construction (a reason code,
+ * Kubernetes names, a time) and bounded here all the same, so the frame always fits.
  */
 export function failureColumn(f: Failure, max = FAILURE_COLUMN_CHARS): string {
-  const encode = (n: number) => JSON.stringify({ ...f, message: f.message.slice(0, n) });
-  if (encode(f.message.length).length <= max) return encode(f.message.length);
-  let lo = 0;
-  let hi = f.message.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (encode(mid).length <= max) lo = mid;
-    else hi = mid - 1;
-  }
-  return encode(lo);
+  const frame = mapTexts(f, (k, v) => (k === 'message' ? v : printableWithin(v, k === 'reason' ? 64 : 253)));
+  return fitSerialized(f.message, (message) => JSON.stringify({ ...frame, message }), { max, unit: 'characters' });
 }
