@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FAILURE_MESSAGE_MAX_CHARS, FAILURE_REASONS as SHOWN_REASONS } from '../../schema/tenant-errors.ts';
 import { computeStatus, FAILURE_REASONS, lastFailure, podFailure } from './status.ts';
 import { crashLoop, dep, done, ms, pod, pullBackOff, slices, spec, svc, T0, T1 } from './status-fixtures.ts';
 import type { Pod } from './types.ts';
@@ -100,5 +101,42 @@ describe('podFailure: every failure reason, and terminations', () => {
     const a = pod('a', [{ name: 'model', state: { waiting: { reason: 'CrashLoopBackOff' } } }]);
     expect(podFailure([b, a])?.pod).toBe('a');
     expect(podFailure([a, b])?.pod).toBe('a');
+  });
+});
+
+// A pod's messages are the tenant's (a termination message) or a registry's (an image pull error).
+describe('podFailure: what the tenant and the registry control is shown printable and bounded', () => {
+  const crashWith = (message: string) =>
+    pod('p', [{ name: 'model', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } }, lastState: { terminated: { exitCode: 1, reason: 'Error', message } } }]);
+
+  it('a termination message of 4 KiB of " with terminal controls: no control character, at most FAILURE_MESSAGE_MAX_CHARS characters', () => {
+    const f = podFailure([crashWith(`\u001b]0;owned\u0007\u009b2J${'"'.repeat(4096)}`)]);
+    expect(f?.reason).toBe('CrashLoopBackOff');
+    expect(f?.message).toMatch(/^\]0;owned2J"+$/);
+    expect(Array.from(f!.message)).toHaveLength(FAILURE_MESSAGE_MAX_CHARS);
+  });
+
+  it('a termination message of control characters only is no message: the back-off message is shown', () => {
+    expect(podFailure([crashWith('\u0000\u0007\u001b\u009b\n')])?.message).toBe('back-off 10s');
+  });
+
+  it('a registry error and a scheduler message are made printable too', () => {
+    const pull = pod('p', [{ name: 'model', state: { waiting: { reason: 'ErrImagePull', message: 'pull access denied\u001b[8m hidden\u001b[0m\r\nserver: \u202egnp.x' } } }]);
+    expect(podFailure([pull])?.message).toBe('pull access denied[8m hidden[0m  server: gnp.x');
+    const pending: Pod = { metadata: { name: 'a' }, status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes\u0007 are available' }] } };
+    expect(podFailure([pending])?.message).toBe('0/2 nodes are available');
+  });
+
+  it('a termination reason other than OOMKilled is Error: the reason is always one of FAILURE_REASONS', () => {
+    for (const reason of ['ContainerCannotRun', 'Evil\u001b[31m', undefined]) {
+      const f = podFailure([pod('p', [{ name: 'model', state: { terminated: { exitCode: 2, reason } } }])]);
+      expect(f?.reason).toBe('Error');
+      expect(SHOWN_REASONS).toContain(f?.reason);
+    }
+  });
+
+  it('the Degraded conditions carry the printable message', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [crashWith('bad\u001b[2J')], now: T0 });
+    expect(s.conditions?.map((c) => c.message)).toEqual(['bad[2J', 'bad[2J']);
   });
 });

@@ -12,20 +12,14 @@
 // condition's status changes. The timeline fields are set once and never moved.
 import { ANNOTATIONS, type Condition, type Failure, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
+import { FAILURE_MESSAGE_MAX_CHARS, WAITING_FAILURE_REASONS, type FailureReason } from '../../schema/tenant-errors.ts';
+import { printable, printableWithin } from '../../schema/text.ts';
 import { prune } from '../runtime/apply.ts';
 import { endpointOf, selectorString } from './desired.ts';
 import type { ContainerState, Deployment, EndpointSlice, ModelService, Pod, Service } from './types.ts';
 
-export const FAILURE_REASONS = new Set([
-  'ImagePullBackOff',
-  'ErrImagePull',
-  'ErrImageNeverPull',
-  'InvalidImageName',
-  'CrashLoopBackOff',
-  'CreateContainerConfigError',
-  'CreateContainerError',
-  'RunContainerError',
-]);
+/** Waiting reasons of a container that mean it does not start. */
+export const FAILURE_REASONS: ReadonlySet<string> = new Set(WAITING_FAILURE_REASONS);
 
 export interface Observed {
   ms: ModelService;
@@ -59,6 +53,9 @@ const earliest = (times: Array<string | undefined>): string | undefined =>
  * else the first pod the scheduler cannot place (Unschedulable, with the scheduler's reason).
  * A container in CrashLoopBackOff is reported by what ended its last run: OOMKilled as such, and
  * the container's termination message (what the model wrote before it exited) as the message.
+ * The reason is one of FAILURE_REASONS (schema/tenant-errors.ts): a termination other than an
+ * OOM kill is `Error`. The message is the tenant's or a registry's text: printable (schema/text.ts)
+ * and at most FAILURE_MESSAGE_MAX_CHARS characters.
  */
 export function podFailure(pods: Pod[]): Failure | undefined {
   const live = pods.filter((p) => !p.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
@@ -69,8 +66,8 @@ export function podFailure(pods: Pod[]): Failure | undefined {
       if (waiting?.reason && FAILURE_REASONS.has(waiting.reason)) {
         const crash = waiting.reason === 'CrashLoopBackOff' ? term : undefined;
         return prune({
-          reason: crash?.reason === 'OOMKilled' ? 'OOMKilled' : waiting.reason,
-          message: crash?.message?.trim() || (waiting.message ?? waiting.reason),
+          reason: crash?.reason === 'OOMKilled' ? 'OOMKilled' : (waiting.reason as FailureReason),
+          message: shown(crash?.message) || shown(waiting.message) || waiting.reason,
           pod: pod.metadata.name,
           container: cs.name,
           exitCode: crash?.exitCode,
@@ -78,18 +75,22 @@ export function podFailure(pods: Pod[]): Failure | undefined {
       }
       if (cs.state?.terminated && (cs.state.terminated.exitCode ?? 0) !== 0) {
         const t = cs.state.terminated;
-        return prune({ reason: t.reason ?? 'Error', message: t.message?.trim() || `exited with code ${t.exitCode}`, pod: pod.metadata.name, container: cs.name, exitCode: t.exitCode });
+        const reason: FailureReason = t.reason === 'OOMKilled' ? 'OOMKilled' : 'Error';
+        return prune({ reason, message: shown(t.message) || `exited with code ${t.exitCode}`, pod: pod.metadata.name, container: cs.name, exitCode: t.exitCode });
       }
     }
   }
   for (const pod of live) {
     const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
     if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
-      return prune({ reason: 'Unschedulable', message: scheduled.message ?? 'Unschedulable', pod: pod.metadata.name });
+      return prune({ reason: 'Unschedulable', message: shown(scheduled.message) || 'Unschedulable', pod: pod.metadata.name });
     }
   }
   return undefined;
 }
+
+/** A pod's message as a failure shows it: printable, trimmed, at most FAILURE_MESSAGE_MAX_CHARS characters ('' when none). */
+const shown = (message: string | undefined): string => printableWithin(printable(message ?? '').trim(), FAILURE_MESSAGE_MAX_CHARS);
 
 /** The same failure (what, where, how) seen again: its first-seen time is kept. */
 const sameFailure = (a: Failure, b: Failure): boolean =>
