@@ -1,6 +1,7 @@
 // The app in-process (app.request): everything that must be decided before the database is
 // touched. The Db here fails the test if any statement is executed.
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { createApp } from './app.ts';
 import { parseKeyRing } from './auth/keys.ts';
 import { parseConfig, ConfigError } from './config.ts';
@@ -120,6 +121,17 @@ describe('app (no database)', () => {
     const res = await req('/nope', { headers: { 'X-Request-Id': 'abc-123' } });
     expect(res.headers.get('X-Request-Id')).toBe('abc-123');
     expect(logs.at(-1)).toMatchObject({ level: 'info', msg: 'request', reqId: 'abc-123', status: 404, path: '/nope' });
+  });
+
+  it('the request line names the tenant and the id of its key, never the key or its digest', async () => {
+    const hex = (s: string) => createHash('sha256').update(s).digest('hex');
+    await req('/requests/xyz', { headers: { 'X-Request-Id': 'key-id-1' } });
+    await app.request('/requests/xyz', { headers: { Authorization: 'Bearer not-a-known-key-0123456789', 'X-Request-Id': 'key-id-2' } });
+    const line = (reqId: string) => logs.find((l) => (l as { reqId?: string }).reqId === reqId);
+    expect(line('key-id-1')).toMatchObject({ msg: 'request', tenant: 'acme', keyId: hex(`sha256:${hex(KEY)}`).slice(0, 12) });
+    expect(line('key-id-2')).toMatchObject({ msg: 'request', status: 401 });
+    expect(line('key-id-2')).not.toHaveProperty('keyId');
+    for (const secret of [KEY, hex(KEY), hex(KEY).slice(0, 12)]) expect(JSON.stringify(logs)).not.toContain(secret);
   });
 
   it('serves an OpenAPI document generated from the schemas', async () => {

@@ -27,7 +27,7 @@ export interface AppOptions {
   log?: Logger;
 }
 
-export type AppEnv = { Bindings: Env; Variables: { requestId: string; tenant: string; admissionId?: string } };
+export type AppEnv = { Bindings: Env; Variables: { requestId: string; tenant: string; keyId?: string; admissionId?: string } };
 
 const TARGET_PREFIX: Record<string, string> = { json: '', header: 'header.', query: 'query.', param: 'path.' };
 

@@ -1,7 +1,9 @@
 // Worker configuration: vars from wrangler.toml, secrets (DATABASE_URL, ADMISSION_KEYS_JSON)
-// from `wrangler secret put` in production and `.dev.vars` locally. Validated with zod once
-// per isolate; an invalid configuration fails every request with a fixed 500 `misconfigured`
-// (the detail goes to the log, once, never to a caller).
+// from `wrangler secret put` in production and `.dev.vars` locally. MODELDOCK_ENV says whether
+// the Worker runs in production (wrangler.toml sets "production"; unset means production too):
+// there ADMISSION_KEYS_JSON must hold digests only. Local dev and tests set "development".
+// Validated with zod once per isolate; an invalid configuration fails every request with a fixed
+// 500 `misconfigured` (the detail goes to the log, once, never to a caller).
 import { z } from 'zod';
 import { DEFAULT_MAX_REPLICAS, type AdmissionPolicy } from '../schema/admission.ts';
 import { cpuMillis, memoryMiB } from '../schema/quantity.ts';
@@ -10,6 +12,7 @@ import { parseRegistryList } from '../schema/policy.ts';
 export interface Env {
   DATABASE_URL?: string;
   ADMISSION_KEYS_JSON?: string;
+  MODELDOCK_ENV?: string;
   MAX_REPLICAS?: string | number;
   MAX_BODY_BYTES?: string | number;
   RECONCILE_STALE_AFTER_SECONDS?: string | number;
@@ -50,6 +53,8 @@ export const POLICY_DEFAULTS = { MIN_CPU: '10m', MIN_MEMORY: '16Mi', MAX_CPU: '1
 
 const configSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^https?$/, error: 'DATABASE_URL must be an http(s) URL with credentials (see docs/admission-api.md)' }),
+  /** production (the default): ADMISSION_KEYS_JSON holds digests only; development: plaintext keys too. */
+  MODELDOCK_ENV: z.enum(['production', 'development'], { error: 'MODELDOCK_ENV must be "production" or "development"' }).default('production'),
   MAX_REPLICAS: intVar(DEFAULT_MAX_REPLICAS, 1, 1000),
   MAX_BODY_BYTES: intVar(256 * 1024, 1024, 8 * 1024 * 1024),
   RECONCILE_STALE_AFTER_SECONDS: intVar(300, 0, 7 * 24 * 3600),
@@ -73,6 +78,8 @@ const configSchema = z.object({
 
 export interface Config {
   databaseUrl: string;
+  /** MODELDOCK_ENV=production: a plaintext key in ADMISSION_KEYS_JSON refuses the key document. */
+  production: boolean;
   maxReplicas: number;
   maxBodyBytes: number;
   reconcileStaleAfterMs: number;
@@ -118,6 +125,7 @@ export function parseConfig(env: Env): Config {
   }
   return {
     databaseUrl: c.DATABASE_URL,
+    production: c.MODELDOCK_ENV === 'production',
     maxReplicas: c.MAX_REPLICAS,
     maxBodyBytes: c.MAX_BODY_BYTES,
     reconcileStaleAfterMs: c.RECONCILE_STALE_AFTER_SECONDS * 1000,

@@ -41,7 +41,7 @@ function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
     if (config.policy.allowedRegistries.length === 0) {
       jsonLogger({ level: 'warn', msg: 'ALLOWED_IMAGE_REGISTRIES is empty: images from ANY registry are admitted' });
     }
-    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON) });
+    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }) });
     cached = { env, config, app };
   }
   return cached;

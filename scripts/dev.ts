@@ -47,7 +47,7 @@ try {
   const db = createDb({ url: info.databaseUrl });
   await migrate(db);
   await setTenantQuota(db, TENANT, parseLimits(['cpu=8', 'memory=32Gi', 'nvidia.com/gpu=2']));
-  writeFileSync(join(repoRoot, '.dev.vars'), `DATABASE_URL=${info.databaseUrl}\nADMISSION_KEYS_JSON=${JSON.stringify({ [TENANT]: KEY })}\n`);
+  writeFileSync(join(repoRoot, '.dev.vars'), `DATABASE_URL=${info.databaseUrl}\nADMISSION_KEYS_JSON=${JSON.stringify({ [TENANT]: KEY })}\nMODELDOCK_ENV=development\n`);
 
   // The install a user makes (docs/local-stack.md): k8s/, then the database Secret.
   const target = { binDir: info.binDir, kubeconfig: info.kubeconfig };

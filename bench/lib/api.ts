@@ -4,7 +4,7 @@
 // to the same ps-http-sim; B: the same service functions through mysql2 straight to MariaDB.
 // The Worker runs with wrangler.toml's vars except DB_TIMEOUT_MS (30 s, as in the tests: a
 // loaded 2-core machine must not turn a benchmark into 503s).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseConfig } from '../../functions/config.ts';
 import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.ts';
@@ -50,7 +50,8 @@ export async function startApi(ctx: BenchContext, connections: number, opts: { d
   const direct = opts.direct === false ? undefined : await startDirectWorker({
     dir: join(ctx.stack.runDir, `direct-${randomBytes(3).toString('hex')}`),
     logFile: join(ctx.stack.logDir, 'worker-direct.log'),
-    vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify(keys), DB_TIMEOUT_MS: '30000' },
+    // As at the edge: wrangler.toml's MODELDOCK_ENV=production, so the key is given as its digest.
+    vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify({ [TENANT]: `sha256:${createHash('sha256').update(KEY).digest('hex')}` }), DB_TIMEOUT_MS: '30000' },
   });
   if (direct) ctx.defer(() => direct.stop());
   const config = parseConfig({ DATABASE_URL: ledger.url });

@@ -1,10 +1,11 @@
-// Bearer authentication: the tenant comes from the key only. Missing or malformed header →
+// Bearer authentication: the tenant comes from the key only, and the key's id (never the key)
+// is set beside it for the request log. Missing or malformed header →
 // 401 (`WWW-Authenticate: Bearer …`); unknown key → 401 invalid_token; an invalid
 // ADMISSION_KEYS_JSON → the fixed 500 misconfigured for every request (never half-applied);
 // its problem is logged once per configuration text, never sent to a caller.
 import type { MiddlewareHandler } from 'hono';
 import type { Env } from '../config.ts';
-import { KeyConfigError, tenantForToken, type KeyRing } from '../auth/keys.ts';
+import { KeyConfigError, keyForToken, type KeyRing } from '../auth/keys.ts';
 import { misconfigured, unauthorized } from '../errors.ts';
 import { logOnce, type Logger } from './log.ts';
 
@@ -15,7 +16,7 @@ export interface BearerTenantOptions {
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
-export function bearerTenant({ keyRing, log }: BearerTenantOptions): MiddlewareHandler<{ Bindings: Env; Variables: { tenant: string } }> {
+export function bearerTenant({ keyRing, log }: BearerTenantOptions): MiddlewareHandler<{ Bindings: Env; Variables: { tenant: string; keyId: string } }> {
   return async function bearerTenantMiddleware(c, next) {
     let ring: KeyRing;
     try {
@@ -29,9 +30,10 @@ export function bearerTenant({ keyRing, log }: BearerTenantOptions): MiddlewareH
     if (!header) throw unauthorized('missing Authorization: Bearer <key>', undefined);
     const m = BEARER.exec(header);
     if (!m?.[1]) throw unauthorized('malformed Authorization header; expected "Bearer <key>"', 'invalid_request');
-    const tenant = await tenantForToken(ring, m[1]);
-    if (!tenant) throw unauthorized('invalid API key', 'invalid_token');
-    c.set('tenant', tenant);
+    const match = await keyForToken(ring, m[1]);
+    if (!match) throw unauthorized('invalid API key', 'invalid_token');
+    c.set('tenant', match.tenant);
+    c.set('keyId', match.keyId);
     await next();
   };
 }

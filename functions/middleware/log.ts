@@ -1,5 +1,6 @@
-// One structured JSON line per request: reqId, method, path, status, duration, tenant and
-// admission id when known.
+// One structured JSON line per request: reqId, method, path, status, duration, and when known
+// the tenant, the id of the key it authenticated with (keyId: never the key or its digest) and
+// the admission id.
 import type { MiddlewareHandler } from 'hono';
 
 export type LogLine = Record<string, unknown> & { level: 'info' | 'warn' | 'error'; msg: string };
@@ -14,7 +15,7 @@ export interface AccessLogOptions {
 }
 
 export function accessLog({ log = jsonLogger, now = () => Date.now() }: AccessLogOptions = {}): MiddlewareHandler<{
-  Variables: { requestId: string; tenant?: string; admissionId?: string };
+  Variables: { requestId: string; tenant?: string; keyId?: string; admissionId?: string };
 }> {
   return async function accessLogMiddleware(c, next) {
     const start = now();
@@ -29,6 +30,7 @@ export function accessLog({ log = jsonLogger, now = () => Date.now() }: AccessLo
       status,
       durationMs: now() - start,
       ...(c.var.tenant ? { tenant: c.var.tenant } : {}),
+      ...(c.var.keyId ? { keyId: c.var.keyId } : {}),
       ...(c.var.admissionId ? { admissionId: c.var.admissionId } : {}),
     });
   };

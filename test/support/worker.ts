@@ -38,8 +38,9 @@ export interface WorkerInstance {
 
 export interface WorkerOptions {
   databaseUrl: string;
-  keys: Record<string, string>;
-  /** Extra vars (override wrangler.toml [vars]). */
+  /** ADMISSION_KEYS_JSON: tenant → a key or "sha256:<64 hex>" digest, or a list of them. */
+  keys: Record<string, string | string[]>;
+  /** Extra vars (override wrangler.toml [vars], and MODELDOCK_ENV=development, which lets tests use plaintext keys). */
   vars?: Record<string, string>;
   name?: string;
   /** The stack to run in (default: the test run's, through vitest's inject; bench/ passes its own). */
@@ -64,7 +65,9 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
   // workerd's 6 connections outlasts the 5 s production default, and a statement aborted at the
   // deadline keeps its locks in ps-http-sim until its session idles out, so every later request of
   // the suite would wait on them too. The outage suites set the default explicitly.
-  const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), DB_TIMEOUT_MS: '30000', ...opts.vars };
+  // MODELDOCK_ENV: wrangler.toml says production, where plaintext keys are refused; a test that
+  // is about production mode sets it back.
+  const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), MODELDOCK_ENV: 'development', DB_TIMEOUT_MS: '30000', ...opts.vars };
   writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`).join('\n') + '\n');
   const url = `http://127.0.0.1:${port}`;
   const logFile = join(stack.logDir, `${name}.log`); // startProcess appends to it
