@@ -2,7 +2,7 @@
 //   (a tenant set up without a modelservices limit gets MODELDOCK_DEFAULT_MODELSERVICES, default 20)
 // `npm run tenant -- backfill-count`                              the default count limit for every tenant without one
 // `npm run tenant -- show acme`                                     hard and used per resource
-// `npm run tenant -- key acme`                                      a new API key + its digest
+// `npm run tenant -- key acme`                                      a new API key, its digest and its key id
 // `npm run tenant -- resolve <admission-id> --release|--keep --reason "…"`
 //     an operator's decision on a conflict (operator/resolve.ts): refused (exit 3) while
 //     the cluster still has the CR with the bound UID or a pod of the admission. Needs
@@ -21,9 +21,21 @@ import type { Resolution } from './operator/resolve-conflict.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
+import { keyIdOf } from '../functions/auth/key-id.ts';
 
 
 export class UsageError extends Error {}
+
+/** What `key <tenant>` prints for a new key: the key, its id (what the Worker's logs name it by) and its digest entry. */
+export async function newKeyLines(tenant: string, key: string): Promise<string[]> {
+  const digest = createHash('sha256').update(key).digest();
+  return [
+    `key (give it to the tenant):            ${key}`,
+    `key id (in the Worker's request logs):  ${await keyIdOf(digest)}`,
+    `ADMISSION_KEYS_JSON entry (digest only): "${tenant}": "sha256:${digest.toString('hex')}"`,
+    `  (rotating: add the digest to the tenant's list, "${tenant}": ["sha256:<old>", "sha256:<new>"]; docs/admission-api.md "API keys")`,
+  ];
+}
 
 export function parseLimits(args: string[]): Partial<Record<ResourceName, number>> {
   if (args.length === 0) throw new UsageError('give at least one limit, e.g. cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20');
@@ -146,9 +158,7 @@ async function main(argv: string[]): Promise<void> {
     );
   }
   if (command === 'key') {
-    const key = `mdk_${randomBytes(24).toString('base64url')}`;
-    console.log(`key (give it to the tenant):            ${key}`);
-    console.log(`ADMISSION_KEYS_JSON entry (digest only): "${tenant}": "sha256:${createHash('sha256').update(key).digest('hex')}"`);
+    for (const line of await newKeyLines(tenant, `mdk_${randomBytes(24).toString('base64url')}`)) console.log(line);
     return;
   }
   const db = createDb({ url: databaseUrlFromEnv() });
