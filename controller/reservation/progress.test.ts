@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { failureColumn, failureOrNull } from '../../ledger/columns.ts';
 import { progressChange, progressOf, type Progress } from './progress.ts';
 
 const none: Progress = { scheduledAt: null, startedAt: null, lastFailure: null };
@@ -38,5 +39,14 @@ describe('progressOf: a failure as its column holds it', () => {
     const observed = progressOf({ lastFailure: failure });
     expect(JSON.stringify(observed.lastFailure).length).toBeLessThanOrEqual(4096);
     expect(progressChange(observed, progressOf({ lastFailure: failure }))).toBeUndefined();
+  });
+});
+
+describe('progressOf: a failure the tenant controls compares as its column holds it', () => {
+  it('control characters and characters outside the BMP: the stored failure read back equals the observed one, so nothing is written again', () => {
+    const failure = { reason: 'CrashLoopBackOff', message: `\u001b[31m\u009b${'🙂'.repeat(3000)}\ud800`, pod: 'p', container: 'model', exitCode: 1 };
+    const stored = failureOrNull(failureColumn(failure));
+    expect(stored?.message).toMatch(/^\[31m(🙂)+\ufffd$/u);
+    expect(progressChange({ ...none, lastFailure: stored }, progressOf({ lastFailure: failure }))).toBeUndefined();
   });
 });

@@ -17,12 +17,12 @@ import type { Logger } from '../runtime/log.ts';
 import { observe, type ReservationCluster } from './cluster.ts';
 import { decide, type LedgerAction, type ReleaseBlocker } from './decide.ts';
 import { isOurs } from './model-service-object.ts';
-import { progressChange, progressOf } from './progress.ts';
+import { recordStartupProgress } from './progress-write.ts';
 import { release, refundScaleDown } from './quota-moves.ts';
 import type { ReconcileScope } from './reconcile-deps.ts';
 import type { ReservationRecord } from './record.ts';
 import { awaitsScaleDown } from './scale.ts';
-import { markReady, recordProgress, recordScaleApplied, setReleaseBlocked, transition } from './transitions.ts';
+import { markReady, recordScaleApplied, setReleaseBlocked, transition } from './transitions.ts';
 
 /** Actions the informer cache may decide on its own; anything else is confirmed by a live read. */
 const CACHE_DECIDES: ReadonlySet<LedgerAction['type']> = new Set(['none', 'markReady']);
@@ -35,6 +35,7 @@ export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: num
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
   const now = d.now();
+  const apiServerNow = d.apiServerNow?.() ?? now;
   const running = rec.state === 'delivered' || rec.state === 'ready';
   // A decrease waiting for its refund is decided on live reads of the Deployment and the pods only.
   const scaleDown = running && awaitsScaleDown(rec.change);
@@ -43,7 +44,7 @@ export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: num
   let action: LedgerAction | undefined;
   if (cached !== undefined) {
     cr = cached ? { ...observe(cached), object: cached } : null;
-    action = decide(rec, cr, [], now, d.config);
+    action = decide(rec, cr, [], now, d.config, undefined, apiServerNow);
     if (!CACHE_DECIDES.has(action.type)) action = undefined;
   }
   if (!action) {
@@ -51,13 +52,11 @@ export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: num
     const needPods = rec.state === 'releasing' || rec.state === 'deleting' || scaleDown;
     const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
     const deployment = scaleDown && cr ? await d.cluster.readDeployment(ns, name) : undefined;
-    action = decide(rec, cr, pods, now, d.config, deployment);
+    action = decide(rec, cr, pods, now, d.config, deployment, apiServerNow);
   }
   if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type, cached: cached !== undefined });
-  if (cr && rec.binding && running && cr.uid === rec.binding.uid && isOurs(cr.object, rec)) {
-    const change = progressChange(rec.binding, progressOf(cr.object.status));
-    if (change && (await recordProgress(d.db, rec, change, epoch, now))) log.debug('startup progress recorded', { scheduled: !!change.scheduledAt, started: !!change.startedAt, failure: change.lastFailure?.reason });
-  }
+  // Never in the way of the action: a progress write that fails is logged and the step acts.
+  if (cr && rec.binding && running && cr.uid === rec.binding.uid && isOurs(cr.object, rec)) await recordStartupProgress(d, rec, cr.object.status, epoch, now, log);
   return act(d, { rec, cr, ns, name, epoch, now, log }, action);
 }
 
