@@ -7,6 +7,7 @@
 // `admitted`. No Kubernetes call runs inside a SQL transaction.
 import { modelServiceSpecSchema } from '../../schema/model-service.ts';
 import { imageRefusal } from '../../schema/policy.ts';
+import { lastErrorText } from '../../schema/tenant-errors.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage, TerminalError } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -14,6 +15,7 @@ import { isOurs, modelServiceFor } from './model-service-object.ts';
 import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
 import type { ReconcileScope } from './reconcile-deps.ts';
 import type { ReservationRecord } from './record.ts';
+import { SHOWN_FOREIGN, shownError } from './shown-errors.ts';
 import { toConflict } from './step.ts';
 import { ackCreate } from './transitions.ts';
 
@@ -49,9 +51,10 @@ export async function deliver(d: ReconcileScope, row: ClaimedRow, rec: Reservati
 
 /** A delivery that can never succeed: the reservation moves to `conflict` with the reason, the row is dead. */
 async function refuse(d: ReconcileScope, rec: ReservationRecord, row: ClaimedRow, err: TerminalError, log: Logger): Promise<void> {
-  await toConflict(d, rec, err.message.slice(0, 1000), await d.fence.epoch(), log);
+  const shown = shownError(err);
+  await toConflict(d, rec, { detail: err.message, shown }, await d.fence.epoch(), log);
   const now = d.now();
-  const outcome = await fail(d.db, row, `${err.reason}: ${err.message}`, { now, retryAt: now, terminal: true });
+  const outcome = await fail(d.db, row, lastErrorText(shown), { now, retryAt: now, terminal: true });
   const fields = { seq: row.seq, kind: row.kind, reason: err.reason, error: err.message };
   if (outcome === 'dead') {
     d.metrics.deadRows.inc({ kind: row.kind });
@@ -72,7 +75,7 @@ async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: Reservation
   const { created, object } = await d.cluster.createModelService(want);
   crashPoint('after-cr-create-before-ack');
   if (!created && !isOurs(object, rec)) {
-    await toConflict(d, rec, `a ModelService named ${want.metadata.name} exists and is not this admission's`, await d.fence.epoch(), log);
+    await toConflict(d, rec, { detail: `a ModelService named ${want.metadata.name} exists and is not this admission's`, shown: SHOWN_FOREIGN }, await d.fence.epoch(), log);
     await ack(d.db, row, d.now());
     return 'changed';
   }
@@ -91,18 +94,20 @@ async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: Reservation
 export async function giveBack(d: ReconcileScope, rows: ClaimedRow[], err: unknown, log: Logger): Promise<ClaimedRow[]> {
   const now = d.now();
   const terminal = err instanceof TerminalError;
+  // The row keeps what the tenant is shown; the error itself goes to the log only.
+  const shown = shownError(err);
   const unrecorded: ClaimedRow[] = [];
   for (const row of rows) {
     const retryAt = new Date(now.getTime() + retryDelayMs(row.attempts + 1, d.config.outboxBackoff));
-    const outcome = await fail(d.db, row, errorMessage(err), { now, retryAt, terminal }).catch(() => {
+    const outcome = await fail(d.db, row, lastErrorText(shown), { now, retryAt, terminal }).catch(() => {
       unrecorded.push(row);
       return 'unknown';
     });
     if (outcome === 'dead') {
       d.metrics.deadRows.inc({ kind: row.kind });
-      log.error('outbox row is dead: its error cannot be retried away', { seq: row.seq, kind: row.kind, error: errorMessage(err) });
+      log.error('outbox row is dead: its error cannot be retried away', { seq: row.seq, kind: row.kind, code: shown.code, error: errorMessage(err) });
     } else if (outcome === 'retry') {
-      log.info('outbox row retried later', { seq: row.seq, kind: row.kind, attempt: row.attempts + 1, retryAt: retryAt.toISOString() });
+      log.info('outbox row retried later', { seq: row.seq, kind: row.kind, attempt: row.attempts + 1, retryAt: retryAt.toISOString(), code: shown.code, error: errorMessage(err) });
     } else if (outcome === 'lost') {
       // Its lease ran out, it was claimed again, or a new leader took over: the holder retries it.
       log.info('outbox row not given back: its claim was lost', { seq: row.seq, kind: row.kind, error: errorMessage(err) });

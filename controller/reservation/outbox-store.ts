@@ -9,6 +9,8 @@ import type { Queryable } from '../../ledger/db.ts';
 import { int, str, strOrNull } from '../../ledger/columns.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import type { OutboxKind } from '../../ledger/outbox.ts';
+import { LAST_ERROR_MAX_CHARS } from '../../schema/tenant-errors.ts';
+import { printableWithin } from '../../schema/text.ts';
 import { jitteredBackoffMs } from '../runtime/backoff.ts';
 
 export interface Claim {
@@ -108,7 +110,8 @@ export type FailOutcome = 'retry' | 'dead' | 'lost';
  * retried for as long as it is not done — a delivery never dies of an outage. Only a `terminal`
  * failure (the work can never succeed, e.g. an invalid spec) marks the row dead. Like ack(), it
  * writes only while the claim holds: `lost` when it matched no row (lease ran out, re-claimed, or
- * epoch changed), and then nothing was written.
+ * epoch changed), and then nothing was written. `error` is what the tenant is shown (a last error
+ * text, schema/tenant-errors.ts), stored printable and at most LAST_ERROR_MAX_CHARS characters.
  */
 export async function fail(
   q: Queryable,
@@ -122,7 +125,7 @@ export async function fail(
         SET o.attempts = o.attempts + 1, o.claimed_by = NULL, o.claimed_until = NULL, o.last_error = ?, o.available_at = ?,
             o.dead_at = ?, o.dedupe_key = CASE WHEN ? AND o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
       WHERE ${HOLDS}`,
-    [row.claim.epoch, error.slice(0, 2000), o.retryAt, dead ? o.now : null, dead, row.tenant, row.seq, row.claim.by, o.now],
+    [row.claim.epoch, printableWithin(error, LAST_ERROR_MAX_CHARS), o.retryAt, dead ? o.now : null, dead, row.tenant, row.seq, row.claim.by, o.now],
   );
   if (r.rowsAffected !== 1) return 'lost';
   return dead ? 'dead' : 'retry';

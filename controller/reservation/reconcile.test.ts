@@ -110,7 +110,8 @@ describe('ledger reconciler: delivery', () => {
     });
     expect(result).toEqual({});
     expect(kinds(h)).toEqual(['→ conflict', 'outbox done', 'looked at']);
-    expect(h.writes()[0]?.args[4]).toBe(`a ModelService named ${CR_NAME} exists and is not this admission's`);
+    expect(h.writes()[0]?.args[4]).toBe('ForeignModelService: a ModelService under its name belongs to another admission: an operator must resolve it');
+    expect(h.events[0]?.note).toBe(`a ModelService named ${CR_NAME} exists and is not this admission's`);
     expect(await h.count('conflicts')).toBe(1);
     expect(h.events.map((e) => e.reason)).toEqual(['LedgerConflict']);
   });
@@ -123,7 +124,7 @@ describe('ledger reconciler: delivery', () => {
     expect(result).toEqual({});
     expect(h.calls.map((c) => c.op)).not.toContain('createModelService');
     expect(kinds(h)).toEqual(['→ conflict', 'outbox dead', 'looked at']);
-    expect(String(h.writes()[0]?.args[4])).toMatch(/^the admitted spec is not a valid ModelService spec/);
+    expect(h.writes()[0]?.args[4]).toBe('InvalidSpec: the admitted spec is not a valid ModelService spec');
     expect(h.writes()[1]?.args).toEqual([EPOCH, expect.stringMatching(/^InvalidSpec: /), NOW, NOW, true, KEY.tenant, 1, 'ctl/abc', NOW]);
     expect(await h.count('deadRows', { kind: 'create' })).toBe(1);
     expect(logged(h)).toContain('delivery refused: it cannot succeed');
@@ -136,7 +137,7 @@ describe('ledger reconciler: delivery', () => {
       allowedRegistries: [{ host: 'registry.example.com', pathPrefix: '' }],
     });
     expect(h.calls.map((c) => c.op)).not.toContain('createModelService');
-    expect(String(h.writes()[0]?.args[4])).toMatch(/^refused by the image policy at delivery: registry ghcr\.io/);
+    expect(String(h.writes()[0]?.args[4])).toMatch(/^ImagePolicy: refused by the image policy at delivery: registry ghcr\.io/);
     expect(kinds(h)).toEqual(['→ conflict', 'outbox dead', 'looked at']);
     expect(await h.count('deadRows', { kind: 'create' })).toBe(1);
   });
@@ -158,7 +159,9 @@ describe('ledger reconciler: delivery', () => {
     expect(err).toBe(down);
     expect(kinds(h)).toEqual(['outbox retry']);
     const [w] = h.writes();
-    expect(w?.args.slice(0, 2)).toEqual([EPOCH, 'apiserver unavailable']);
+    // The tenant is shown a code; the error itself is in the log.
+    expect(w?.args.slice(0, 2)).toEqual([EPOCH, expect.stringMatching(/^Internal: /)]);
+    expect(h.logs.find((l) => l.msg === 'outbox row retried later')).toMatchObject({ code: 'Internal', error: 'apiserver unavailable' });
     const retryIn = (w?.args[2] as Date).getTime() - NOW.getTime();
     expect(retryIn).toBeGreaterThanOrEqual(2_000); // third attempt: base 1 s × 2², jittered within [cap/2, cap]
     expect(retryIn).toBeLessThanOrEqual(4_000);

@@ -8,7 +8,7 @@ describe('step: deletion', () => {
     expect(result).toEqual({ requeueAfterMs: 500 });
     expect(h.events.map((e) => e.reason)).toEqual(['NeverReady']);
     expect(h.calls.find((c) => c.op === 'deleteModelService')?.args).toEqual([NAMESPACE, CR_NAME, { uid: BOUND_UID, resourceVersion: 'rv-1' }]);
-    expect(h.writes().map((w) => w.args)).toEqual([[EPOCH, 'releasing', NOW, NOW, 'never Ready within 600000 ms', KEY.tenant, KEY.id, ['delivered']]]);
+    expect(h.writes().map((w) => w.args)).toEqual([[EPOCH, 'releasing', NOW, NOW, 'NeverReady: never Ready within 600000 ms of its creation: deleted, its quota released once its pods are gone', KEY.tenant, KEY.id, ['delivered']]]);
   });
 
   it('a delete refused by its precondition (the CR changed after the decision): no state change, re-decided', async () => {
@@ -22,7 +22,7 @@ describe('step: deletion', () => {
     expect(ops).toEqual(['readModelService', 'listPods', 'deleteModelService']);
     expect(h.calls[2]?.args).toEqual([NAMESPACE, CR_NAME, { uid: BOUND_UID }]);
     expect(result).toEqual({ requeueAfterMs: 500 });
-    expect(h.writes().map((w) => w.args)).toEqual([[EPOCH, 'releasing', NOW, NOW, 'deleted by the tenant', KEY.tenant, KEY.id, ['deleting']]]);
+    expect(h.writes().map((w) => w.args)).toEqual([[EPOCH, 'releasing', NOW, NOW, 'DeletedByTenant: deleted by the tenant', KEY.tenant, KEY.id, ['deleting']]]);
   });
 
   it('released, and a CR of ours appears (a deposed leader wrote it late): deleted, no state change', async () => {

@@ -59,7 +59,7 @@ describe('step: decided on the informer cache', () => {
     expect(h.writes()).toEqual([
       {
         sql: expect.stringMatching(/^UPDATE reservation r JOIN tenant_fence f .* SET r\.state = \?/),
-        args: [EPOCH, 'releasing', NOW, NOW, 'ModelService deleted outside ModelDock', KEY.tenant, KEY.id, ['delivered']],
+        args: [EPOCH, 'releasing', NOW, NOW, 'DeletedOutsideModelDock: its ModelService was deleted outside ModelDock: its quota is released once its pods are gone', KEY.tenant, KEY.id, ['delivered']],
         tx: null,
       },
     ]);
@@ -73,7 +73,8 @@ describe('step: conflict', () => {
     expect(result).toEqual({});
     expect(ops).toEqual(['readModelService', 'readModelService']);
     const [w] = h.writes();
-    expect(w?.args.slice(1, 5)).toEqual(['conflict', NOW, NOW, `ModelService under our name carries admission id OTHER of tenant ${KEY.tenant}`]);
+    // The tenant is shown a code and a message naming nothing of the other admission; the event has the detail.
+    expect(w?.args.slice(1, 5)).toEqual(['conflict', NOW, NOW, 'ForeignModelService: a ModelService under its name belongs to another admission: an operator must resolve it']);
     expect(w?.args.at(-1)).toEqual(['ready']);
     expect(await h.count('conflicts')).toBe(1);
     expect(h.events).toEqual([{ type: 'Warning', reason: 'LedgerConflict', note: expect.stringContaining('admission id OTHER'), name: CR_NAME }]);

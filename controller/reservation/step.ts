@@ -9,6 +9,7 @@
 import { crNameFor } from '../../schema/admission.ts';
 import { modelServiceSpecSchema, RESOURCE_NAMES, RESOURCE_UNITS, type Amounts, type Condition, type ModelService } from '../../schema/model-service.ts';
 import { scaleDelta } from '../../schema/scale.ts';
+import { lastErrorText, type LastError } from '../../schema/tenant-errors.ts';
 import type { Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { TerminalError } from '../runtime/errors.ts';
@@ -22,6 +23,7 @@ import { release, refundScaleDown } from './quota-moves.ts';
 import type { ReconcileScope } from './reconcile-deps.ts';
 import type { ReservationRecord } from './record.ts';
 import { awaitsScaleDown } from './scale.ts';
+import { SHOWN_DELETED, SHOWN_DELETED_OUTSIDE, shownConflict, shownNeverReady } from './shown-errors.ts';
 import { markReady, recordScaleApplied, setReleaseBlocked, transition } from './transitions.ts';
 
 /** Actions the informer cache may decide on its own; anything else is confirmed by a live read. */
@@ -77,7 +79,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
     case 'none':
       return action.requeueAfterMs ? { requeueAfterMs: action.requeueAfterMs } : {};
     case 'conflict':
-      await toConflict(d, rec, action.reason, epoch, log);
+      await toConflict(d, rec, { detail: action.reason, shown: shownConflict(rec, cr) }, epoch, log);
       return {};
     case 'revertScale': {
       const outcome = await d.cluster.scaleModelService(ns, name, action.to, action.resourceVersion);
@@ -127,14 +129,15 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
       log.info('ModelService delete issued', { reason: action.reason, outcome, uid: action.uid });
       if (outcome === 'precondition-failed') return { requeue: true }; // changed since we looked: re-read, re-decide
       if (action.thenState) {
-        const why = action.reason === 'never-ready' ? `never Ready within ${d.config.readyDeadlineMs} ms` : 'deleted by the tenant';
-        await transition(d.db, rec, [rec.state], action.thenState, epoch, now, why);
+        const shown = action.reason === 'never-ready' ? shownNeverReady(d.config.readyDeadlineMs) : SHOWN_DELETED;
+        await transition(d.db, rec, [rec.state], action.thenState, epoch, now, lastErrorText(shown));
         crashPoint('after-releasing-before-release');
       }
       return { requeueAfterMs: 500 };
     }
     case 'toReleasing':
-      await transition(d.db, rec, [rec.state], 'releasing', epoch, now, action.reason);
+      await transition(d.db, rec, [rec.state], 'releasing', epoch, now, lastErrorText(rec.state === 'deleting' ? SHOWN_DELETED : SHOWN_DELETED_OUTSIDE));
+      log.info('releasing: the ModelService is gone or going', { reason: action.reason });
       crashPoint('after-releasing-before-release');
       return { requeue: true };
     case 'waitForRelease': {
@@ -163,14 +166,20 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
   }
 }
 
+/** Why a reservation moves to `conflict`: the detail for the log and the Warning event, and what the tenant is shown (lastError). */
+export interface ConflictReason {
+  detail: string;
+  shown: LastError;
+}
+
 /** Moves the reservation to `conflict` (fenced, from the state it was read in) and surfaces it: metric, log, Warning event on the CR. */
-export async function toConflict(d: ReconcileScope, rec: ReservationRecord, reason: string, epoch: number, log: Logger): Promise<void> {
-  if (!(await transition(d.db, rec, [rec.state], 'conflict', epoch, d.now(), reason))) return;
+export async function toConflict(d: ReconcileScope, rec: ReservationRecord, why: ConflictReason, epoch: number, log: Logger): Promise<void> {
+  if (!(await transition(d.db, rec, [rec.state], 'conflict', epoch, d.now(), lastErrorText(why.shown)))) return;
   d.metrics.conflicts.inc();
-  log.warn('reservation in conflict: an operator must look', { reason });
+  log.warn('reservation in conflict: an operator must look', { reason: why.detail, code: why.shown.code });
   const ns = rec.binding?.namespace ?? d.namespace;
   const cr = await d.cluster.readModelService(ns, rec.binding?.crName ?? crNameFor(rec.id)).catch(() => null);
-  if (cr) d.events?.record(asEventObject(cr.object), 'Warning', 'LedgerConflict', reason);
+  if (cr) d.events?.record(asEventObject(cr.object), 'Warning', 'LedgerConflict', why.detail);
 }
 
 const asEventObject = (ms: ModelService): Parameters<EventRecorder['record']>[0] => ms as Parameters<EventRecorder['record']>[0];

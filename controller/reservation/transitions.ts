@@ -9,6 +9,8 @@ import type { Db, Queryable } from '../../ledger/db.ts';
 import { failureColumn } from '../../ledger/columns.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import type { ReservationState } from '../../schema/admission.ts';
+import { LAST_ERROR_MAX_CHARS } from '../../schema/tenant-errors.ts';
+import { printableWithin } from '../../schema/text.ts';
 import { commitOrRollback } from './commit-or-rollback.ts';
 import type { ReleaseBlocker } from './decide.ts';
 import type { ReservationKey } from './key.ts';
@@ -67,7 +69,11 @@ export async function markReady(db: Db, key: ReservationKey, epoch: number, now:
   });
 }
 
-/** A guarded state change: only from one of `from`, only while `epoch` is current. */
+/**
+ * A guarded state change: only from one of `from`, only while `epoch` is current. `reason`, when
+ * not null, replaces last_error: what the tenant is shown (a last error text, schema/tenant-errors.ts),
+ * stored printable and at most LAST_ERROR_MAX_CHARS characters.
+ */
 export async function transition(
   q: Queryable,
   key: ReservationKey,
@@ -81,7 +87,7 @@ export async function transition(
     `UPDATE reservation r ${FENCE('r')}
         SET r.state = ?, r.state_changed_at = ?, r.updated_at = ?, r.last_error = COALESCE(?, r.last_error)
       WHERE r.tenant = ? AND r.id = ? AND r.state IN (?)`,
-    [epoch, to, now, now, reason, key.tenant, key.id, from],
+    [epoch, to, now, now, reason === null ? null : printableWithin(reason, LAST_ERROR_MAX_CHARS), key.tenant, key.id, from],
   );
   return r.rowsAffected > 0;
 }
