@@ -22,11 +22,14 @@ const untouchable: Db = {
   onShard: () => untouchable,
 };
 const logs: unknown[] = [];
+const allow = { limit: () => Promise.resolve({ success: true }) };
+const unlimited = { ip: allow, tenant: allow };
 const config = parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', MAX_BODY_BYTES: '2048', MAX_REPLICAS: '4' });
 const app = createApp({
   config,
   deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => '01ARZ3NDEKTSV4RRFFQ69G5FAV' }),
   keyRing: () => parseKeyRing(JSON.stringify({ acme: KEY })),
+  rateLimiters: () => unlimited,
   log: (l) => logs.push(l),
 });
 
@@ -142,7 +145,7 @@ describe('app (no database)', () => {
   it('an invalid key configuration answers the fixed 500 misconfigured; the key is in no response and no log line', async () => {
     const lines: unknown[] = [];
     const swapped = JSON.stringify({ [KEY]: 'acme' }); // tenant and key swapped: the "tenant" is the key
-    const bad = createApp({ config, deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => 'x' }), keyRing: () => parseKeyRing(swapped), log: (l) => lines.push(l) });
+    const bad = createApp({ config, deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => 'x' }), keyRing: () => parseKeyRing(swapped), rateLimiters: () => unlimited, log: (l) => lines.push(l) });
     for (const path of ['/quota', '/requests']) {
       const res = await bad.request(path, { headers: { Authorization: `Bearer ${KEY}` } });
       expect(res.status).toBe(500);

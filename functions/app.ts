@@ -1,6 +1,8 @@
 // The Hono app: middleware, routes, and the ONE place errors are rendered. Handlers validate
 // (zod, through the route definitions) → call a service → c.json.
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { every } from 'hono/combine';
 import type { ZodError } from 'zod';
 import { toAdmission } from '../schema/admission.ts';
 import type { FieldIssue } from '../schema/api.ts';
@@ -10,6 +12,8 @@ import { mountDashboard } from './dashboard.ts';
 import { envelope, notFound, toApiError, validationFailed } from './errors.ts';
 import { bearerTenant } from './middleware/auth.ts';
 import { jsonBody } from './middleware/json-body.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { addressKey, RATE_LIMITS, type RateLimiters } from './rate-limit.ts';
 import { accessLog, jsonLogger, type Logger } from './middleware/log.ts';
 import { requestId } from './middleware/request-id.ts';
 import { routes } from './routes.ts';
@@ -24,6 +28,8 @@ export interface AppOptions {
   /** Services for one request (a database client is only configuration: cheap to make). */
   deps: (env: Env) => ServiceDeps;
   keyRing: (env: Env) => Promise<KeyRing>;
+  /** The rate limiters of an environment (its bindings, a fake in unit tests); undefined only with RATE_LIMITS = "off". */
+  rateLimiters: (env: Env) => RateLimiters | undefined;
   log?: Logger;
 }
 
@@ -48,14 +54,37 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
       if (!result.success) throw validationFailed(fieldIssues(result.error, result.target));
     },
   });
+  // Every request counts against its client address before anything else is done for it (the
+  // key check included); an authenticated one also against its tenant.
+  const ipRateLimit = rateLimit<AppEnv>({
+    scope: 'ip',
+    limiter: (env) => opts.rateLimiters(env)?.ip,
+    key: (c) => addressKey(c.req.header('CF-Connecting-IP')),
+    periodSeconds: RATE_LIMITS.ip.periodSeconds,
+  });
+  const tenantRateLimit = rateLimit<AppEnv>({
+    scope: 'tenant',
+    limiter: (env) => opts.rateLimiters(env)?.tenant,
+    key: (c) => c.var.tenant,
+    periodSeconds: RATE_LIMITS.tenant.periodSeconds,
+  });
+  const auth = bearerTenant({ keyRing: opts.keyRing, log });
+  const authenticated = every(auth, tenantRateLimit);
+  const optionalAuth: MiddlewareHandler<AppEnv> = async function optionalAuthMiddleware(c, next) {
+    if (c.req.header('Authorization') === undefined) return next();
+    return authenticated(c, next);
+  };
   const r = routes({
     maxReplicas: opts.config.maxReplicas,
-    auth: bearerTenant({ keyRing: opts.keyRing, log }),
+    auth,
+    tenantRateLimit,
+    optionalAuth,
     jsonBody: jsonBody({ maxBytes: opts.config.maxBodyBytes }),
   });
 
   app.use(requestId());
   app.use(accessLog({ log }));
+  app.use(ipRateLimit);
 
   app.openapi(r.submit, async (c) => {
     const decision = toAdmission(c.req.valid('json'), opts.config.policy);
@@ -86,7 +115,9 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     return c.json(await deleteAdmission(opts.deps(c.env), c.var.tenant, id, c.var.requestId), 202);
   });
   app.openapi(r.quota, async (c) => c.json(await getQuota(opts.deps(c.env), c.var.tenant), 200));
+  // Anonymous: liveness only, no database round trip. With a key (checked by optionalAuth): the deep check.
   app.openapi(r.health, async (c) => {
+    if (c.req.header('Authorization') === undefined) return c.json({ ok: true }, 200);
     await opts.deps(c.env).db.execute('SELECT 1');
     return c.json({ ok: true, database: 'up' as const }, 200);
   });

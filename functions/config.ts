@@ -27,6 +27,11 @@ export interface Env {
   MAX_MEMORY?: string;
   ALLOWED_IMAGE_REGISTRIES?: string;
   DB_TIMEOUT_MS?: string | number;
+  /** "on" (the default): the rate-limiting bindings below are required; "off": no rate limits. */
+  RATE_LIMITS?: string;
+  /** Rate-limiting bindings (wrangler.toml [[ratelimits]]; functions/rate-limit.ts). */
+  IP_RATE_LIMITER?: unknown;
+  TENANT_RATE_LIMITER?: unknown;
 }
 
 const intVar = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -74,6 +79,8 @@ const configSchema = z.object({
   ALLOWED_IMAGE_REGISTRIES: z.string().optional(),
   /** Deadline of a request's database work, all round trips together (a hung database → 503). */
   DB_TIMEOUT_MS: intVar(5000, 100, 60_000),
+  /** "off" runs without the rate-limiting bindings (functions/rate-limit.ts); anything else is refused. */
+  RATE_LIMITS: z.enum(['on', 'off'], { error: 'RATE_LIMITS must be "on" or "off"' }).default('on'),
 });
 
 export interface Config {
@@ -88,6 +95,8 @@ export interface Config {
   outboxRetentionMs: number;
   policy: AdmissionPolicy;
   dbTimeoutMs: number;
+  /** RATE_LIMITS: true = the rate-limiting bindings are required and applied. */
+  rateLimits: boolean;
 }
 
 export class ConfigError extends Error {
@@ -134,5 +143,6 @@ export function parseConfig(env: Env): Config {
     outboxRetentionMs: c.OUTBOX_RETENTION_DAYS * 86_400_000,
     policy,
     dbTimeoutMs: c.DB_TIMEOUT_MS,
+    rateLimits: c.RATE_LIMITS === 'on',
   };
 }

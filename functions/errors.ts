@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ErrorCode, ErrorEnvelope, FieldIssue, Shortfall } from '../schema/api.ts';
 import { DatabaseUnavailable } from '../ledger/db.ts';
 
-export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 export class ApiError extends Error {
   readonly status: ErrorStatus;
@@ -48,6 +48,16 @@ export const quotaExceeded = (shortfalls: Shortfall[]) =>
 
 export const idempotencyKeyReused = () =>
   new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request body');
+
+/** Over a rate limit: retry after `periodSeconds` at the latest (the limiter's window has rolled over by then). */
+export const rateLimited = (scope: 'ip' | 'tenant', periodSeconds: number) =>
+  new ApiError(
+    429,
+    'rate_limited',
+    `too many requests ${scope === 'tenant' ? 'for this tenant' : 'from this address'}; retry after ${periodSeconds} s`,
+    { limit: scope, retryAfterSeconds: periodSeconds },
+    { 'Retry-After': String(periodSeconds) },
+  );
 
 /** The one message a caller gets for any configuration problem: the detail is in the server's log only. */
 export const MISCONFIGURED_MESSAGE = 'the service is misconfigured; its operator has been notified';

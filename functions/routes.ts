@@ -1,7 +1,7 @@
 // Route definitions (OpenAPI + validation) built from the schema/ zod schemas. Each route
 // carries its own authentication: a secured route lists the bearer middleware where it is
-// defined (and says so in OpenAPI); a route without it must be on PUBLIC_ROUTES (app.test.ts
-// enumerates every route of the app and fails otherwise).
+// defined (and says so in OpenAPI), followed by the tenant's rate limit; a route without it must
+// be on PUBLIC_ROUTES (app.test.ts enumerates every route of the app and fails otherwise).
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { DASHBOARD_PATHS } from './dashboard.ts';
@@ -24,6 +24,10 @@ export interface RouteOptions {
   maxReplicas: number;
   /** Authenticates the tenant (sets c.var.tenant); every secured route runs it first. */
   auth: MiddlewareHandler;
+  /** The tenant's rate limit, right after authentication. */
+  tenantRateLimit: MiddlewareHandler;
+  /** /healthz: authenticates (and rate-limits) only a caller that sends a key; anonymous stays anonymous. */
+  optionalAuth: MiddlewareHandler;
   /** Body guards of JSON endpoints (size, Content-Type), after authentication. */
   jsonBody: MiddlewareHandler[];
 }
@@ -36,13 +40,15 @@ const idParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: '01JD5Y3QW5ZC8Y1G1M5N8D4X7K' }),
 });
 
+const tooMany = err('Too many requests from this address or for this tenant (Retry-After: seconds).');
 const common = {
   401: err('Missing or invalid API key.'),
+  429: tooMany,
   503: err('The database is unavailable.'),
 };
 
-export function routes({ maxReplicas, auth, jsonBody }: RouteOptions) {
-  const secured = { security: [{ bearer: [] }], middleware: [auth] };
+export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonBody }: RouteOptions) {
+  const secured = { security: [{ bearer: [] }], middleware: [auth, tenantRateLimit] };
   return {
     submit: createRoute({
       method: 'post',
@@ -52,7 +58,7 @@ export function routes({ maxReplicas, auth, jsonBody }: RouteOptions) {
         'Charges the tenant quota for every resource at once (all-or-nothing) and records the admission. ' +
         'A retry with the same Idempotency-Key and body returns the same admission (200); a different body is 422.',
       security: secured.security,
-      middleware: [auth, ...jsonBody],
+      middleware: [auth, tenantRateLimit, ...jsonBody],
       request: {
         headers: z.object({ 'idempotency-key': idempotencyKey.describe('Client-chosen key; a retry with the same key and body returns the same admission.') }),
         body: { required: true, content: { 'application/json': { schema: admissionRequestSchema(maxReplicas) } } },
@@ -93,7 +99,7 @@ export function routes({ maxReplicas, auth, jsonBody }: RouteOptions) {
         'only once the surplus pods are gone. One change at a time per admission (409 change_pending while one is in flight). ' +
         'A retry with the same Idempotency-Key and body returns the admission (200); a different body is 422.',
       security: secured.security,
-      middleware: [auth, ...jsonBody],
+      middleware: [auth, tenantRateLimit, ...jsonBody],
       request: {
         params: idParam,
         headers: z.object({ 'idempotency-key': idempotencyKey.describe('Client-chosen key, per admission; a retry with the same key and body changes nothing again.') }),
@@ -136,8 +142,17 @@ export function routes({ maxReplicas, auth, jsonBody }: RouteOptions) {
     health: createRoute({
       method: 'get',
       path: '/healthz',
-      summary: 'Liveness and database reachability',
-      responses: { 200: json(healthSchema, 'Up.'), 503: err('The database is unavailable.') },
+      summary: 'Liveness; with a key also database reachability',
+      description:
+        'Anonymous: a static liveness answer that touches no database. With a tenant key (Authorization: Bearer): the key is ' +
+        'checked, the tenant rate limit applies, and the database must answer (the deep check).',
+      middleware: [optionalAuth],
+      responses: {
+        200: json(healthSchema, 'Up (with a key: the database answered too).'),
+        401: err('An invalid API key was sent.'),
+        429: tooMany,
+        503: err('The database is unavailable (deep check only).'),
+      },
     }),
   };
 }

@@ -15,7 +15,8 @@ const ctx: ExecutionContext = { waitUntil: () => undefined, passThroughOnExcepti
 async function statusWith(env: Record<string, string>): Promise<{ status: number; body: string }> {
   const res = await worker.fetch(
     new Request('http://worker.test/quota', { headers: { Authorization: 'Bearer nobody-has-this-key-0123' } }),
-    { DATABASE_URL: 'http://u:p@127.0.0.1:9', ALLOWED_IMAGE_REGISTRIES: 'ghcr.io', ...env },
+    // RATE_LIMITS off: no rate-limiting binding in-process (functions/rate-limit.test.ts is about them).
+    { DATABASE_URL: 'http://u:p@127.0.0.1:9', ALLOWED_IMAGE_REGISTRIES: 'ghcr.io', RATE_LIMITS: 'off', ...env },
     ctx,
   );
   return { status: res.status, body: await res.text() };

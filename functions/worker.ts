@@ -11,6 +11,7 @@ import { envelope, misconfigured } from './errors.ts';
 import { jsonLogger, logOnce } from './middleware/log.ts';
 import { ulidGenerator, type ServiceDeps } from './services/deps.ts';
 import { sweep } from './services/sweep.ts';
+import { rateLimitersOf } from './rate-limit.ts';
 
 /** The parts of the Workers runtime types we use (no @cloudflare/workers-types needed). */
 export interface ScheduledController {
@@ -41,7 +42,11 @@ function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
     if (config.policy.allowedRegistries.length === 0) {
       jsonLogger({ level: 'warn', msg: 'ALLOWED_IMAGE_REGISTRIES is empty: images from ANY registry are admitted' });
     }
-    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }) });
+    // The rate-limiting bindings are required (a missing one refuses every request) unless RATE_LIMITS = "off".
+    rateLimitersOf(env, config.rateLimits);
+    if (!config.rateLimits) jsonLogger({ level: 'warn', msg: 'RATE_LIMITS is "off": no request is rate limited' });
+    const rateLimiters = (e: Env) => rateLimitersOf(e, config.rateLimits);
+    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }), rateLimiters });
     cached = { env, config, app };
   }
   return cached;

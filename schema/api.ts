@@ -106,7 +106,10 @@ export const quotaSchema = z
   .describe('Quota and usage of the calling tenant per resource.');
 export type Quota = z.output<typeof quotaSchema>;
 
-export const healthSchema = z.object({ ok: z.boolean(), database: z.enum(['up', 'down']) });
+export const healthSchema = z.object({
+  ok: z.boolean(),
+  database: z.enum(['up', 'down']).optional().describe('Only for an authenticated caller: the database answered (the deep check). Anonymous: liveness only.'),
+});
 
 export const ERROR_CODES = [
   'bad_request',
@@ -120,6 +123,7 @@ export const ERROR_CODES = [
   'conflict',
   'change_pending',
   'idempotency_key_reused',
+  'rate_limited',
   'payload_too_large',
   'unsupported_media_type',
   'database_unavailable',

@@ -1,7 +1,7 @@
 // The Worker in workerd WITHOUT wrangler dev's proxy and without Miniflare: the bundle
 // `wrangler deploy --dry-run` makes, served by the workerd binary wrangler itself runs, from a
 // config written here (wrangler.toml's compatibility date and [vars] plus the secrets, one HTTP
-// socket on loopback, outbound fetch allowed to loopback for the ps-http-sim). Nothing else runs
+// socket on loopback, outbound fetch allowed to loopback for the ps-http-sim; no rate limits). Nothing else runs
 // in front of the Worker — no dev proxy, no Miniflare entry Worker — as at the edge. B1/B2 run it
 // beside `wrangler dev` to show what the dev proxy costs per request.
 import { execFile, spawn } from 'node:child_process';
@@ -67,8 +67,10 @@ export async function startDirectWorker(opts: { dir: string; logFile: string; va
   const toml = wranglerToml();
   const port = await freePort();
   const config = join(opts.dir, 'workerd.capnp');
-  // The secrets are in this file: it lives in the bench's run directory only.
-  writeFileSync(config, workerdConfig({ port, bundle: 'worker.js', compatibilityDate: toml.compatibilityDate, bindings: { ...toml.vars, ...opts.vars } }), { mode: 0o600 });
+  // The secrets are in this file: it lives in the bench's run directory only. workerd alone has no
+  // rate-limiting binding (wrangler.toml's [[ratelimits]] are Miniflare's and the edge's), so this
+  // Worker runs with RATE_LIMITS = "off", said explicitly (functions/rate-limit.ts).
+  writeFileSync(config, workerdConfig({ port, bundle: 'worker.js', compatibilityDate: toml.compatibilityDate, bindings: { ...toml.vars, RATE_LIMITS: 'off', ...opts.vars } }), { mode: 0o600 });
   const log = createWriteStream(opts.logFile, { flags: 'a' });
   const proc = spawn(join(repoRoot, 'node_modules/workerd/bin/workerd'), ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout.pipe(log);

@@ -310,8 +310,10 @@ describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
     expect(cpu.reserved).toBe((cpu.active ?? 0) + (cpu.releasing ?? 0) + (cpu.conflict ?? 0));
   });
 
-  it('healthz, the OpenAPI document, 404 envelope', async () => {
-    expect((await call('GET', '/healthz', { key: null })).body).toEqual({ ok: true, database: 'up' });
+  it('healthz (anonymous: liveness; with a key: the database too; a wrong key: 401), the OpenAPI document, 404 envelope', async () => {
+    expect((await call('GET', '/healthz', { key: null })).body).toEqual({ ok: true });
+    expect((await call('GET', '/healthz')).body).toEqual({ ok: true, database: 'up' });
+    expect((await call('GET', '/healthz', { key: 'wrong-key-0123456789abcdef' })).status).toBe(401);
     const doc = await call('GET', '/openapi.json', { key: null });
     expect(doc.status).toBe(200);
     expect(Object.keys(doc.body.paths as object).sort()).toEqual(['/healthz', '/quota', '/requests', '/requests/{id}']);
@@ -358,7 +360,10 @@ describe('configuration and database failures', () => {
       });
       expect(post.status).toBe(503);
       expect(((await post.json()) as Res['body']).error?.code).toBe('database_unavailable');
-      expect((await fetch(`${w.url}/healthz`)).status).toBe(503);
+      // Anonymous /healthz touches no database: alive. With a key it is the deep check: 503.
+      const anonymous = await fetch(`${w.url}/healthz`);
+      expect([anonymous.status, await anonymous.json()]).toEqual([200, { ok: true }]);
+      expect((await fetch(`${w.url}/healthz`, { headers: { Authorization: `Bearer ${KEY_ACME}` } })).status).toBe(503);
       for (const [method, path] of [['GET', '/requests'], ['GET', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV'], ['DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV'], ['GET', '/quota']]) {
         const res = await fetch(`${w.url}${path}`, { method, headers: { Authorization: `Bearer ${KEY_ACME}` } });
         expect(res.status, `${method} ${path}`).toBe(503);

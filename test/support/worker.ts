@@ -8,10 +8,12 @@
 // (a source file changed); it logs both. Every such line in the log is counted and printed, and
 // fails the next call (or stop()) unless the Worker was started with allowTransportRetries —
 // for a test about retries, which then asserts on transportRetries() itself.
-import { mkdirSync, existsSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { errorMessage } from '../../controller/runtime/errors.ts';
+import { RATE_LIMITS } from '../../functions/rate-limit.ts';
+import { withLimits } from '../../functions/rate-limit-config.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
@@ -47,6 +49,22 @@ export interface WorkerOptions {
   stack?: Pick<StackInfo, 'runDir' | 'logDir'>;
   /** Only for a test about retries: a retry of wrangler's proxy is counted, printed, and not an error. */
   allowTransportRetries?: boolean;
+  /**
+   * The rate limits per period (wrangler.toml's periods): by default far above what any test sends
+   * (TEST_RATE_LIMIT), so only a test about rate limits meets them; `shipped` runs wrangler.toml as it is.
+   */
+  rateLimits?: 'shipped' | { ip?: number; tenant?: number };
+}
+
+/** The rate limit of a Worker whose test is not about rate limits: never reached. */
+export const TEST_RATE_LIMIT = 1_000_000;
+
+/** wrangler.toml with other limits, in the Worker's own directory (`main` made absolute). */
+function configWith(dir: string, limits: { ip?: number; tenant?: number }): string {
+  const shipped = readFileSync(join(repoRoot, 'wrangler.toml'), 'utf8').replace(/^main = "([^"]+)"$/m, (_m, main: string) => `main = ${JSON.stringify(join(repoRoot, main))}`);
+  const file = join(dir, 'wrangler.toml');
+  writeFileSync(file, withLimits(shipped, { [RATE_LIMITS.ip.binding]: limits.ip ?? TEST_RATE_LIMIT, [RATE_LIMITS.tenant.binding]: limits.tenant ?? TEST_RATE_LIMIT }));
+  return file;
 }
 
 /** What wrangler 4.164's ProxyWorker logs when it sends a request to workerd again. */
@@ -69,6 +87,7 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
   // is about production mode sets it back.
   const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), MODELDOCK_ENV: 'development', DB_TIMEOUT_MS: '30000', ...opts.vars };
   writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`).join('\n') + '\n');
+  const config = opts.rateLimits === 'shipped' ? [] : [`--config=${configWith(dir, opts.rateLimits ?? {})}`];
   const url = `http://127.0.0.1:${port}`;
   const logFile = join(stack.logDir, `${name}.log`); // startProcess appends to it
   const log = logLines(logFile, existsSync(logFile) ? statSync(logFile).size : 0);
@@ -80,6 +99,7 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
       // /cdn-cgi/local/scheduled is always served in dev.
       args: [
         'dev',
+        ...config,
         '--ip=127.0.0.1',
         `--port=${port}`,
         '--inspector-port=0',
