@@ -5,6 +5,7 @@ import { failureSchema, modelServiceSpecSchema, RESOURCE_NAMES } from './model-s
 import { admissionId, RELEASE_BLOCKED_REASONS, RESERVATION_STATES } from './admission.ts';
 import { timelineSchema } from './timeline-schema.ts';
 import { pendingChangeSchema } from './scale.ts';
+import { FAILURE_MESSAGE_MAX_CHARS, FAILURE_REASONS, LAST_ERROR_CODES, LAST_ERROR_MAX_CHARS } from './tenant-errors.ts';
 
 export const amountsSchema = z
   .object({
@@ -59,7 +60,13 @@ export const admissionSchema = z
     lastError: z
       .string()
       .nullable()
-      .describe('The error a pending outbox row (a delivery, a delete) is being retried for; else the reason of the last transition (conflict, never Ready).'),
+      .describe(
+        `The error a pending outbox row (a delivery, a delete) is being retried for; else the reason of the last transition (conflict, never Ready). Printable (no control characters), at most ${LAST_ERROR_MAX_CHARS} characters; it names nothing internal (no API path, namespace, SQL or stack): lastErrorCode says what it is.`,
+      ),
+    lastErrorCode: z
+      .enum(LAST_ERROR_CODES)
+      .nullable()
+      .describe('The stable code of lastError (null with it). Unclassified: a text without a code (an operator\'s note on a resolved conflict, or one written by an older version).'),
     nextAttemptAt: timestamp
       .nullable()
       .describe('When the controller next works on a pending outbox row of this admission (retries back off to OUTBOX_BACKOFF_CAP_MS); null when none is pending.'),
@@ -67,7 +74,9 @@ export const admissionSchema = z
     timeline: timelineSchema,
     lastFailure: failureSchema
       .nullable()
-      .describe('The most recent pod failure the controller saw (ImagePullBackOff, CrashLoopBackOff, OOMKilled, …: pod, container, exit code, message, when first seen); kept after it cleared.'),
+      .describe(
+        `The most recent pod failure the controller saw (pod, container, exit code, message, when first seen); kept after it cleared. reason is one of ${FAILURE_REASONS.join(', ')}. message is the container's termination message, the registry's or the scheduler's words: printable (no control characters), at most ${FAILURE_MESSAGE_MAX_CHARS} characters.`,
+      ),
   })
   .describe('An admitted request to run a model: a reservation of quota.');
 export type Admission = z.output<typeof admissionSchema>;

@@ -2,6 +2,7 @@
 // and quota_movement. No business rules here: services decide, these statements execute.
 import { endpointFor, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
 import { timelineOf } from '../../schema/timeline.ts';
+import { readLastError } from '../../schema/tenant-errors.ts';
 import { chargedReplicasOf, pendingChangeOf, type ChangeProgress } from '../../schema/scale.ts';
 import { ACTIVE_STATES, crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
@@ -64,6 +65,10 @@ export interface StoredAdmission {
 
 function toStored(row: Row): StoredAdmission {
   const id = str(row.id);
+  // The error a pending outbox row (a delivery in an outage) is being retried for is the current
+  // one; otherwise the reason of the reservation's last transition. Code and message apart,
+  // printable and bounded whoever wrote them.
+  const lastError = readLastError(strOrNull(row.retry_error) ?? strOrNull(row.last_error));
   const state = reservationState(row.state);
   const spec = json(row.spec) as ModelServiceSpec;
   const change: ChangeProgress = {
@@ -108,9 +113,8 @@ function toStored(row: Row): StoredAdmission {
       releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
       releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
       releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
-      // The error a pending outbox row is being retried for (a delivery in an outage) is the
-      // current one; otherwise the reason of the reservation's last transition.
-      lastError: strOrNull(row.retry_error) ?? strOrNull(row.last_error),
+      lastError: lastError?.message ?? null,
+      lastErrorCode: lastError?.code ?? null,
       nextAttemptAt: timeOrNull(row.next_attempt_at),
       deadOutboxRows: int(row.dead_outbox),
       timeline: timelineOf(time(row.created_at), {

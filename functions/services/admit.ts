@@ -109,6 +109,7 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     releaseBlockedPods: null,
     releaseBlockedFinalizers: null,
     lastError: null,
+    lastErrorCode: null,
     nextAttemptAt: at, // the create row is due at once
     deadOutboxRows: 0,
     timeline: timelineOf(at, { deliveredAt: null, scheduledAt: null, startedAt: null, readyAt: null }),
