@@ -1,7 +1,11 @@
 // The tenant API client of the CLI: one method per route, every request with a deadline, the
 // key only ever in the Authorization header. Errors become CliError with the API's own message
 // on one line and the exit code of its outcome. fetch is injected.
+// Every string the server sends (documents, error messages) is made printable here, before any
+// of it is rendered or printed: no control character of a pod's message (an ESC, a C1 CSI)
+// reaches the terminal (schema/text.ts).
 import type { z } from 'zod';
+import { printable, printableDeep } from '../schema/text.ts';
 import { EXIT, exitForApiError, type ExitCode } from './exit-codes.ts';
 import { admissionPage, admissionView, errorEnvelope, quotaView, type AdmissionPage, type AdmissionView, type QuotaView } from './model.ts';
 
@@ -34,8 +38,8 @@ export interface Api {
   quota(): Promise<QuotaView>;
 }
 
-/** Collapses whitespace so a message is always one line. */
-export const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim();
+/** Collapses whitespace so a message is always one line, without control characters. */
+export const oneLine = (s: string): string => printable(s).replace(/\s+/g, ' ').trim();
 
 export function createApi(opts: ApiOptions): Api {
   const doFetch = opts.fetch ?? fetch;
@@ -73,7 +77,7 @@ export function createApi(opts: ApiOptions): Api {
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw new CliError(EXIT.error, `unexpected response from ${method} ${path} (HTTP ${res.status}); is ${base} a ModelDock API?`);
-    return { status: res.status, data: parsed.data };
+    return { status: res.status, data: printableDeep(parsed.data) };
   }
 
   const idPath = (id: string) => `/requests/${encodeURIComponent(id)}`;

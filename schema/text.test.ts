@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fitSerialized, mysqlLength, printable, printableWithin } from './text.ts';
+import { fitSerialized, mysqlLength, printable, printableDeep, printableWithin } from './text.ts';
 
 const QUOTES_4K = '"'.repeat(4096);
 const asJson = (message: string) => JSON.stringify({ reason: 'CrashLoopBackOff', message });
@@ -95,5 +95,14 @@ describe('printableWithin', () => {
     expect(printableWithin('ab\u001bcd', 3)).toBe('abc');
     expect(printableWithin('🙂🙂🙂', 2)).toBe('🙂🙂');
     expect(printableWithin('short', 100)).toBe('short');
+  });
+});
+
+describe('printableDeep', () => {
+  it('every string of a document, at any depth, keys included; other values unchanged', () => {
+    const doc = { name: 'a\u001b[31m', n: 3, ok: true, none: null, items: [{ msg: 'x\u009by', tags: ['\u0007t'] }], ['k\u0000ey']: 'v' };
+    expect(printableDeep(doc)).toEqual({ name: 'a[31m', n: 3, ok: true, none: null, items: [{ msg: 'xy', tags: ['t'] }], key: 'v' });
+    expect(printableDeep('\u001b')).toBe('');
+    expect(printableDeep(undefined)).toBeUndefined();
   });
 });

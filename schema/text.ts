@@ -68,3 +68,13 @@ export function fitSerialized(text: string, serialize: (prefix: string) => strin
 export function printableWithin(text: string, maxChars: number): string {
   return fitSerialized(text, (t) => t, { max: maxChars, unit: 'characters' });
 }
+
+/** `value` with printable() applied to every string in it, object keys included: a document received from elsewhere, made safe to print. */
+export function printableDeep<T>(value: T): T {
+  if (typeof value === 'string') return printable(value) as T;
+  if (Array.isArray(value)) return value.map(printableDeep) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), printableDeep(v)])) as T;
+  }
+  return value;
+}
