@@ -18,7 +18,7 @@ export const PUBLIC_DIR = join(REPO_DIR, 'dashboard/public/');
 export const BUNDLE_FILE = join(REPO_DIR, 'functions/dashboard-files.ts');
 
 /** Served path → the module of ours it is made from (pure TypeScript that imports nothing). */
-export const BROWSER_MODULES: Readonly<Record<string, string>> = { '/assets/startup.js': 'schema/timeline.ts' };
+export const BROWSER_MODULES: Readonly<Record<string, string>> = { '/assets/startup.js': 'schema/timeline.ts', '/assets/text.js': 'schema/text.ts' };
 
 const JS = 'text/javascript; charset=utf-8';
 const TYPES: Record<string, string> = {

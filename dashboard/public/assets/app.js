@@ -4,8 +4,11 @@
 // as bars, and delete with a confirmation. Same-origin calls to the admission API; DOM built
 // with textContent only (no HTML strings), so the page runs under a strict CSP with Trusted Types.
 // The startup stages are schema/timeline.ts: the bundle serves it as ./startup.js and points
-// this import there (scripts/gen-dashboard.ts).
+// this import there (scripts/gen-dashboard.ts). Every text the page shows passes printable()
+// (schema/text.ts, served as ./text.js): a pod's message or any other server string shows no
+// control character.
 import { describeFailure, formatDuration, startupStages } from '../../../schema/timeline.ts';
+import { printable } from '../../../schema/text.ts';
 
 const KEY_ITEM = 'modeldock.key';
 const REFRESH_MS = 2000;
@@ -44,7 +47,7 @@ function $(id, type) {
 function el(tag, className, text) {
   const e = document.createElement(tag);
   if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
+  if (text !== undefined) e.textContent = printable(text);
   return e;
 }
 
@@ -174,7 +177,7 @@ function renderAdmissions(items, onDelete) {
 /** @param {string | undefined} message */
 function showError(message) {
   const p = $('error', HTMLParagraphElement);
-  p.textContent = message ?? '';
+  p.textContent = printable(message ?? '');
   p.hidden = !message;
 }
 
@@ -191,8 +194,8 @@ function showSignedIn(signedIn) {
 /** @param {Admission} a @returns {Promise<boolean>} */
 function confirmDelete(a) {
   const dialog = $('confirm', HTMLDialogElement);
-  $('confirm-name', HTMLElement).textContent = a.name;
-  $('confirm-id', HTMLElement).textContent = a.id;
+  $('confirm-name', HTMLElement).textContent = printable(a.name);
+  $('confirm-id', HTMLElement).textContent = printable(a.id);
   return new Promise((resolve) => {
     const ok = $('confirm-delete', HTMLButtonElement);
     const cancel = $('confirm-cancel', HTMLButtonElement);
@@ -238,7 +241,7 @@ function start() {
     try {
       const [quota, list] = await Promise.all([api(k, 'GET', '/quota'), api(k, 'GET', '/requests?limit=100')]);
       const q = /** @type {Quota} */ (quota);
-      $('tenant', HTMLSpanElement).textContent = `tenant ${q.tenant}`;
+      $('tenant', HTMLSpanElement).textContent = `tenant ${printable(q.tenant)}`;
       renderQuota(q);
       renderAdmissions(/** @type {{ items: Admission[] }} */ (list).items, (a) => void onDelete(a));
       showSignedIn(true);
