@@ -28,7 +28,8 @@
 //   OUTBOX_LEASE_MS     claim lease of an outbox row (default 60 s)
 //   LEDGER_FAST_PATHS   "false": only outbox rows (incl. the cron's reconcile rows) drive the ledger
 //   LEDGER_RESYNC_MS    re-check every open reservation this often (default 60 s; 0 = off)
-//   ALLOWED_IMAGE_REGISTRIES  host[:port][/path] list re-checked at delivery (the Worker's policy; empty = any)
+//   ALLOWED_IMAGE_REGISTRIES  host[:port][/path] list re-checked at delivery (the Worker's policy), or * for any;
+//                       REQUIRED unless LEDGER=off: empty or absent exits with the reason
 //   LEDGER_RESYNC_PAGE  open reservations read per resync statement (default 500)
 //   LEDGER_READ_QPS, LEDGER_READ_BURST  rate limit of the ledger's live API reads (default 20/s, burst 40)
 //   LEDGER_RETRY_MAX_MS cap of a failing reservation's retry delay (per-key backoff, default 10 s)
@@ -53,9 +54,10 @@ import { cachedCheck } from './runtime/ready-check.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
 import { setupReservationController } from './reservation/setup.ts';
+import { ServerClock } from './runtime/server-clock.ts';
 import { createDb } from '../ledger/db.ts';
 import { placementFrom, placementSettings } from '../schema/placement.ts';
-import { parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
+import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const parsed = z
@@ -92,7 +94,7 @@ const parsed = z
     OUTBOX_LEASE_MS: int(60_000, 1000),
     LEDGER_FAST_PATHS: z.enum(['true', 'false']).default('true'),
     LEDGER_RESYNC_MS: int(60_000),
-    ALLOWED_IMAGE_REGISTRIES: z.string().default(''),
+    ALLOWED_IMAGE_REGISTRIES: z.string().optional(),
     LEDGER_RESYNC_PAGE: int(500, 1),
     LEDGER_READ_QPS: z.coerce.number().positive().default(20),
     LEDGER_READ_BURST: int(40, 1),
@@ -106,11 +108,14 @@ if (env.LEDGER === 'on' && !env.DATABASE_URL) {
   fatal('DATABASE_URL is not set: the controller needs the ledger database (set LEDGER=off to run without outbox and ledger)');
 }
 
+// The image policy is delivery's: without the ledger nothing is delivered, and the list may be absent.
 let allowedRegistries: RegistryRule[] = [];
-try {
-  allowedRegistries = parseRegistryList(env.ALLOWED_IMAGE_REGISTRIES);
-} catch (err) {
-  fatal(err instanceof PolicyError ? err.message : String(err));
+if (env.LEDGER === 'on' || env.ALLOWED_IMAGE_REGISTRIES !== undefined) {
+  try {
+    allowedRegistries = parseRegistryList(env.ALLOWED_IMAGE_REGISTRIES);
+  } catch (err) {
+    fatal(err instanceof PolicyError ? err.message : String(err));
+  }
 }
 
 const placement = placementFrom(env);
@@ -130,12 +135,15 @@ else kc.loadFromDefault();
 const metrics = new Metrics({ processMetrics: true });
 const fieldManager = 'modeldock-controller';
 const writes = env.QPS > 0 ? new TokenBucket({ qps: env.QPS, burst: env.BURST }) : undefined;
-const client = new KubeClient({ kc, metrics, fieldManager, limiter: writes });
+// The API server's clock, from the Date header of every answer to these clients (its informers',
+// the ledger's, the lease's): the never-Ready deadline runs on it, not on this process's clock.
+const serverClock = new ServerClock();
+const client = new KubeClient({ kc, metrics, fieldManager, limiter: writes, serverClock });
 // The ledger's live reads (release decisions) are rate limited; with a write budget (QPS > 0) its
 // writes share it, ahead of the ModelService reconciles' (an admission's CR is not queued behind a burst).
-const ledgerClient = new KubeClient({ kc, metrics, fieldManager, limiter: writes, priority: 'high', readLimiter: new TokenBucket({ qps: env.LEDGER_READ_QPS, burst: env.LEDGER_READ_BURST }) });
+const ledgerClient = new KubeClient({ kc, metrics, fieldManager, limiter: writes, serverClock, priority: 'high', readLimiter: new TokenBucket({ qps: env.LEDGER_READ_QPS, burst: env.LEDGER_READ_BURST }) });
 // Lease renewals never wait behind reconcile writes, and give up before the renew deadline.
-const leaseClient = new KubeClient({ kc, metrics, fieldManager, timeoutMs: Math.floor(env.LEASE_RENEW_DEADLINE_MS / 2) });
+const leaseClient = new KubeClient({ kc, metrics, fieldManager, serverClock, timeoutMs: Math.floor(env.LEASE_RENEW_DEADLINE_MS / 2) });
 
 // /metrics reviews use a client of their own: not rate-limited behind reconcile writes, not counted as writes.
 const reviewClient = new KubeClient({ kc, timeoutMs: 5_000 });
@@ -183,6 +191,7 @@ if (db) {
     db,
     namespace: env.NAMESPACE,
     holder: identity,
+    apiServerNow: () => serverClock.now(),
     config: {
       readyDeadlineMs: env.READY_DEADLINE_MS,
       releaseBlockedAfterMs: env.RELEASE_BLOCKED_AFTER_MS,
@@ -198,7 +207,7 @@ if (db) {
     events,
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
   });
-  if (allowedRegistries.length === 0) log.warn('ALLOWED_IMAGE_REGISTRIES is empty: images from ANY registry are delivered');
+  if (allowsAnyRegistry(allowedRegistries)) log.warn('ALLOWED_IMAGE_REGISTRIES is *: images from ANY registry are delivered');
 } else {
   log.warn('LEDGER=off: outbox delivery and the quota ledger are OFF (ModelService reconciling only)');
 }

@@ -44,6 +44,17 @@ describe('decide: delivered / ready', () => {
       thenState: 'releasing',
     });
   });
+  it.each([
+    { name: "the controller's clock 20 min ahead, the CR 5 min old on the API server's: waits", local: at(25 * 60_000), server: at(300_000), want: { type: 'none', requeueAfterMs: 300_000 } },
+    { name: "the controller's clock 20 min behind, the CR 10 min old on the API server's: deletes", local: at(-10 * 60_000), server: at(600_000), want: { type: 'deleteCR', uid: 'uid-1', resourceVersion: '42', reason: 'never-ready', thenState: 'releasing' } },
+  ])('the deadline runs on the API server clock (creationTimestamp is its time): $name', ({ local, server, want }) => {
+    expect(decide(row('delivered'), cr(), [], local, cfg, undefined, server)).toEqual(want);
+  });
+  it("a release blocked too long is measured on the controller's clock (the ledger's times are its own)", () => {
+    const r = row('releasing', { stateChangedAt: T0 });
+    const a = decide(r, null, [pod('p')], at(60_000), cfg, undefined, at(-3_600_000));
+    expect(a).toMatchObject({ type: 'waitForRelease', blockedSince: at(60_000) });
+  });
   it('never applies the deadline once Ready was seen, even if not Ready now', () => {
     const r = row('ready', { binding: { uid: 'uid-1', everReady: true } });
     expect(decide(r, cr({ ready: false }), [], at(10 * 600_000), cfg)).toEqual({ type: 'none' });

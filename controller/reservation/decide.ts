@@ -86,6 +86,9 @@ export type LedgerAction =
 const POLL_MS = 2_000;
 
 /**
+ * `now` is the controller's clock, compared with the ledger's times (which the controller wrote);
+ * `apiServerNow` is the API server's (runtime/server-clock.ts), compared with the times it
+ * stamped: the never-Ready deadline runs from the CR's creationTimestamp.
  * `deployment`: a live read of the CR's Deployment, made only while a decrease awaits its refund
  * (undefined: not read — the refund is then not decided).
  */
@@ -96,6 +99,7 @@ export function decide(
   now: Date,
   cfg: LedgerConfig,
   deployment?: ObservedDeployment | null,
+  apiServerNow: Date = now,
 ): LedgerAction {
   // Ours = our admission id and our tenant (the deliverer's adoption rule, outbox/model-service-object.ts).
   const ours = cr !== null && cr.admissionId === row.id && cr.tenant === row.tenant;
@@ -129,11 +133,12 @@ export function decide(
       const scale = decideScale(row.change, { resourceVersion: cr.resourceVersion, replicas: cr.scale?.replicas ?? null }, deployment === undefined ? undefined : { deployment, pods });
       if (scale) return scale;
       if (cr.ready && !row.binding?.everReady) return { type: 'markReady' };
-      if (!row.binding?.everReady && now.getTime() - cr.creationTimestamp.getTime() >= cfg.readyDeadlineMs) {
+      const age = apiServerNow.getTime() - cr.creationTimestamp.getTime();
+      if (!row.binding?.everReady && age >= cfg.readyDeadlineMs) {
         return { type: 'deleteCR', uid: cr.uid, resourceVersion: cr.resourceVersion, reason: 'never-ready', thenState: 'releasing' };
       }
       if (!row.binding?.everReady) {
-        const left = cfg.readyDeadlineMs - (now.getTime() - cr.creationTimestamp.getTime());
+        const left = cfg.readyDeadlineMs - age;
         return { type: 'none', requeueAfterMs: Math.max(1_000, left) };
       }
       return { type: 'none' };

@@ -12,7 +12,7 @@ import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage, TerminalError } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import { isOurs, modelServiceFor } from './model-service-object.ts';
-import { ack, fail, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
+import { ack, ClaimLost, fail, holdsClaim, retryDelayMs, type ClaimedRow } from './outbox-store.ts';
 import type { ReconcileScope } from './reconcile-deps.ts';
 import type { ReservationRecord } from './record.ts';
 import { SHOWN_FOREIGN, shownError } from './shown-errors.ts';
@@ -69,9 +69,10 @@ async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: Reservation
   if (!spec.success) throw new TerminalError('InvalidSpec', `the admitted spec is not a valid ModelService spec: ${spec.error.message}`);
   // The policy may have been tightened since admission: what it now refuses is never created.
   // A conflict without a CR stays deletable by the tenant (its release needs no operator).
-  const refusal = imageRefusal(spec.data.image, d.config.allowedRegistries ?? []);
+  const refusal = imageRefusal(spec.data.image, d.config.allowedRegistries);
   if (refusal) throw new TerminalError('ImagePolicy', `refused by the image policy at delivery: ${refusal}`);
   const want = modelServiceFor(rec, spec.data, d.namespace);
+  if (!(await holdsClaim(d.db, row, d.now()))) throw new ClaimLost(row.seq); // given back (lost), never created
   const { created, object } = await d.cluster.createModelService(want);
   crashPoint('after-cr-create-before-ack');
   if (!created && !isOurs(object, rec)) {

@@ -95,6 +95,16 @@ export async function ack(q: Queryable, row: ClaimedRow, now: Date): Promise<boo
   return r.rowsAffected === 1;
 }
 
+/**
+ * Is this row's claim still ours, under this leader's fence? Read right before a CR is created:
+ * a deposed leader (its tenant's fence raised by a successor, who may have released the charge
+ * since) or a claim that ran out (the row claimed again) creates nothing.
+ */
+export async function holdsClaim(q: Queryable, row: ClaimedRow, now: Date): Promise<boolean> {
+  const r = await q.execute(`SELECT 1 AS held FROM outbox o ${FENCE('o')} WHERE ${HOLDS}`, [row.claim.epoch, row.tenant, row.seq, row.claim.by, now]);
+  return r.rows.length === 1;
+}
+
 export class ClaimLost extends Error {
   constructor(seq: number) {
     super(`outbox row ${seq}: claim lost (lease expired, re-claimed, or epoch changed)`);

@@ -24,8 +24,10 @@ export interface ReservationDeps {
   /** This leader's fence (leader-fence.ts): the epoch, raised on the tenant's fence row before the first read of it. */
   fence: LeaderFence;
   now: () => Date;
-  /** `allowedRegistries`: the controller's own copy of the image policy, re-checked at delivery (none = any). */
-  config: LedgerConfig & { outboxBackoff: Backoff; allowedRegistries?: readonly RegistryRule[] };
+  /** The API server's time (runtime/server-clock.ts): what the times it stamps are compared with. Default: now(). */
+  apiServerNow?: () => Date;
+  /** `allowedRegistries`: the controller's own copy of the image policy, re-checked at delivery (`ANY_REGISTRY` = any; no rules = nothing). */
+  config: LedgerConfig & { outboxBackoff: Backoff; allowedRegistries: readonly RegistryRule[] };
   /** Outbox rows claimed for a reservation, handed over by the poller. */
   takeClaims: (reservationId: string) => ClaimedRow[];
   /** Hands claimed rows back to the poller unfailed (their failure could not be recorded). */

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { LABELS } from '../../schema/model-service.ts';
+import { parseRegistryList } from '../../schema/policy.ts';
 import { splitKey, type Request } from '../runtime/controller.ts';
 import { silentLogger } from '../runtime/log.ts';
 import { ledgerRecord, reconcileHarness, type Harness, type HarnessOptions } from '../../test/support/reconcile-harness.ts';
 import { ago, CHARGED, claimedRow, CR_NAME, EPOCH, KEY, modelService, NOW, reservationRow, SPEC } from '../../test/support/reservation-fixtures.ts';
 import { reservationKey } from './key.ts';
+import { ClaimLost } from './outbox-store.ts';
 import { reservationReconciler } from './reconcile.ts';
 
 const REQUEST: Request = splitKey(reservationKey(KEY));
@@ -73,10 +75,24 @@ describe('ledger reconciler: delivery', () => {
     expect(h.calls.map((c) => c.op)).toEqual(['createModelService']);
   });
 
-  it('a claimed create starts from the record read with its claim: no read before the CR create', async () => {
+  it('a claimed create starts from the record read with its claim: the one read before the CR create is the re-check of its claim under the fence', async () => {
     const { h } = await reconcile({ records: [], prefetched: await ledgerRecord({ state: 'admitted', binding: null }), claims: [claimedRow(1, 'create')] });
     expect(h.calls.map((c) => c.op)).toEqual(['createModelService']);
-    expect(h.statements.filter((s) => s.sql.trim().startsWith('SELECT'))).toEqual([]);
+    const reads = h.statements.filter((s) => s.sql.trim().startsWith('SELECT'));
+    expect(reads.map((s) => s.sql.replace(/\s+/g, ' ').trim())).toEqual([
+      'SELECT 1 AS held FROM outbox o JOIN tenant_fence f ON f.tenant = o.tenant AND f.epoch = ? WHERE o.tenant = ? AND o.seq = ? AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL',
+    ]);
+    const row = claimedRow(1, 'create');
+    expect(reads[0]?.args).toEqual([row.claim.epoch, KEY.tenant, 1, row.claim.by, NOW]);
+  });
+
+  it('a deposed leader (or a claim run out) creates no CR: the re-check finds the claim gone, nothing is written, the row is not kept', async () => {
+    const { h, err } = await failing({ records: [reservationRow({ state: 'admitted', binding: null })], claims: [claimedRow(1, 'create')], claimHeld: false });
+    expect(err).toBeInstanceOf(ClaimLost);
+    expect(h.calls.map((c) => c.op)).toEqual([]);
+    expect(kinds(h)).toEqual(['outbox retry']); // its give-back matches nothing in the real ledger (the claim is gone)
+    expect(h.kept).toEqual([]);
+    expect(await h.count('delivered')).toBe(0);
   });
 
   it('admitted with no create row claimed: a claimed reconcile row re-delivers it (the cron safety net)', async () => {
@@ -140,6 +156,17 @@ describe('ledger reconciler: delivery', () => {
     expect(String(h.writes()[0]?.args[4])).toMatch(/^ImagePolicy: refused by the image policy at delivery: registry ghcr\.io/);
     expect(kinds(h)).toEqual(['→ conflict', 'outbox dead', 'looked at']);
     expect(await h.count('deadRows', { kind: 'create' })).toBe(1);
+  });
+
+  it.each(['Evil/model:1', 'Registry/team/model:1', 'LOCALHOST/model:1'])('%s under docker.io: refused at delivery (the runtime would pull it from another host), no CR', async (image) => {
+    const { h } = await reconcile({
+      records: [reservationRow({ state: 'admitted', binding: null, spec: { ...SPEC, image } }), reservationRow({ state: 'conflict', binding: null })],
+      claims: [claimedRow(1, 'create')],
+      allowedRegistries: parseRegistryList('docker.io'),
+    });
+    expect(h.calls.map((c) => c.op)).not.toContain('createModelService');
+    expect(String(h.writes()[0]?.args[4])).toMatch(new RegExp(`^ImagePolicy: refused by the image policy at delivery: registry ${image.split('/')[0]} `));
+    expect(kinds(h)).toEqual(['→ conflict', 'outbox dead', 'looked at']);
   });
 
   it('a refused delivery whose row is no longer ours (its dead mark matched nothing): not counted dead', async () => {

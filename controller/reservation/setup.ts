@@ -27,6 +27,8 @@ export interface ReservationControllerOptions {
   db: Db;
   namespace: string;
   holder: string;
+  /** The API server's time (runtime/server-clock.ts); default: this process's clock. */
+  apiServerNow?: () => Date;
   config: ReservationDeps['config'];
   fastPaths: boolean;
   workers: number;
@@ -61,6 +63,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     namespace: o.namespace,
     fence,
     now: () => new Date(),
+    apiServerNow: o.apiServerNow,
     config: o.config,
     takeClaims: (id) => poller.take(id), // runs only after start, when `poller` exists
     keepClaims: (rows) => poller.restore(rows),

@@ -52,6 +52,14 @@ describe('step: decided on the informer cache', () => {
     ]);
   });
 
+  it("the never-Ready deadline is read on the API server's clock: its CR is 11 min old there, 1 min old on the controller's", async () => {
+    const apiServerNow = new Date(NOW.getTime() + 600_000);
+    const { h, result, ops } = await stepOf({ state: 'delivered' }, { cached: modelService({}), modelService: modelService({}), apiServerNow });
+    expect(ops).toEqual(['readModelService', 'deleteModelService']);
+    expect(result).toEqual({ requeueAfterMs: 500 });
+    expect(h.events.map((e) => e.reason)).toEqual(['NeverReady']);
+  });
+
   it('any other action is re-decided on a live read: the CR the cache lacks is gone → releasing', async () => {
     const { h, result, ops } = await stepOf({ state: 'delivered' }, { cached: null, modelService: null });
     expect(ops).toEqual(['readModelService']);

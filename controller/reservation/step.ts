@@ -37,6 +37,7 @@ export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: num
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
   const now = d.now();
+  const apiServerNow = d.apiServerNow?.() ?? now;
   const running = rec.state === 'delivered' || rec.state === 'ready';
   // A decrease waiting for its refund is decided on live reads of the Deployment and the pods only.
   const scaleDown = running && awaitsScaleDown(rec.change);
@@ -45,7 +46,7 @@ export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: num
   let action: LedgerAction | undefined;
   if (cached !== undefined) {
     cr = cached ? { ...observe(cached), object: cached } : null;
-    action = decide(rec, cr, [], now, d.config);
+    action = decide(rec, cr, [], now, d.config, undefined, apiServerNow);
     if (!CACHE_DECIDES.has(action.type)) action = undefined;
   }
   if (!action) {
@@ -53,7 +54,7 @@ export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: num
     const needPods = rec.state === 'releasing' || rec.state === 'deleting' || scaleDown;
     const pods = needPods ? await d.cluster.listPods(ns, rec.id) : [];
     const deployment = scaleDown && cr ? await d.cluster.readDeployment(ns, name) : undefined;
-    action = decide(rec, cr, pods, now, d.config, deployment);
+    action = decide(rec, cr, pods, now, d.config, deployment, apiServerNow);
   }
   if (action.type !== 'none') log.debug('ledger action', { state: rec.state, action: action.type, cached: cached !== undefined });
   // Never in the way of the action: a progress write that fails is logged and the step acts.

@@ -4,6 +4,7 @@ import { KubeApiError, isAlreadyExists, isConflict, isNotFound } from './errors.
 import { KubeClient, resourceOf, type FetchLike } from './kube.ts';
 import { Metrics } from './metrics.ts';
 import type { TokenBucket } from './rate-limit.ts';
+import { ServerClock } from './server-clock.ts';
 
 function kubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -26,6 +27,23 @@ describe('KubeClient', () => {
     ac.abort(new Error('shutdown'));
     await expect(pending).rejects.toThrow('shutdown');
     await expect(parent.withSignal(ac.signal).get('/x')).rejects.toThrow('shutdown'); // already aborted: never sent
+  });
+
+  it('feeds the Date header of every answer, an error included, to the server clock', async () => {
+    let local = Date.parse('2026-12-03T10:00:00.000Z');
+    const serverClock = new ServerClock(() => local);
+    const ahead = 120_000;
+    const fetch: FetchLike = async (url) => {
+      local += 10;
+      const date = new Date(local + ahead).toUTCString();
+      return { status: url.includes('missing') ? 404 : 200, headers: { get: (h) => (h === 'date' ? date : null) }, text: async () => '{}' };
+    };
+    const c = new KubeClient({ kc: kubeConfig(), fetch, serverClock });
+    await c.get('/api/v1/namespaces/a/pods/p');
+    expect(Math.abs(serverClock.now().getTime() - (local + ahead))).toBeLessThanOrEqual(1000);
+    local += 3_000;
+    await expect(c.get('/api/v1/namespaces/a/pods/missing')).rejects.toThrow(KubeApiError);
+    expect(Math.abs(serverClock.now().getTime() - (local + ahead))).toBeLessThanOrEqual(1000);
   });
 
   it('every request has a deadline', async () => {

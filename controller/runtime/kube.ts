@@ -10,6 +10,7 @@ import { GROUP, PLURAL, VERSION } from '../../schema/model-service.ts';
 import { KubeApiError, type KubeStatus } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import type { Priority, TokenBucket } from './rate-limit.ts';
+import type { ServerClock } from './server-clock.ts';
 
 export type FetchLike = (
   url: string,
@@ -31,6 +32,8 @@ export interface KubeClientOptions {
   timeoutMs?: number;
   /** Aborts every request in flight and every later one (see withSignal). */
   signal?: AbortSignal;
+  /** Fed the Date header of every response: the API server's clock (server-clock.ts). */
+  serverClock?: ServerClock;
 }
 
 export interface ListResult<T> {
@@ -89,6 +92,8 @@ export class KubeClient {
       this.#opts.metrics?.kubeWrites.inc({ resource: resourceOf(path, method), verb: VERB[method] ?? method });
     }
     let res: Awaited<ReturnType<FetchLike>>;
+    const clock = this.#opts.serverClock;
+    const sentAt = clock?.localMs() ?? 0;
     try {
       res = await this.#fetch(url.toString(), {
         method,
@@ -101,6 +106,7 @@ export class KubeClient {
       this.#opts.metrics?.restRequests.inc({ code: '<error>', method, host: url.host });
       throw err;
     }
+    clock?.observe(res.headers.get('date'), sentAt, clock.localMs());
     this.#opts.metrics?.restRequests.inc({ code: String(res.status), method, host: url.host });
     const text = await res.text();
     if (res.status < 200 || res.status > 299) {

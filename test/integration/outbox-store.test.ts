@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../functions/db/outbox.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
-import { ack, ClaimLost, fail, retryDelayMs, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
+import { ack, ClaimLost, fail, holdsClaim, retryDelayMs, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
 import { ackCreate } from '../../controller/reservation/transitions.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
@@ -62,6 +62,7 @@ describe('outbox claim / ack', () => {
     const [first] = await claimDue(db, { holder: 'slow', epoch, leaseMs: 1000, limit: 1, now: t0 });
     expect(first).toBeDefined();
     const later = new Date(t0.getTime() + 1500);
+    expect(await holdsClaim(db, first!, later)).toBe(false); // ran out: the re-check before a CR create fails
     const [second] = await claimDue(db, { holder: 'fast', epoch, leaseMs: 30_000, limit: 1, now: later });
     expect(second?.seq).toBe(first!.seq);
     expect(second?.attempts).toBe(0); // a lease that ran out is not a failed attempt
@@ -75,7 +76,9 @@ describe('outbox claim / ack', () => {
     await drain(old);
     const [id] = await rows(1);
     const [claimed] = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 60_000, limit: 1, now: new Date() });
+    expect(await holdsClaim(db, claimed!, new Date())).toBe(true);
     await acquireEpoch(db, 'new', new Date());
+    expect(await holdsClaim(db, claimed!, new Date())).toBe(false); // the re-check before a CR create
     expect(await ack(db, claimed!, new Date())).toBe(false);
     await expect(ackCreate(db, claimed!, { namespace: 'ns', name: `md-${id}`, uid: 'u' }, new Date())).rejects.toThrow(ClaimLost);
     expect(Number((await db.execute('SELECT COUNT(*) AS c FROM binding WHERE tenant = ? AND reservation_id = ?', ['acme', id!])).rows[0]?.c)).toBe(0);

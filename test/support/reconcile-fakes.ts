@@ -12,6 +12,8 @@ export interface LedgerScript {
   records: Row[];
   /** rowsAffected of a write (default 1); throw to make the statement fail. */
   affected?: (sql: string, args: readonly SqlArg[]) => number;
+  /** Whether a claimed row's claim still holds under the fence (holdsClaim; default true). */
+  claimHeld?: boolean;
 }
 
 /** Each transaction's end, in order. */
@@ -33,6 +35,7 @@ export function scriptedLedgerDb(script: LedgerScript): { db: Db; ends: TxEnd[] 
       const row = script.records[Math.max(0, Math.min(reads, script.records.length) - 1)];
       return { rows: row ? [row] : [], rowsAffected: 0 };
     }
+    if (/^SELECT 1 AS held FROM outbox o/.test(s)) return { rows: script.claimHeld === false ? [] : [{ held: 1 }], rowsAffected: 0 };
     if (/^(UPDATE|INSERT|DELETE)\b/.test(s)) return { rows: [], rowsAffected: script.affected?.(s, args) ?? 1 };
     throw new Error(`unscripted statement: ${s.slice(0, 120)}`);
   };

@@ -4,6 +4,7 @@
 // of its step build on it.
 import type { SqlArg } from '../../ledger/db.ts';
 import type { ModelService } from '../../schema/model-service.ts';
+import { ANY_REGISTRY } from '../../schema/policy.ts';
 import { ledgerMetrics, type LedgerMetrics } from '../../controller/reservation/metrics.ts';
 import { DEFAULT_OUTBOX_BACKOFF, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 import type { ReservationDeps, ReconcileScope } from '../../controller/reservation/reconcile-deps.ts';
@@ -29,7 +30,10 @@ export interface HarnessOptions extends LedgerScript, ClusterScript {
   cached?: ModelService | null;
   /** The record the poller read with the claim (handed over once). */
   prefetched?: ReservationRecord;
+  /** The controller's image policy (default `*`: any registry). */
   allowedRegistries?: ReservationDeps['config']['allowedRegistries'];
+  /** The API server's time (default: none given, the controller's NOW is used). */
+  apiServerNow?: Date;
 }
 
 export interface Harness {
@@ -71,7 +75,8 @@ export function reconcileHarness(o: HarnessOptions): Harness {
     namespace: NAMESPACE,
     fence: { epoch: async () => EPOCH, forTenants: async () => EPOCH },
     now: () => NOW,
-    config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: DEFAULT_OUTBOX_BACKOFF, allowedRegistries: o.allowedRegistries },
+    apiServerNow: o.apiServerNow && (() => o.apiServerNow!),
+    config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: DEFAULT_OUTBOX_BACKOFF, allowedRegistries: o.allowedRegistries ?? ANY_REGISTRY },
     takeClaims: (id) => {
       const mine = claims.filter((c) => c.reservationId === id);
       claims = claims.filter((c) => c.reservationId !== id);
