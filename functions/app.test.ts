@@ -24,7 +24,7 @@ const untouchable: Db = {
 const logs: unknown[] = [];
 const allow = { limit: () => Promise.resolve({ success: true }) };
 const unlimited = { ip: allow, tenant: allow };
-const config = parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', MAX_BODY_BYTES: '2048', MAX_REPLICAS: '4' });
+const config = parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', MAX_BODY_BYTES: '2048', MAX_REPLICAS: '4', ALLOWED_IMAGE_REGISTRIES: '*' });
 const app = createApp({
   config,
   deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => '01ARZ3NDEKTSV4RRFFQ69G5FAV' }),
@@ -168,8 +168,8 @@ describe('configuration', () => {
   });
 
   it('DB_TIMEOUT_MS: the deadline of a request\'s database work, 5 s unless set, bounded', () => {
-    expect(parseConfig({ DATABASE_URL: 'http://u:p@h' }).dbTimeoutMs).toBe(5000);
-    expect(parseConfig({ DATABASE_URL: 'http://u:p@h', DB_TIMEOUT_MS: '1500' }).dbTimeoutMs).toBe(1500);
+    expect(parseConfig({ DATABASE_URL: 'http://u:p@h', ALLOWED_IMAGE_REGISTRIES: '*' }).dbTimeoutMs).toBe(5000);
+    expect(parseConfig({ DATABASE_URL: 'http://u:p@h', ALLOWED_IMAGE_REGISTRIES: '*', DB_TIMEOUT_MS: '1500' }).dbTimeoutMs).toBe(1500);
     expect(() => parseConfig({ DATABASE_URL: 'http://u:p@h', DB_TIMEOUT_MS: '0' })).toThrow(/DB_TIMEOUT_MS/);
   });
 });

@@ -75,7 +75,7 @@ const configSchema = z.object({
   MIN_MEMORY: quantityVar(memoryMiB),
   MAX_CPU: quantityVar(cpuMillis),
   MAX_MEMORY: quantityVar(memoryMiB),
-  /** Comma list of host[:port][/path] an image must come from; empty = any registry. */
+  /** Comma list of host[:port][/path] an image must come from, or `*` for any; empty or absent is refused. */
   ALLOWED_IMAGE_REGISTRIES: z.string().optional(),
   /** Deadline of a request's database work, all round trips together (a hung database → 503). */
   DB_TIMEOUT_MS: intVar(5000, 100, 60_000),

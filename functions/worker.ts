@@ -7,6 +7,7 @@ import { createApp, type AppEnv } from './app.ts';
 import { keyRingFor } from './auth/keys.ts';
 import { parseConfig, type Config, type Env } from './config.ts';
 import { createDb } from '../ledger/db.ts';
+import { allowsAnyRegistry } from '../schema/policy.ts';
 import { envelope, misconfigured } from './errors.ts';
 import { jsonLogger, logOnce } from './middleware/log.ts';
 import { ulidGenerator, type ServiceDeps } from './services/deps.ts';
@@ -39,8 +40,8 @@ let cached: { env: Env; config: Config; app: OpenAPIHono<AppEnv> } | undefined;
 function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
   if (cached?.env !== env) {
     const config = parseConfig(env);
-    if (config.policy.allowedRegistries.length === 0) {
-      jsonLogger({ level: 'warn', msg: 'ALLOWED_IMAGE_REGISTRIES is empty: images from ANY registry are admitted' });
+    if (allowsAnyRegistry(config.policy.allowedRegistries)) {
+      jsonLogger({ level: 'warn', msg: 'ALLOWED_IMAGE_REGISTRIES is *: images from ANY registry are admitted' });
     }
     // The rate-limiting bindings are required (a missing one refuses every request) unless RATE_LIMITS = "off".
     rateLimitersOf(env, config.rateLimits);

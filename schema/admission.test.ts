@@ -14,13 +14,13 @@ import {
   type AdmissionPolicy,
   type ParsedAdmission,
 } from './admission.ts';
-import { parseRegistryList } from './policy.ts';
+import { ANY_REGISTRY, parseRegistryList } from './policy.ts';
 
 const testPolicy = (over: Partial<AdmissionPolicy> = {}): AdmissionPolicy => ({
   defaults: {},
   min: { cpu: 10, memory: 16 },
   max: { cpu: 16_000, memory: 65_536 },
-  allowedRegistries: [],
+  allowedRegistries: ANY_REGISTRY,
   ...over,
 });
 function admissionOf(body: unknown, policy = testPolicy()): ParsedAdmission {
@@ -128,6 +128,18 @@ describe('the admission policy', () => {
     expect(decide({ ...base, image: 'registry.acme.io/team/llm:1' }, { allowedRegistries }).ok).toBe(true);
     const d = decide({ ...base, image: 'ghcr.io/x/miner:1' }, { allowedRegistries });
     expect(d.ok ? undefined : d.issues).toEqual([{ path: 'image', message: expect.stringContaining('registry ghcr.io') }]);
+  });
+
+  it.each(['Evil/model:1', 'Registry/team/model:1', 'LOCALHOST/model:1'])('refuses %s under docker.io: the runtime pulls it from another host', (image) => {
+    const d = decide({ ...base, image }, { allowedRegistries: parseRegistryList('docker.io') });
+    expect(d.ok ? undefined : d.issues).toEqual([{ path: 'image', message: expect.stringMatching(new RegExp(`^registry ${image.split('/')[0]} .* is not allowed`)) }]);
+    expect(decide({ ...base, image: 'modeldock/mock-model:0.1.0' }, { allowedRegistries: parseRegistryList('docker.io') }).ok).toBe(true);
+  });
+
+  it.each(['a_b.c/model:1', 'reg:123456/model', 'Evil/Model:1'])('the request schema refuses %s: the runtime would read it differently or refuse it', (image) => {
+    const r = admissionRequestSchema().safeParse({ ...base, image });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['image', expect.stringContaining('as the container runtime reads it: ')]]);
   });
 });
 

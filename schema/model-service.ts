@@ -3,6 +3,7 @@
 // (see admission.ts) and the CRD's openAPIV3Schema (generated with z.toJSONSchema).
 import { z } from 'zod';
 import { forbiddenEnvName } from './env-policy.ts';
+import { parseImage, REFERENCE_PATTERN } from './image-reference.ts';
 import { cpuMillis, memoryMiB, QUANTITY_PATTERN, QuantityError, wholeCount } from './quantity.ts';
 
 export const GROUP = 'modeldock.io';
@@ -31,15 +32,25 @@ export const dns1123Label = z
   .max(63)
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit');
 
-/** An OCI image reference: [registry[:port]/]path[:tag][@sha256:digest]. */
+/**
+ * An image reference as the container runtime reads it (schema/image-reference.ts, the grammar of
+ * github.com/distribution/reference): `[registry[:port]/]path[:tag][@sha256:digest]`. A reference
+ * the runtime would refuse, or read differently from how it is written — a registry part that is
+ * not a host, a port outside 1..65535, an upper-case repository, a 64-hex image id — is refused,
+ * with the reason. The CRD's `pattern` is the library's anchored grammar, which every accepted
+ * reference matches.
+ */
 export const imageReference = z
   .string()
-  .min(1)
-  .max(512)
-  .regex(
-    /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d{1,5})?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/,
-    'must be an OCI image reference such as ghcr.io/org/model:1.2 or registry.local:5000/model@sha256:<64 hex>',
-  );
+  .min(1, { abort: true })
+  .max(512, { abort: true })
+  .superRefine((image, ctx) => {
+    const parsed = parseImage(image);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: 'custom', message: `must be an OCI image reference such as ghcr.io/org/model:1.2 or registry.local:5000/model@sha256:<64 hex>, as the container runtime reads it: ${parsed.reason}` });
+    }
+  })
+  .meta({ pattern: REFERENCE_PATTERN });
 
 const quantity = (what: string, parse: (q: string) => number) =>
   z

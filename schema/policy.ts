@@ -3,6 +3,7 @@
 // variables no tenant may set. The Worker applies it at admission (functions/config.ts reads it
 // from its vars); the controller re-checks the image at delivery with its own copy of the
 // registry list (controller/main.ts), so a policy tightened later is enforced on what is queued.
+import { parseImage } from './image-reference.ts';
 import { amountsPerReplica, type ReplicaAmounts } from './model-service.ts';
 
 /** One allowed registry: a host (with port) and an optional path prefix, e.g. ghcr.io/acme. */
@@ -29,47 +30,65 @@ export class PolicyError extends Error {
 const HOST = /^(?:localhost|[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*)(?::\d{1,5})?$/;
 const PATH = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
 
+/** The one rule of `ALLOWED_IMAGE_REGISTRIES=*`: images from any registry. */
+export const ANY_REGISTRY: readonly RegistryRule[] = Object.freeze([Object.freeze({ host: '*', pathPrefix: '' })]);
+
+/** True when the rules are `*`: any registry, as the operator said explicitly. */
+export const allowsAnyRegistry = (rules: readonly RegistryRule[]): boolean => rules.some((r) => r.host === '*');
+
 /**
- * `ALLOWED_IMAGE_REGISTRIES`: a comma list of `host[:port][/path/prefix]`. Empty = any registry.
- * Docker Hub is `docker.io` (images without a registry, such as `nginx`, are `docker.io/library/nginx`).
+ * `ALLOWED_IMAGE_REGISTRIES`: a comma list of `host[:port][/path/prefix]`, or `*` alone for any
+ * registry. Empty or absent is refused: a deployment states where its tenants' images come from.
+ * Docker Hub is `docker.io` (`nginx` is `docker.io/library/nginx`; `index.docker.io` means the same).
  */
 export function parseRegistryList(text: string | undefined): RegistryRule[] {
+  const entries = (text ?? '').split(',').map((raw) => raw.trim()).filter((e) => e !== '');
+  if (entries.length === 0) {
+    throw new PolicyError('ALLOWED_IMAGE_REGISTRIES is empty: list the registries tenants\' images may come from (host[:port][/path], comma-separated), or * for any registry');
+  }
+  if (entries.includes('*')) {
+    if (entries.length > 1) throw new PolicyError('ALLOWED_IMAGE_REGISTRIES: * (any registry) stands alone, without other entries');
+    return [...ANY_REGISTRY];
+  }
   const rules: RegistryRule[] = [];
-  for (const raw of (text ?? '').split(',')) {
-    const entry = raw.trim().toLowerCase().replace(/\/+$/, '');
-    if (!entry) continue;
+  for (const raw of entries) {
+    const entry = raw.toLowerCase().replace(/\/+$/, '');
     const slash = entry.indexOf('/');
-    const host = slash < 0 ? entry : entry.slice(0, slash);
+    const written = slash < 0 ? entry : entry.slice(0, slash);
+    const host = written === 'index.docker.io' ? 'docker.io' : written;
     const pathPrefix = slash < 0 ? '' : entry.slice(slash + 1);
     if (!HOST.test(host) || (pathPrefix && !PATH.test(pathPrefix))) {
-      throw new PolicyError(`ALLOWED_IMAGE_REGISTRIES: "${raw.trim().slice(0, 100)}" is not host[:port][/path]`);
+      throw new PolicyError(`ALLOWED_IMAGE_REGISTRIES: "${raw.slice(0, 100)}" is not host[:port][/path]`);
     }
     rules.push({ host, pathPrefix });
   }
   return rules;
 }
 
-/** Registry host and repository path of an image reference, with Docker's defaults. */
-export function imageLocation(image: string): { host: string; path: string } {
-  const ref = image.replace(/@sha256:[a-f0-9]{64}$/, '');
-  const slash = ref.indexOf('/');
-  const first = slash < 0 ? '' : ref.slice(0, slash);
-  // Like Docker: the first component is a registry only if it has a dot or a port, or is localhost.
-  const isRegistry = first !== '' && (first.includes('.') || first.includes(':') || first === 'localhost');
-  const host = isRegistry ? first.toLowerCase() : 'docker.io';
-  let path = isRegistry ? ref.slice(slash + 1) : ref;
-  path = path.replace(/:[\w][\w.-]{0,127}$/, '');
-  if (host === 'docker.io' && !path.includes('/')) path = `library/${path}`;
-  return { host, path };
+export type ImageLocation = { ok: true; host: string; path: string } | { ok: false; reason: string };
+
+/**
+ * The registry host the container runtime pulls an image from and its repository path there,
+ * normalized as the runtime does it (schema/image-reference.ts): `nginx` → docker.io /
+ * library/nginx, `Evil/model` → the host `Evil`. The host keeps its case: `GHCR.io` is not `ghcr.io`.
+ */
+export function imageLocation(image: string): ImageLocation {
+  const parsed = parseImage(image);
+  return parsed.ok ? { ok: true, host: parsed.ref.domain, path: parsed.ref.path } : { ok: false, reason: parsed.reason };
 }
 
-/** Why the policy refuses this image, or undefined when it is allowed (always, with no rules). */
+/** Why the policy refuses this image, or undefined when it is allowed. No rules allow nothing. */
 export function imageRefusal(image: string, rules: readonly RegistryRule[]): string | undefined {
-  if (rules.length === 0) return undefined;
-  const { host, path } = imageLocation(image);
-  const allowed = rules.some((r) => r.host === host && (r.pathPrefix === '' || path === r.pathPrefix || path.startsWith(`${r.pathPrefix}/`)));
+  const loc = imageLocation(image);
+  if (!loc.ok) return `not an image reference the container runtime reads as written: ${loc.reason}`;
+  if (allowsAnyRegistry(rules)) return undefined;
+  const allowed = rules.some((r) => r.host === loc.host && (r.pathPrefix === '' || loc.path === r.pathPrefix || loc.path.startsWith(`${r.pathPrefix}/`)));
   if (allowed) return undefined;
-  return `registry ${host} (${host}/${path}) is not allowed; allowed: ${rules.map((r) => (r.pathPrefix ? `${r.host}/${r.pathPrefix}` : r.host)).join(', ')}`;
+  const list = rules.length === 0 ? 'none' : rules.map((r) => (r.pathPrefix ? `${r.host}/${r.pathPrefix}` : r.host)).join(', ');
+  const hint = image.startsWith(`${loc.host}/`) && loc.host !== loc.host.toLowerCase() && !/[.:]/.test(loc.host)
+    ? `; the container runtime reads a first component with a capital letter as a registry host`
+    : '';
+  return `registry ${loc.host} (${loc.host}/${loc.path}) is not allowed${hint}; allowed: ${list}`;
 }
 
 /** Per-replica resources with the defaults filled in, or the issues (field path → message). */

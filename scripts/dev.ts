@@ -21,6 +21,8 @@ const KEY = process.env.MODELDOCK_DEMO_KEY ?? 'demo-key-change-me-0123456789';
 /** The controller's token lives a week (a kubelet would refresh it; restart `npm run dev` after that). */
 const TOKEN_SECONDS = 7 * 24 * 3600;
 const API_PORT = Number(process.env.API_PORT ?? 8787);
+/** The controller's copy of the image policy: wrangler.toml's ALLOWED_IMAGE_REGISTRIES (the demo's mock model). */
+const DEV_REGISTRIES = 'docker.io/modeldock';
 
 const runDir = process.env.MODELDOCK_STACK_DIR ?? join(repoRoot, '.stack/dev');
 const node = nodeChoiceOrExit();
@@ -79,7 +81,7 @@ try {
         args: [join(repoRoot, 'controller/main.ts')],
         cwd: repoRoot,
         // On the real node: the operator's placement settings put the tenant pods there.
-        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080', ...(info.realNode ? REAL_NODE_PLACEMENT : {}) },
+        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080', ALLOWED_IMAGE_REGISTRIES: DEV_REGISTRIES, ...(info.realNode ? REAL_NODE_PLACEMENT : {}) },
         logDir: info.logDir,
         ready: async () => (await fetch('http://127.0.0.1:8080/readyz')).ok,
         timeoutMs: 60_000,

@@ -3,7 +3,8 @@
 // same database — A: the Worker's own service functions from Node through @planetscale/database
 // to the same ps-http-sim; B: the same service functions through mysql2 straight to MariaDB.
 // The Worker runs with wrangler.toml's vars except DB_TIMEOUT_MS (30 s, as in the tests: a
-// loaded 2-core machine must not turn a benchmark into 503s).
+// loaded 2-core machine must not turn a benchmark into 503s) and ALLOWED_IMAGE_REGISTRIES (the
+// body's registry).
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseConfig } from '../../functions/config.ts';
@@ -19,6 +20,8 @@ import { startDirectWorker } from './workerd-worker.ts';
 export const TENANT = 'bench';
 const KEY = `bench-key-${randomBytes(12).toString('hex')}`;
 export const BODY = { name: 'm', image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } };
+/** The image policy of every Worker here and of the baselines: the body's registry, as an operator would list it. */
+const POLICY_VARS = { ALLOWED_IMAGE_REGISTRIES: 'ghcr.io/acme' };
 
 export type Call = (method: string, path: string, expect: number, opts?: { body?: unknown; key?: string }) => Promise<Record<string, unknown>>;
 
@@ -46,15 +49,15 @@ export async function startApi(ctx: BenchContext, connections: number, opts: { d
   const ledger = await ctx.ledger();
   await ledger.setQuota(TENANT, 'cpu=100000', 'memory=100000Gi', 'nvidia.com/gpu=0', 'modelservices=100000');
   const keys = { [TENANT]: KEY };
-  const worker = await ctx.worker(ledger.url, keys);
+  const worker = await ctx.worker(ledger.url, keys, POLICY_VARS);
   const direct = opts.direct === false ? undefined : await startDirectWorker({
     dir: join(ctx.stack.runDir, `direct-${randomBytes(3).toString('hex')}`),
     logFile: join(ctx.stack.logDir, 'worker-direct.log'),
     // As at the edge: wrangler.toml's MODELDOCK_ENV=production, so the key is given as its digest.
-    vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify({ [TENANT]: `sha256:${createHash('sha256').update(KEY).digest('hex')}` }), DB_TIMEOUT_MS: '30000' },
+    vars: { DATABASE_URL: ledger.url, ADMISSION_KEYS_JSON: JSON.stringify({ [TENANT]: `sha256:${createHash('sha256').update(KEY).digest('hex')}` }), DB_TIMEOUT_MS: '30000', ...POLICY_VARS },
   });
   if (direct) ctx.defer(() => direct.stop());
-  const config = parseConfig({ DATABASE_URL: ledger.url });
+  const config = parseConfig({ DATABASE_URL: ledger.url, ...POLICY_VARS });
   const decision = toAdmission(admissionRequestSchema(config.maxReplicas).parse(BODY), config.policy);
   if (!decision.ok) throw new Error(`bench body refused: ${JSON.stringify(decision.issues)}`);
   const newId = ulidGenerator();

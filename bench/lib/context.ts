@@ -111,7 +111,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
           args: [join(repoRoot, 'controller/main.ts')],
           cwd: repoRoot,
           logDir: need().logDir,
-          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ...shippedNodeOptions(), ...env },
+          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ALLOWED_IMAGE_REGISTRIES: '*', ...shippedNodeOptions(), ...env },
           ready: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
           timeoutMs: 60_000,
         },

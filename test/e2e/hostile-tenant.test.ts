@@ -13,7 +13,7 @@ beforeAll(async () => {
   // 1 CPU and 1 GiB, as in the report; at most 3 ModelServices. The Worker runs with the shipped
   // wrangler.toml defaults (250m / 256Mi per replica).
   sys = await startSystem({ quota: ['cpu=1', 'memory=1Gi', 'modelservices=3'] });
-  // The controller's copy of the image policy is stricter than the Worker's (which allows any).
+  // The controller's copy of the image policy is stricter than the Worker's (`*` in the tests: any).
   await sys.startController('ctl-hostile', { ALLOWED_IMAGE_REGISTRIES: 'ghcr.io/acme' });
 });
 afterAll(async () => sys?.stop());

@@ -1,5 +1,6 @@
-// How the controller process treats its ledger database: without DATABASE_URL it refuses to
-// start (one line, non-zero exit) unless LEDGER=off; /readyz is true only while the informers
+// How the controller process treats its ledger database: without DATABASE_URL, or without the
+// image policy delivery needs (ALLOWED_IMAGE_REGISTRIES), it refuses to start (one line, non-zero
+// exit) unless LEDGER=off; /readyz is true only while the informers
 // are synced AND the database answers (`SELECT 1`, deadline 2 s, cached briefly); /healthz does
 // not depend on the database.
 import { execFile } from 'node:child_process';
@@ -59,6 +60,22 @@ describe('the ledger database', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: expect.stringMatching(/^exiting: DATABASE_URL is not set.*LEDGER=off/) });
     expect(err?.stdout).toBe('');
+  });
+
+  it('with the ledger but without ALLOWED_IMAGE_REGISTRIES (absent or empty) the controller exits non-zero with a one-line reason', async () => {
+    const install = await installModelDock(ns.name);
+    for (const registries of [{}, { ALLOWED_IMAGE_REGISTRIES: ' ' }]) {
+      const run = promisify(execFile)(process.execPath, [join(repoRoot, 'controller/main.ts')], {
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH, KUBECONFIG: install.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: '0', DATABASE_URL: ledger.url, ...registries },
+        timeout: 30_000,
+      });
+      const err = (await run.then(() => undefined, (e: unknown) => e)) as { code?: number; stderr?: string } | undefined;
+      expect(err?.code).toBe(2);
+      const lines = (err?.stderr ?? '').trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: expect.stringMatching(/^exiting: ALLOWED_IMAGE_REGISTRIES is empty: .* or \* for any registry$/) });
+    }
   });
 
   it('/readyz follows the database: 200 while it answers, 503 while it does not; /healthz stays 200', async () => {

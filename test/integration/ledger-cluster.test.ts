@@ -21,6 +21,7 @@ import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
+import { ANY_REGISTRY } from '../../schema/policy.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { makeModelService } from '../support/builders.ts';
 import { controllerClient } from '../support/install.ts';
@@ -180,7 +181,7 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
       fence: leaderFence({ db: ledger.db, holder: 'test', now: () => new Date(), log: testLogger() }),
       // Past the deadline of every CR this suite creates (the deadline runs from the CR's creationTimestamp).
       now: () => new Date(Date.now() + 2 * READY_DEADLINE_MS),
-      config: { readyDeadlineMs: READY_DEADLINE_MS, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 } },
+      config: { readyDeadlineMs: READY_DEADLINE_MS, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },
       takeClaims: () => [],
       keepClaims: () => undefined,
       metrics: ledgerMetrics(new Metrics().registry),
@@ -242,7 +243,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
       namespace: ns.name,
       fence,
       now: () => new Date(),
-      config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 } },
+      config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },
       takeClaims: (rid) => (rid === row.reservationId ? [row] : []),
       keepClaims: () => undefined,
       prefetched: (key) => prefetch.take(key),

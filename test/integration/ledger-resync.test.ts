@@ -18,6 +18,7 @@ import { TokenBucket } from '../../controller/runtime/rate-limit.ts';
 import { ulidGenerator } from '../../functions/services/deps.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
+import { ANY_REGISTRY } from '../../schema/policy.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { controllerClient } from '../support/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
@@ -110,7 +111,7 @@ describe('bounded ledger resync', () => {
       db: L.db,
       namespace: ns.name,
       holder: 'resync-test',
-      config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 120_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 } },
+      config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 120_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },
       fastPaths: true,
       workers: 4,
       resyncMs: 3_600_000, // one tick at start, the next one is ours (resyncOnce below)

@@ -10,6 +10,7 @@ import { inject } from 'vitest';
 import { kubectl } from '../../scripts/testenv/install.ts';
 import { checkObjects } from '../../scripts/check/pod-templates.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
+import { allowsAnyRegistry, parseRegistryList } from '../../schema/policy.ts';
 
 const overlays = readdirSync(join(repoRoot, 'k8s/overlays')).map((d) => `k8s/overlays/${d}`);
 const kustomizations = ['k8s', 'k8s/monitoring', ...overlays];
@@ -74,6 +75,19 @@ describe('kubectl apply --dry-run=server -k', () => {
     const pdb = find(objs, 'PodDisruptionBudget', 'modeldock-controller') as Obj & { spec: { minAvailable: number; selector: unknown } };
     expect(pdb.spec.minAvailable).toBe(1);
     expect(pdb.spec.selector).toEqual({ matchLabels: { 'app.kubernetes.io/name': 'modeldock-controller' } });
+  });
+
+  it('the controller\'s image policy: a list in the base (ModelDock\'s own images) and in production (its placeholder), never empty or *', async () => {
+    const registries = async (dir: string) => {
+      const dep = find(await dryRun(dir), 'Deployment', 'modeldock-controller') as Obj & { spec: { template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } } } };
+      const values = (dep.spec.template.spec.containers[0]!.env ?? []).filter((e) => e.name === 'ALLOWED_IMAGE_REGISTRIES').map((e) => e.value);
+      expect(values, dir).toHaveLength(1);
+      const rules = parseRegistryList(values[0]);
+      expect(allowsAnyRegistry(rules), dir).toBe(false);
+      return rules;
+    };
+    expect(await registries('k8s')).toEqual([{ host: 'docker.io', pathPrefix: 'modeldock' }]);
+    expect(await registries('k8s/overlays/production')).toEqual([{ host: 'registry.example.com', pathPrefix: 'models' }]);
   });
 
   it('NetworkPolicies: the controller takes only the metrics port from the monitoring namespace; tenant pods only the gateway namespace', async () => {

@@ -50,6 +50,8 @@ export async function startControllerContainer(opts: ControllerContainerOptions)
     NAMESPACE: opts.namespace,
     METRICS_PORT: String(port),
     POD_NAME: opts.name,
+    // Required with the ledger: any registry (`*`) unless the test sets its list.
+    ALLOWED_IMAGE_REGISTRIES: '*',
     ...opts.env,
   };
   const proc = await startProcess(

@@ -49,6 +49,8 @@ export async function startController(
         KUBECONFIG: install.kubeconfig,
         // Suites without a ledger database say so, as an installer would (else: exit with a reason).
         ...(env.DATABASE_URL ? {} : { LEDGER: 'off' }),
+        // The image policy is required with the ledger: any registry (`*`) unless a suite sets its list.
+        ALLOWED_IMAGE_REGISTRIES: '*',
         NAMESPACE: namespace,
         METRICS_PORT: String(port),
         POD_NAME: name,

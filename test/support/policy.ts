@@ -1,12 +1,13 @@
-// The admission policy the tests admit under (the shipped bounds, no defaults, any registry),
+// The admission policy the tests admit under (the shipped bounds, no defaults, any registry: `*`),
 // and a parser that turns a request body into the admission the Worker would make of it.
 import { admissionRequestSchema, toAdmission, type AdmissionPolicy, type ParsedAdmission } from '../../schema/admission.ts';
+import { ANY_REGISTRY } from '../../schema/policy.ts';
 
 export const testPolicy = (over: Partial<AdmissionPolicy> = {}): AdmissionPolicy => ({
   defaults: {},
   min: { cpu: 10, memory: 16 },
   max: { cpu: 16_000, memory: 65_536 },
-  allowedRegistries: [],
+  allowedRegistries: ANY_REGISTRY,
   ...over,
 });
 

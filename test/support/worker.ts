@@ -85,7 +85,9 @@ export async function startWorker(opts: WorkerOptions): Promise<WorkerInstance> 
   // the suite would wait on them too. The outage suites set the default explicitly.
   // MODELDOCK_ENV: wrangler.toml says production, where plaintext keys are refused; a test that
   // is about production mode sets it back.
-  const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), MODELDOCK_ENV: 'development', DB_TIMEOUT_MS: '30000', ...opts.vars };
+  // ALLOWED_IMAGE_REGISTRIES: `*` (any registry, said explicitly; wrangler.toml allows only
+  // docker.io/modeldock): the suites admit many images; a test about the image policy sets its list.
+  const vars = { DATABASE_URL: opts.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify(opts.keys), MODELDOCK_ENV: 'development', DB_TIMEOUT_MS: '30000', ALLOWED_IMAGE_REGISTRIES: '*', ...opts.vars };
   writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`).join('\n') + '\n');
   const config = opts.rateLimits === 'shipped' ? [] : [`--config=${configWith(dir, opts.rateLimits ?? {})}`];
   const url = `http://127.0.0.1:${port}`;
