@@ -73,6 +73,9 @@ describe('ledger reconciler: delivery', () => {
     expect(h.writes()[1]?.args).toEqual([KEY.tenant, KEY.id, 'tenants', CR_NAME, 'uid-new', NOW, NOW]);
     expect(await h.count('delivered', { outcome: 'created' })).toBe(1);
     expect(h.calls.map((c) => c.op)).toEqual(['createModelService']);
+    expect(h.logs.filter((l) => l.level !== 'debug').map(({ time: _time, ...l }) => l)).toEqual([
+      { level: 'info', msg: 'ModelService created', admissionId: KEY.id, key: `${KEY.tenant}/${KEY.id}`, reqId: 'req-1', name: CR_NAME, uid: 'uid-new' },
+    ]);
   });
 
   it('a claimed create starts from the record read with its claim: the one read before the CR create is the re-check of its claim under the fence', async () => {
@@ -110,6 +113,8 @@ describe('ledger reconciler: delivery', () => {
       modelService: modelService(),
     });
     expect(await h.count('delivered', { outcome: 'adopted' })).toBe(1);
+    expect(h.logs.find((l) => l.msg === 'ModelService adopted after AlreadyExists')).toMatchObject({ level: 'info', name: CR_NAME, uid: 'uid-bound' });
+    expect(logged(h)).not.toContain('ModelService created');
     expect(h.writes()[1]?.args[4]).toBe('uid-bound');
     expect(h.calls.map((c) => c.op)).toEqual(['createModelService', 'readModelService']);
     expect(result).toEqual({ requeueAfterMs: 600_000 - 60_000 });
