@@ -22,10 +22,12 @@ import { b5 } from './b5-idle.ts';
 import { b6, b6l } from './b6-memory.ts';
 import { b7 } from './b7-bundle.ts';
 import { b8 } from './b8-ledger-scale.ts';
+import { b9 } from './b9.ts';
 
-// Order: what needs no controller first; B3 leaves its converged objects for B5 and B6; B8 runs
-// during B5's idle window (the suite must fit 15 minutes), in its own place when B5 is not run.
-const ALL: Benchmark[] = [b7, b1, b2, b4, b3, b5, b8, b6, b6l];
+// Order: what needs no controller first (B9 beside the other reads); B3 leaves its converged
+// objects for B5 and B6; B8 runs during B5's idle window (the suite must fit 15 minutes), in its
+// own place when B5 is not run.
+const ALL: Benchmark[] = [b7, b1, b2, b9, b4, b3, b5, b8, b6, b6l];
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
 const quick = values.quick ?? false;

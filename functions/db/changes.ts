@@ -5,6 +5,12 @@
 import { int, str } from '../../ledger/columns.ts';
 import type { Queryable } from '../../ledger/db.ts';
 
+/**
+ * The generation of a change row that changed nothing (PATCH to the replicas it already had): it
+ * binds the Idempotency-Key only, and no reservation's generation (≥ 1) ever joins it.
+ */
+export const NOOP_GENERATION = 0;
+
 export interface NewChange {
   tenant: string;
   reservationId: string;

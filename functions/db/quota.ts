@@ -1,7 +1,7 @@
 // SQL of the tenant_quota family: the conditional all-or-nothing charge, reads for GET /quota,
 // and the operator's upsert (npm run tenant).
 import type { Amounts } from '../../schema/model-service.ts';
-import { ACTIVE_STATES, RELEASING_STATES } from '../../schema/admission.ts';
+import { ACTIVE_STATES, RELEASING_STATES, RESERVATION_STATES } from '../../schema/admission.ts';
 import { int, str } from '../../ledger/columns.ts';
 import type { Queryable } from '../../ledger/db.ts';
 import { AMOUNT_COLUMNS, amountsFromRow, chargedResources, RESOURCE_NAMES, type ResourceName } from '../../ledger/resources.ts';
@@ -43,6 +43,8 @@ export async function readQuota(q: Queryable, tenant: string): Promise<Partial<R
 export type Breakdown = Record<'active' | 'releasing' | 'blocked' | 'conflict', Amounts>;
 
 const list = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ');
+/** Every state but `released`: what a breakdown bucket may hold. */
+const SUMMED_STATES = RESERVATION_STATES.filter((s) => s !== 'released');
 const BUCKETS: Record<keyof Breakdown, string> = {
   active: `r.state IN (${list(ACTIVE_STATES)})`,
   releasing: `r.state IN (${list(RELEASING_STATES)})`,
@@ -54,9 +56,13 @@ const BREAKDOWN_SQL = `SELECT ${Object.entries(BUCKETS)
     RESOURCE_NAMES.map((res) => `COALESCE(SUM(CASE WHEN ${cond} THEN r.${AMOUNT_COLUMNS[res]} ELSE 0 END), 0) AS ${bucket}_${AMOUNT_COLUMNS[res]}`),
   )
   .join(',\n  ')}
-FROM reservation r WHERE r.tenant = ? AND r.state <> 'released'`;
+FROM reservation r FORCE INDEX (ix_reservation_state_tenant) WHERE r.state IN (${list(SUMMED_STATES)}) AND r.tenant = ?`;
 
-/** Usage by reservation state, from the reservations themselves (one statement). */
+/**
+ * Usage by reservation state, from the reservations themselves (one statement). It reads only the
+ * tenant's reservations in the states it sums — one range of (state, tenant) per state — so its
+ * cost follows what the tenant holds, never how many admissions it ever had released.
+ */
 export async function readBreakdown(q: Queryable, tenant: string): Promise<Breakdown> {
   const r = await q.execute(BREAKDOWN_SQL, [tenant]);
   const row = r.rows[0] ?? {};

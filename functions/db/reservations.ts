@@ -45,7 +45,8 @@ export async function insertMovement(
   );
 }
 
-const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
+/** One admission with its binding, current change and outbox facts; `hint` names the index `reservation r` is read by. */
+const selectAdmission = (hint = '') => `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
     r.generation, r.applied_generation, r.settled_generation, c.from_replicas AS c_from, c.to_replicas AS c_to, c.created_at AS c_at,
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
@@ -54,8 +55,16 @@ const SELECT_ADMISSION = `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amou
     (SELECT MIN(o.available_at) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL) AS next_attempt_at,
     (SELECT o.last_error FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.done_at IS NULL AND o.dead_at IS NULL AND o.last_error IS NOT NULL
       ORDER BY o.seq DESC LIMIT 1) AS retry_error
-  FROM reservation r LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
+  FROM reservation r${hint} LEFT JOIN binding b ON b.tenant = r.tenant AND b.reservation_id = r.id
     LEFT JOIN reservation_change c ON c.tenant = r.tenant AND c.reservation_id = r.id AND c.generation = r.generation`;
+const SELECT_ADMISSION = selectAdmission();
+/**
+ * A page of the list reads exactly its rows: a range of (tenant, id) from the cursor down. Left to
+ * itself MariaDB reads a cursor page by `ref` on the tenant and walks back from the tenant's newest
+ * reservation to the cursor, so a page cost as much as every admission newer than it (released
+ * ones included) — deeper pages, more rows.
+ */
+const SELECT_PAGE = selectAdmission(' FORCE INDEX (ix_reservation_tenant_id)');
 
 
 export interface StoredAdmission {
@@ -141,8 +150,8 @@ export async function findByIdempotencyKey(q: Queryable, tenant: string, key: st
 /** Newest first; `before` is an exclusive id cursor. Returns up to `limit` rows. */
 export async function listByTenant(q: Queryable, tenant: string, limit: number, before?: string): Promise<Admission[]> {
   const r = before
-    ? await q.execute(`${SELECT_ADMISSION} WHERE r.tenant = ? AND r.id < ? ORDER BY r.id DESC LIMIT ?`, [tenant, before, limit])
-    : await q.execute(`${SELECT_ADMISSION} WHERE r.tenant = ? ORDER BY r.id DESC LIMIT ?`, [tenant, limit]);
+    ? await q.execute(`${SELECT_PAGE} WHERE r.tenant = ? AND r.id < ? ORDER BY r.id DESC LIMIT ?`, [tenant, before, limit])
+    : await q.execute(`${SELECT_PAGE} WHERE r.tenant = ? ORDER BY r.id DESC LIMIT ?`, [tenant, limit]);
   return r.rows.map((row) => toStored(row).admission);
 }
 

@@ -1,6 +1,6 @@
 // SQL of the scheduled sweep: the single-flight lease per (cron, scheduledTime) and the page
 // query over reservations that need a safety-net reconcile.
-import { TERMINAL_STATES } from '../../schema/admission.ts';
+import { RESERVATION_STATES, TERMINAL_STATES, type ReservationState } from '../../schema/admission.ts';
 import { str } from '../../ledger/columns.ts';
 import { isDuplicateKey, type Queryable } from '../../ledger/db.ts';
 
@@ -39,33 +39,43 @@ export async function finishRun(q: Queryable, key: RunKey, holder: string, now: 
   );
 }
 
-const TERMINAL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
+/** The states the sweep looks at: every state but the terminal ones. */
+const OPEN = RESERVATION_STATES.filter((s) => !(TERMINAL_STATES as readonly ReservationState[]).includes(s))
+  .map((s) => `'${s}'`)
+  .join(', ');
 
-/** A reservation of the sweep's scan, in (tenant, id) order. */
+/** A reservation of the sweep's scan, in (state, tenant, id) order: the cursor of the next page. */
 export interface SweepKey {
+  state: string;
   tenant: string;
   id: string;
 }
 
 /**
- * Non-terminal reservations after `after` in (tenant, id) order without a pending reconcile row
- * that either were not reconciled (or created) since `staleBefore`, or are still `admitted` with
- * no live outbox row (every row of theirs is done or dead: nothing would ever deliver them — the
- * reconcile row enqueued for them does). Crosses tenants by design (the safety net sees all), so
- * it runs on ONE shard (`q` is a shard's Db, ledger/shards.ts); the subqueries are correlated on
- * the tenant too, so the statement stays valid on any shard layout. The (tenant, id) order keeps
- * a page's tenants together: the sweep enqueues one statement per tenant.
+ * Non-terminal reservations after `after` in (state, tenant, id) order without a pending reconcile
+ * row that either were not reconciled (or created) since `staleBefore`, or are still `admitted`
+ * with no live outbox row (every row of theirs is done or dead: nothing would ever deliver them —
+ * the reconcile row enqueued for them does). Crosses tenants by design (the safety net sees all),
+ * so it runs on ONE shard (`q` is a shard's Db, ledger/shards.ts); the subqueries are correlated on
+ * the tenant too, so the statement stays valid on any shard layout. The order keeps a page's
+ * tenants together within a state: the sweep enqueues one statement per run of one tenant.
+ *
+ * Read through (state, tenant, id) from the cursor, one range per open state: a page examines open
+ * reservations only, however many released ones the shard holds. A reservation that changes state
+ * while a run pages may be seen twice (its pending reconcile row is not duplicated) or not at all
+ * in that run (the next one sees it).
  */
 export async function staleReservations(q: Queryable, after: SweepKey | null, staleBefore: Date, limit: number): Promise<SweepKey[]> {
+  const [state, tenant, id] = [after?.state ?? '', after?.tenant ?? '', after?.id ?? ''];
   const r = await q.execute(
-    `SELECT r.tenant, r.id FROM reservation r
-     WHERE (r.tenant, r.id) > (?, ?) AND r.state NOT IN (${TERMINAL})
+    `SELECT r.state, r.tenant, r.id FROM reservation r FORCE INDEX (ix_reservation_state_tenant)
+     WHERE r.state IN (${OPEN}) AND (r.state > ? OR (r.state = ? AND (r.tenant > ? OR (r.tenant = ? AND r.id > ?))))
        AND (COALESCE(r.last_reconciled_at, r.created_at) < ?
             OR (r.state = 'admitted'
                 AND NOT EXISTS (SELECT 1 FROM outbox l WHERE l.tenant = r.tenant AND l.reservation_id = r.id AND l.done_at IS NULL AND l.dead_at IS NULL)))
        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.tenant = r.tenant AND o.dedupe_key = CONCAT('reconcile:', r.id, ':pending'))
-     ORDER BY r.tenant, r.id LIMIT ?`,
-    [after?.tenant ?? '', after?.id ?? '', staleBefore, limit],
+     ORDER BY r.state, r.tenant, r.id LIMIT ?`,
+    [state, state, tenant, tenant, id, staleBefore, limit],
   );
-  return r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
+  return r.rows.map((row) => ({ state: str(row.state), tenant: str(row.tenant), id: str(row.id) }));
 }

@@ -5,6 +5,10 @@
 // nothing changed). A decrease keeps its charge: the controller refunds the delta once the
 // surplus pods are gone. BEGIN + 3 (decrease) or 5 (increase) statements + COMMIT.
 //
+// A change to the replicas the admission already has writes one row only, the change row at
+// generation 0 (NOOP_GENERATION), which binds the Idempotency-Key to its body like any change's:
+// the same key and body replays the 200, the same key with another body is 422.
+//
 // Deterministic against DELETE: the generation moves only while the admission runs, so a DELETE
 // that committed first wins (409 here); a change committed first is superseded by the DELETE — a
 // pending increase is given back with the release, a pending decrease is part of it.
@@ -16,7 +20,7 @@ import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts } from '../../schema/model-
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey } from '../../ledger/outbox.ts';
 import { sha256Hex } from '../auth/digest.ts';
-import { findChangeByKey, insertChange } from '../db/changes.ts';
+import { findChangeByKey, insertChange, NOOP_GENERATION } from '../db/changes.ts';
 import { enqueue } from '../db/outbox.ts';
 import { chargeQuota, readQuota } from '../db/quota.ts';
 import { advanceGeneration, findById, insertMovement } from '../db/reservations.ts';
@@ -35,7 +39,7 @@ export interface ScaleInput {
 }
 
 export interface ScaleResult {
-  /** `accepted` → 202 (a new generation); `replayed` (same key, same body) and `unchanged` (already at these replicas) → 200. */
+  /** `accepted` → 202 (a new generation); `replayed` (same key, same body) and `unchanged` (already at these replicas: only its key is recorded) → 200. */
   outcome: 'accepted' | 'replayed' | 'unchanged';
   admission: Admission;
 }
@@ -65,8 +69,11 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
     const a = found.admission;
     if (!(ACTIVE_STATES as readonly string[]).includes(a.state)) throw notRunning(a.state);
     if (a.pendingChange) throw changePending(a);
-    if (a.replicas === input.replicas) return { outcome: 'unchanged', admission: a };
     try {
+      if (a.replicas === input.replicas) {
+        await bindNoop(deps, input, a.replicas, requestHash);
+        return { outcome: 'unchanged', admission: a };
+      }
       return { outcome: 'accepted', admission: await changeOnce(deps, input, a, requestHash) };
     } catch (err) {
       if (err instanceof QuotaShort) {
@@ -80,6 +87,25 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
       // conflict: read again and decide again.
       if (attempt >= MAX_ATTEMPTS) throw err instanceof Raced ? new ApiError(409, 'change_pending', 'the admission changed while this request ran; retry') : err;
     }
+  }
+}
+
+/** Binds the key of a change that changes nothing: its row at generation 0 (a duplicate key: the same key raced in, decide again). */
+async function bindNoop(deps: ServiceDeps, input: ScaleInput, replicas: number, requestHash: string): Promise<void> {
+  try {
+    await insertChange(deps.db, {
+      tenant: input.tenant,
+      reservationId: input.id,
+      generation: NOOP_GENERATION,
+      idempotencyKey: input.idempotencyKey,
+      requestHash,
+      fromReplicas: replicas,
+      toReplicas: replicas,
+      requestId: input.requestId,
+      now: deps.clock(),
+    });
+  } catch (err) {
+    throw isDuplicateKey(err) ? new Raced() : err;
   }
 }
 

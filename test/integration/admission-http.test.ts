@@ -217,7 +217,7 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
     expect((await call('DELETE', '/requests/01ARZ3NDEKTSV4RRFFQ69G5FAV', { key })).status).toBe(404);
   });
 
-  it('PATCH replicas: 202 with the pending change, 200 on a retry, 400/415/422 for bad requests that change nothing, 404 for another tenant', async () => {
+  it('PATCH replicas: 202 with the pending change, 200 on a retry or to the same replicas (its key bound all the same), 400/415/422 for bad requests that change nothing, 404 for another tenant', async () => {
     const own = await tenant('resize');
     const id = String((await submit(own, { name: 'resize', replicas: 1, resources: { cpu: '250m', memory: '256Mi' } })).body.id);
     const patch = (body: unknown, key = 'resize-1', opts: { tenantKey?: string; raw?: string; headers?: Record<string, string> } = {}) =>
@@ -236,6 +236,14 @@ describe('GET /requests/:id, GET /requests, DELETE /requests/:id', () => {
       expect([res.status, res.body.error?.code], JSON.stringify(res.body)).toEqual([status, code]);
     }
     expect(await L.fingerprint()).toBe(before);
+
+    // The replicas it already has: 200, and the key is bound to that body like any change's key.
+    const noop = await patch({ replicas: 1 }, 'resize-same');
+    expect([noop.status, noop.body.generation, noop.body.pendingChange]).toEqual([200, 1, null]);
+    expect((await patch({ replicas: 1 }, 'resize-same')).status).toBe(200);
+    const noopReused = await patch({ replicas: 3 }, 'resize-same');
+    expect([noopReused.status, noopReused.body.error?.code]).toEqual([422, 'idempotency_key_reused']);
+    expect((await call('GET', `/requests/${id}`, { key: own })).body).toMatchObject({ replicas: 1, generation: 1, pendingChange: null });
 
     const up = await patch({ replicas: 2 });
     expect(up.status).toBe(202);

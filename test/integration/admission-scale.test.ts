@@ -20,7 +20,7 @@ import type { Amounts } from '../../schema/model-service.ts';
 
 let L: LedgerDatabase;
 let epoch: number;
-const TENANTS = ['sc-up', 'sc-short', 'sc-down', 'sc-race', 'sc-fold', 'sc-lost', 'sc-other'];
+const TENANTS = ['sc-up', 'sc-short', 'sc-down', 'sc-race', 'sc-fold', 'sc-lost', 'sc-other', 'sc-noop'];
 beforeAll(async () => {
   L = await createLedgerDatabase();
   for (const t of TENANTS) await L.setQuota(t, 'cpu=4', 'memory=4Gi', 'modelservices=10');
@@ -97,6 +97,44 @@ describe('PATCH replicas: an increase', () => {
     // Exactly the quota is fine.
     expect((await scale('sc-short', id, 8)).admission.chargedReplicas).toBe(8);
     expect(await reserved('sc-short')).toEqual({ cpu: 4000, memory: 4096, modelservices: 1 });
+    await clean();
+  });
+});
+
+describe('PATCH replicas: to the replicas it already has', () => {
+  it('changes nothing but binds its Idempotency-Key: the same key and body replay, the same key with another body is 422', async () => {
+    const id = await admitted('sc-noop', 1);
+    const changes = () =>
+      L.db
+        .execute("SELECT generation, idempotency_key, from_replicas, to_replicas FROM reservation_change WHERE tenant = 'sc-noop' AND reservation_id = ? ORDER BY generation, idempotency_key", [id])
+        .then((r) => r.rows.map((c) => `${Number(c.generation)}:${String(c.idempotency_key)}:${Number(c.from_replicas)}→${Number(c.to_replicas)}`));
+    const first = await scale('sc-noop', id, 1, 'K');
+    expect(first.outcome).toBe('unchanged');
+    expect(first.admission).toEqual(await getAdmission(L.deps(), 'sc-noop', id));
+    expect(first.admission).toMatchObject({ generation: 1, replicas: 1, pendingChange: null });
+    // Its one row: the key, at generation 0, from 1 to 1. Nothing charged, nothing enqueued.
+    expect(await changes()).toEqual(['0:K:1→1']);
+    expect(await moves(id)).toEqual(['1:charge:500']);
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE tenant = 'sc-noop' AND kind = 'scale'")).toBe(0);
+    await clean();
+
+    const before = await L.fingerprint();
+    const replay = await scale('sc-noop', id, 1, 'K');
+    expect([replay.outcome, replay.admission]).toEqual(['replayed', first.admission]);
+    const reused = await rejection(scale('sc-noop', id, 3, 'K'));
+    expect([reused.status, reused.code]).toEqual([422, 'idempotency_key_reused']);
+    expect(await L.fingerprint()).toBe(before);
+
+    // Another key makes the change; the no-op's row is never taken for the admission's change.
+    const up = await scale('sc-noop', id, 3, 'K2');
+    expect(up.outcome).toBe('accepted');
+    expect(up.admission).toMatchObject({ generation: 2, replicas: 3, pendingChange: { generation: 2, fromReplicas: 1, toReplicas: 3 } });
+    expect(up.admission).toEqual(await getAdmission(L.deps(), 'sc-noop', id));
+    expect(await changes()).toEqual(['0:K:1→1', '2:K2:1→3']);
+    // K still means "1 replica": replayed as it is now, and never a second change.
+    expect((await scale('sc-noop', id, 1, 'K')).outcome).toBe('replayed');
+    expect((await rejection(scale('sc-noop', id, 3, 'K'))).status).toBe(422);
+    expect(await moves(id)).toEqual(['1:charge:500', '2:charge:1000']);
     await clean();
   });
 });
