@@ -52,6 +52,7 @@ export const admissionView = z.looseObject({
   releaseBlockedReason: z.string().nullable().optional(),
   releaseBlockedFinalizers: z.array(z.string()).nullable().optional(),
   lastError: nts.optional(),
+  lastErrorCode: nts.optional(),
   deadOutboxRows: z.number().optional(),
   timeline: timelineSchema.nullish(),
   lastFailure: lastFailureSchema.nullish(),

@@ -149,5 +149,5 @@ export class ScaleProgress {
 
 /** The lines printed when a wait ends in failure. */
 export function failureReport(a: AdmissionView, reason: string, look: Look): string[] {
-  return [`${look.style('red', look.fancy ? '✖' : 'FAILED')} ${a.name} (${a.id}): ${reason}`, ...failureLines(a.lastFailure, a.lastError, look.style)];
+  return [`${look.style('red', look.fancy ? '✖' : 'FAILED')} ${a.name} (${a.id}): ${reason}`, ...failureLines(a.lastFailure, a.lastError, look.style, a.lastErrorCode)];
 }

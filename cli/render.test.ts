@@ -99,6 +99,11 @@ describe('renderAdmission', () => {
     expect(out).toContain('ReleaseBlocked since 2026-12-01T10:05:00.000Z: waiting for md-x-1, md-x-2 to be gone');
     expect(out).toContain('last failure: pod md-x-1: OOMKilled, exit code 137 — out of memory (at 2026-12-01T10:04:00.000Z)');
   });
+  it('shows the last error with its code; without a code (an older API), the message alone', () => {
+    const coded = renderAdmission(admission({ state: 'released', lastError: 'never Ready within 600000 ms', lastErrorCode: 'NeverReady' }), flat);
+    expect(coded).toContain('last error:   NeverReady: never Ready within 600000 ms');
+    expect(renderAdmission(admission({ state: 'released', lastError: 'never Ready' }), flat)).toContain('last error:   never Ready');
+  });
   it('shows the finalizers of a ModelService stuck in deletion (ReleaseBlocked, reason Finalizers)', () => {
     const out = renderAdmission(
       admission({ state: 'releasing', releaseBlockedSince: '2026-12-01T10:05:00.000Z', releaseBlockedReason: 'Finalizers', releaseBlockedPods: [], releaseBlockedFinalizers: ['example.com/hold'] }),

@@ -98,10 +98,11 @@ export function stageLine(v: StageView, look: Look): string {
   return look.fancy || v.status === 'done' ? `${mark} ${label} ${v.status === 'done' ? when : look.style('dim', when)}` : `${mark} ${label} ${when}`;
 }
 
-export function failureLines(f: LastFailure | null | undefined, lastError: string | null | undefined, style: Style): string[] {
+/** The last pod failure and the last error (with its code, when the API reports one), a line each. */
+export function failureLines(f: LastFailure | null | undefined, lastError: string | null | undefined, style: Style, lastErrorCode?: string | null): string[] {
   const lines: string[] = [];
   if (f) lines.push(`  last failure: ${style('red', describeFailure(f))}${f.at ? style('dim', ` (at ${f.at})`) : ''}`);
-  if (lastError) lines.push(`  last error:   ${lastError.replace(/\s+/g, ' ').trim()}`);
+  if (lastError) lines.push(`  last error:   ${lastErrorCode ? `${lastErrorCode}: ` : ''}${lastError.replace(/\s+/g, ' ').trim()}`);
   return lines;
 }
 
@@ -124,7 +125,7 @@ export function renderAdmission(a: AdmissionView, look: Look): string {
     lines.push(`  ${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: waiting for ${(a.releaseBlockedPods ?? []).join(', ') || 'pods'} to be gone`);
   }
   if (a.deadOutboxRows) lines.push(`  ${s('red', `${a.deadOutboxRows} delivery(ies) failed permanently`)}: an operator must look at the outbox`);
-  lines.push(...failureLines(a.lastFailure, a.lastError, s));
+  lines.push(...failureLines(a.lastFailure, a.lastError, s, a.lastErrorCode));
   return lines.join('\n');
 }
 
