@@ -148,7 +148,7 @@ describe('the page shows no control character a server sent', () => {
     expect(table.tBodies[0]?.children).toHaveLength(2);
     const shown = texts(table);
     expect(shown.join('\n')).toContain('weights corrupt');
-    expect(shown.join('\n')).toContain('never Ready[2J]0;owned31m');
+    expect(shown.join('\n')).toContain('NeverReady: never Ready[2J]0;owned31m');
     for (const t of shown) expect(t).not.toMatch(CONTROL);
   });
 

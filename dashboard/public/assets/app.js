@@ -19,7 +19,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
  *   id: string, name: string, spec: { replicas: number },
  *   endpoint: string | null, releaseBlockedSince?: string | null, releaseBlockedPods?: string[] | null,
  *   releaseBlockedReason?: string | null, releaseBlockedFinalizers?: string[] | null,
- *   lastError?: string | null, lastFailure?: import('../../../schema/timeline.ts').LastFailure | null,
+ *   lastError?: string | null, lastErrorCode?: string | null, lastFailure?: import('../../../schema/timeline.ts').LastFailure | null,
  *   replicas?: number, chargedReplicas?: number,
  *   pendingChange?: { fromReplicas: number, toReplicas: number, phase: string } | null
  * }} Admission
@@ -149,7 +149,7 @@ function admissionRow(a, onDelete) {
     tl.append(el('div', 'blocked', `ReleaseBlocked since ${new Date(a.releaseBlockedSince).toLocaleTimeString()}: waiting for ${waitingFor}`));
   }
   if (a.lastFailure) tl.append(el('div', 'failure', describeFailure(a.lastFailure)));
-  else if (a.lastError) tl.append(el('div', 'failure', a.lastError));
+  else if (a.lastError) tl.append(el('div', 'failure', a.lastErrorCode ? `${a.lastErrorCode}: ${a.lastError}` : a.lastError));
   const endpoint = el('td', 'endpoint', a.endpoint ?? '—');
   const actions = el('td');
   if (['admitted', 'delivered', 'ready'].includes(a.state)) {
