@@ -1,5 +1,6 @@
 // ALLOWED_IMAGE_REGISTRIES in the Worker's configuration: a list or an explicit `*`; empty or
 // absent is a misconfiguration (every request answers the fixed 500, the reason is logged once).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { ANY_REGISTRY, allowsAnyRegistry, imageRefusal, parseRegistryList } from '../schema/policy.ts';
@@ -60,6 +61,36 @@ describe('ALLOWED_IMAGE_REGISTRIES', () => {
     } finally {
       warns.mockRestore();
     }
+  });
+
+  it('POST /requests under docker.io: Evil/model:1, Registry/team/model:1 and LOCALHOST/model:1 are a 400 naming the image and its registry', async () => {
+    const key = 'config-test-key-0123456789';
+    const env = {
+      ...URL_VAR,
+      ADMISSION_KEYS_JSON: JSON.stringify({ acme: `sha256:${createHash('sha256').update(key).digest('hex')}` }),
+      RATE_LIMITS: 'off',
+      ALLOWED_IMAGE_REGISTRIES: 'docker.io',
+    };
+    const post = async (image: string) => {
+      const res = await worker.fetch(
+        new Request('http://worker.test/requests', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': `k-${image}` },
+          body: JSON.stringify({ name: 'm', image, replicas: 1, resources: { cpu: '100m', memory: '128Mi' } }),
+        }),
+        env,
+        ctx,
+      );
+      return { status: res.status, body: (await res.json()) as { error: { code: string; details?: { issues?: Array<{ path: string; message: string }> } } } };
+    };
+    for (const image of ['Evil/model:1', 'Registry/team/model:1', 'LOCALHOST/model:1']) {
+      const r = await post(image);
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe('validation_failed');
+      expect(r.body.error.details?.issues).toEqual([{ path: 'image', message: expect.stringMatching(new RegExp(`^registry ${image.split('/')[0]} .* is not allowed`)) }]);
+    }
+    // The same request from Docker Hub passes validation (and then needs the database, absent here).
+    expect((await post('modeldock/mock-model:0.1.0')).status).not.toBe(400);
   });
 
   it('wrangler.toml sets a list (not empty, not *)', () => {
