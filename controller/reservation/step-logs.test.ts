@@ -108,6 +108,12 @@ describe('step: the log lines of each action', () => {
       ],
     },
     {
+      name: 'the CR gone behind our back',
+      f: { state: 'delivered' },
+      o: { cached: null, modelService: null },
+      want: [decided('delivered', 'toReleasing', true), { level: 'info', msg: 'releasing: the ModelService is gone or going', reason: 'ModelService deleted outside ModelDock' }],
+    },
+    {
       name: 'startup progress only (nothing decided)',
       f: { state: 'delivered' },
       o: { cached: modelService({ scheduledAt: ago(30_000) }) },

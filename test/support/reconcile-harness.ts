@@ -48,6 +48,8 @@ export interface Harness {
   calls: ClusterCall[];
   /** Rows handed back to the poller unfailed. */
   kept: ClaimedRow[];
+  /** The tenants of each fence.forTenants call. */
+  fenced: string[][];
   events: Array<{ reason: string; type: string; note: string; name: string }>;
   logs: Array<Record<string, unknown>>;
   metrics: LedgerMetrics;
@@ -64,6 +66,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
   const { cluster, calls } = fakeLedgerCluster(o);
   let claims = [...(o.claims ?? [])];
   const kept: ClaimedRow[] = [];
+  const fenced: string[][] = [];
   const events: Harness['events'] = [];
   const logs: Harness['logs'] = [];
   const metrics = ledgerMetrics(new Metrics().registry);
@@ -73,7 +76,13 @@ export function reconcileHarness(o: HarnessOptions): Harness {
     cluster: () => cluster,
     cachedModelService: () => o.cached,
     namespace: NAMESPACE,
-    fence: { epoch: async () => EPOCH, forTenants: async () => EPOCH },
+    fence: {
+      epoch: async () => EPOCH,
+      forTenants: async (tenants) => {
+        fenced.push([...tenants]);
+        return EPOCH;
+      },
+    },
     now: () => NOW,
     apiServerNow: o.apiServerNow && (() => o.apiServerNow!),
     config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: DEFAULT_OUTBOX_BACKOFF, allowedRegistries: o.allowedRegistries ?? ANY_REGISTRY },
@@ -100,6 +109,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
     ends,
     calls,
     kept,
+    fenced,
     events,
     logs,
     metrics,
