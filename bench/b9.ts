@@ -1,7 +1,8 @@
 // B9 reads with a long history: GET /quota, the list's first page and a page from a cursor deep in
 // the tenant's history (GET /requests?limit=20[&cursor=…]) through the Worker (wrangler dev), for a
-// tenant with 10,000 released reservations (2,000 in a quick run) against a tenant with none — both
-// with the same 50 open ones, in the same ledger, measured in the same run, alternated in rounds.
+// tenant with 10,000 released reservations (a quick run too: writing them takes a second; it only
+// sends fewer requests) against a tenant with none — both with the same 50 open ones, in the same
+// ledger, measured in the same run, alternated in rounds.
 // Beside the latencies, the rows MariaDB read for each route's statements (Handler_read_*: not
 // affected by the machine's load), and for a page of the cron sweep before and after the released
 // reservations were written. Goal: ratio ≈ 1 (≤ 1.3): the cost does not grow with released
@@ -19,7 +20,7 @@ import { describe, fmt, ratio, summarize, verdict, type LatencySummary } from '.
 const OPEN = 50;
 const PAGE = 20;
 const CONCURRENCY = 4;
-const ROUNDS = 4;
+const ROUNDS = 8;
 const GOAL = 1.3;
 const NONE = 'b9-none';
 const MANY = 'b9-many';
@@ -40,8 +41,8 @@ export const b9: Benchmark = {
   id: 'B9',
   title: 'reads with a long history (released reservations)',
   async run(ctx) {
-    const released = ctx.quick ? 2000 : 10_000;
-    const n = ctx.quick ? 24 : 160;
+    const released = 10_000;
+    const n = ctx.quick ? 80 : 240;
     const ledger = await ctx.ledger();
     for (const t of [NONE, MANY]) await ledger.setQuota(t, 'cpu=1000', 'memory=1000Gi', 'modelservices=1000');
     // The open ones are newer than the history (ids '01N…' > '01H…').
@@ -49,6 +50,7 @@ export const b9: Benchmark = {
     await bulkReservations(ledger.db, { tenant: MANY, prefix: '01N1', n: OPEN, state: 'ready' });
     const future = new Date(Date.UTC(2100, 0, 1));
     const sweepPage = (q: Queryable) => staleReservations(q, null, future, PAGE);
+    await ledger.db.execute('ANALYZE TABLE reservation, outbox, binding');
     const sweepBefore = await rowsRead(ledger.db, sweepPage);
     const t0 = performance.now();
     await bulkReservations(ledger.db, { tenant: MANY, prefix: '01H1', n: released, state: 'released' });
@@ -98,6 +100,8 @@ export const b9: Benchmark = {
         '|---|---|---|---|---|---|',
         ...Object.entries(latency).map(([k, [none, many]]) => `| ${k} | ${describe(none)} | ${describe(many)} | ${fmt(ratios[k] ?? NaN)} | ${reads[k]?.[0]} / ${reads[k]?.[1]} | ${fmt(readRatios[k] ?? NaN)} |`),
         `| cron sweep, one page of ${PAGE} (statement only) | | | | ${sweepBefore} / ${sweepAfter} | ${fmt(ratio(sweepAfter, sweepBefore))} |`,
+        '',
+        `The sweep's "none" is the same ledger before the released reservations were written: with an outbox of ${2 * OPEN} rows MariaDB reads it by another plan than with ${2 * OPEN + 2 * released} (fewer rows read with the history is that, not a cheaper page).`,
       ],
     };
   },
