@@ -74,9 +74,10 @@ describe('step: a release blocked', () => {
     const since = ago(30_000);
     const { h } = await stepOf(
       { ...blocked, releaseBlocked: { since, reason: 'Finalizers', pods: [], finalizers: ['example.com/a'] } },
-      { modelService: modelService({ deleting: true, finalizers: ['example.com/b'] }), pods: [] },
+      { modelService: modelService({ deleting: true, finalizers: ['example.com/b', 'example.com/c'] }), pods: [] },
     );
-    expect(h.writes().map((w) => w.args.slice(1, 5))).toEqual([[since, 'Finalizers', '[]', '["example.com/b"]']]);
+    expect(h.writes().map((w) => w.args.slice(1, 5))).toEqual([[since, 'Finalizers', '[]', '["example.com/b","example.com/c"]']]);
+    expect(h.calls.find((c) => c.op === 'setCondition')?.args[2]).toMatchObject({ message: 'quota kept: no pod left, but the ModelService stays in deletion; finalizers: example.com/b, example.com/c' });
     expect(await h.count('releaseBlocked')).toBe(0); // the same reason: not counted again
   });
 
