@@ -458,5 +458,42 @@ describe('parseImage: what ModelDock accepts', () => {
 
   it('accepts a port within 1..65535', () => {
     expect(okRef(parseImage('reg:65535/model')).domain).toBe('reg:65535');
+    expect(okRef(parseImage('reg:1/model')).domain).toBe('reg:1');
+  });
+
+  it.each([
+    ['reg:65536/model', 'registry port 65536 is not 1..65535'],
+    ['reg:000080/model', 'registry port 000080 is not 1..65535'], // six digits, whatever their value
+    ['reg:123456789012345/model', 'registry port 1234567890 is not 1..65535'], // the message quotes 10 digits at most
+    ['[::1]:0/model', 'registry port 0 is not 1..65535'], // the port is the one at the end of the host
+  ])('refuses %s: %s', (input, reason) => {
+    const r = parseImage(input);
+    expect(r.ok ? 'accepted' : r.reason).toBe(reason);
+  });
+
+  it('a registry part that is not a host is quoted with 100 characters at most', () => {
+    const host = `a_b${'x'.repeat(150)}.c`;
+    const r = parseImage(`${host}/d`);
+    expect(r.ok ? 'accepted' : r.reason).toBe(`the registry part "${host.slice(0, 100)}" is not a valid host[:port]`);
+  });
+
+  it('an upper-case repository is named in the refusal, the tag not part of it', () => {
+    const r = parseImage('Uppercase:tag');
+    expect(r.ok ? 'accepted' : r.reason).toBe('repository name (library/Uppercase) must be lowercase');
+  });
+});
+
+describe('parseReference: the edges of its refusals and of what it returns', () => {
+  it.each([
+    ['a b', 'invalid reference format'],
+    ['A B', 'invalid reference format'],
+    ['ab/Cd', 'repository name must be lowercase'],
+  ])('%s: %s', (input, reason) => {
+    const r = parseReference(input);
+    expect(r.ok ? 'accepted' : r.reason).toBe(reason);
+  });
+
+  it('a reference without a tag or digest has neither key', () => {
+    expect(Object.keys(okRef(parseReference('ghcr.io/acme/llm')))).toEqual(['domain', 'path']);
   });
 });
