@@ -477,9 +477,16 @@ describe('parseImage: what ModelDock accepts', () => {
     expect(r.ok ? 'accepted' : r.reason).toBe(`the registry part "${host.slice(0, 100)}" is not a valid host[:port]`);
   });
 
-  it('an upper-case repository is named in the refusal, the tag not part of it', () => {
-    const r = parseImage('Uppercase:tag');
-    expect(r.ok ? 'accepted' : r.reason).toBe('repository name (library/Uppercase) must be lowercase');
+  it.each([
+    ['Uppercase:tag', 'repository name (library/Uppercase) must be lowercase'],
+    ['fooB', 'repository name (library/fooB) must be lowercase'], // no tag: the whole name is checked
+  ])('an upper-case repository is named in the refusal, the tag not part of it: %s', (input, reason) => {
+    const r = parseImage(input);
+    expect(r.ok ? 'accepted' : r.reason).toBe(reason);
+  });
+
+  it('a tag may be upper-case, right after a one-character repository', () => {
+    expect(okRef(parseImage('reg.io/a:Tag'))).toEqual({ domain: 'reg.io', path: 'a', tag: 'Tag' });
   });
 });
 

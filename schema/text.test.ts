@@ -86,7 +86,7 @@ describe('fitSerialized', () => {
   });
 
   it('a frame that cannot fit even an empty text is a RangeError', () => {
-    expect(() => fitSerialized('x', (t) => `${'-'.repeat(10)}${t}`, { max: 5, unit: 'characters' })).toThrow(RangeError);
+    expect(() => fitSerialized('x', (t) => `${'-'.repeat(10)}${t}`, { max: 5, unit: 'characters' })).toThrow(new RangeError('not even an empty text fits 5 characters'));
   });
 });
 
