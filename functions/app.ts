@@ -115,9 +115,9 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     return c.json(await deleteAdmission(opts.deps(c.env), c.var.tenant, id, c.var.requestId), 202);
   });
   app.openapi(r.quota, async (c) => c.json(await getQuota(opts.deps(c.env), c.var.tenant), 200));
-  // Anonymous: liveness only, no database round trip. With a key (checked by optionalAuth): the deep check.
+  // Anonymous: liveness only, no database round trip. Authenticated by optionalAuth (a key was sent): the deep check.
   app.openapi(r.health, async (c) => {
-    if (c.req.header('Authorization') === undefined) return c.json({ ok: true }, 200);
+    if (c.var.keyId === undefined) return c.json({ ok: true }, 200);
     await opts.deps(c.env).db.execute('SELECT 1');
     return c.json({ ok: true, database: 'up' as const }, 200);
   });

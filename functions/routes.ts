@@ -58,7 +58,7 @@ export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonB
         'Charges the tenant quota for every resource at once (all-or-nothing) and records the admission. ' +
         'A retry with the same Idempotency-Key and body returns the same admission (200); a different body is 422.',
       security: secured.security,
-      middleware: [auth, tenantRateLimit, ...jsonBody],
+      middleware: [...secured.middleware, ...jsonBody],
       request: {
         headers: z.object({ 'idempotency-key': idempotencyKey.describe('Client-chosen key; a retry with the same key and body returns the same admission.') }),
         body: { required: true, content: { 'application/json': { schema: admissionRequestSchema(maxReplicas) } } },
@@ -99,7 +99,7 @@ export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonB
         'only once the surplus pods are gone. One change at a time per admission (409 change_pending while one is in flight). ' +
         'A retry with the same Idempotency-Key and body returns the admission (200); a different body is 422.',
       security: secured.security,
-      middleware: [auth, tenantRateLimit, ...jsonBody],
+      middleware: [...secured.middleware, ...jsonBody],
       request: {
         params: idParam,
         headers: z.object({ 'idempotency-key': idempotencyKey.describe('Client-chosen key, per admission; a retry with the same key and body changes nothing again.') }),

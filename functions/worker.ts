@@ -43,11 +43,11 @@ function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
     if (allowsAnyRegistry(config.policy.allowedRegistries)) {
       jsonLogger({ level: 'warn', msg: 'ALLOWED_IMAGE_REGISTRIES is *: images from ANY registry are admitted' });
     }
-    // The rate-limiting bindings are required (a missing one refuses every request) unless RATE_LIMITS = "off".
-    rateLimitersOf(env, config.rateLimits);
+    // The rate-limiting bindings are required (a missing one refuses every request) unless RATE_LIMITS = "off";
+    // checked once per environment, like the rest of the configuration (the app is cached with it).
+    const limiters = rateLimitersOf(env, config.rateLimits);
     if (!config.rateLimits) jsonLogger({ level: 'warn', msg: 'RATE_LIMITS is "off": no request is rate limited' });
-    const rateLimiters = (e: Env) => rateLimitersOf(e, config.rateLimits);
-    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }), rateLimiters });
+    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }), rateLimiters: () => limiters });
     cached = { env, config, app };
   }
   return cached;
