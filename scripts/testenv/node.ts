@@ -39,7 +39,7 @@ const repoRoot = () => resolve(fileURLToPath(new URL('../..', import.meta.url)))
 export const NODE_IMAGES = ['modeldock/mock-model:0.1.0', 'modeldock/controller:0.1.0'] as const;
 /**
  * The mock model with the ENV of a CUDA base image (`NVIDIA_VISIBLE_DEVICES=all`): what a tenant's
- * image built on CUDA carries. Derived from the mock at every start (one buildah config, ~1 s).
+ * image built on CUDA carries. Derived from the mock (one buildah config), again only when the mock changed.
  */
 export const CUDA_ENV_IMAGE = 'modeldock/mock-model-cuda-env:0.1.0';
 
@@ -295,21 +295,31 @@ function startRegistry(opts: RealNodeOptions, dir: string, addr: string): Promis
  */
 async function pushImages(registry: string, log: (m: string) => void): Promise<void> {
   await buildImages({ repo: repoRoot(), log });
-  const env = Object.entries(containersEnv()).map(([k, v]) => `${k}=${v}`);
-  for (const image of NODE_IMAGES) {
+  await cudaEnvImage();
+  for (const image of [...NODE_IMAGES, CUDA_ENV_IMAGE]) {
     const t0 = Date.now();
-    await sh('env', [...env, 'podman', 'push', '--quiet', '--tls-verify=false', `localhost/${image}`, `docker://${registry}/${image}`], 180_000);
+    await inStorage('podman', ['push', '--quiet', '--tls-verify=false', `localhost/${image}`, `docker://${registry}/${image}`]);
     log(`[stack] real node: ${image} in its registry (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
-  const buildah = (args: string[]) => sh('env', [...env, 'buildah', ...args], 120_000);
-  const c = (await buildah(['from', '--pull=false', `localhost/${NODE_IMAGES[0]}`])).trim();
+}
+
+/** buildah or podman on the project's container storage (images/containers.ts). */
+const inStorage = (tool: 'buildah' | 'podman', args: string[]): Promise<string> =>
+  sh('env', [...Object.entries(containersEnv()).map(([k, v]) => `${k}=${v}`), tool, ...args], 180_000);
+
+/** CUDA_ENV_IMAGE, derived again only when the mock image it is derived from changed (its id is a label). */
+async function cudaEnvImage(): Promise<void> {
+  const label = 'modeldock.io/derived-from';
+  const base = (await inStorage('podman', ['image', 'inspect', '--format', '{{.Id}}', `localhost/${NODE_IMAGES[0]}`])).trim();
+  const derived = await inStorage('podman', ['image', 'inspect', '--format', `{{index .Labels "${label}"}}`, `localhost/${CUDA_ENV_IMAGE}`]).catch(() => '');
+  if (derived.trim() === base) return;
+  const c = (await inStorage('buildah', ['from', '--pull=false', `localhost/${NODE_IMAGES[0]}`])).trim();
   try {
-    await buildah(['config', '--env', 'NVIDIA_VISIBLE_DEVICES=all', '--env', 'NVIDIA_DRIVER_CAPABILITIES=compute,utility', c]);
-    await buildah(['commit', '--quiet', c, `localhost/${CUDA_ENV_IMAGE}`]);
+    await inStorage('buildah', ['config', '--env', 'NVIDIA_VISIBLE_DEVICES=all', '--env', 'NVIDIA_DRIVER_CAPABILITIES=compute,utility', '--label', `${label}=${base}`, c]);
+    await inStorage('buildah', ['commit', '--quiet', c, `localhost/${CUDA_ENV_IMAGE}`]);
   } finally {
-    await buildah(['rm', c]);
+    await inStorage('buildah', ['rm', c]);
   }
-  await sh('env', [...env, 'podman', 'push', '--quiet', '--tls-verify=false', `localhost/${CUDA_ENV_IMAGE}`, `docker://${registry}/${CUDA_ENV_IMAGE}`], 180_000);
 }
 
 /** The pause image as an OCI archive, built once per pause binary with buildah (FROM scratch). */
@@ -318,8 +328,7 @@ async function pauseArchive(binDir: string): Promise<string> {
   const key = (await sh('sha256sum', [bin])).slice(0, 12);
   const archive = join(imageCacheDir(), `pause-${key}.oci.tar`);
   if (existsSync(archive)) return archive;
-  const env = Object.entries(containersEnv()).map(([k, v]) => `${k}=${v}`);
-  const buildah = (args: string[]) => sh('env', [...env, 'buildah', ...args], 120_000);
+  const buildah = (args: string[]) => inStorage('buildah', args);
   const c = (await buildah(['from', 'scratch'])).trim();
   try {
     await buildah(['copy', c, bin, '/pause']);
