@@ -1,6 +1,20 @@
 // The ModelDock controller process: wiring only. Tunables come from the environment (zod-validated):
 //   KUBECONFIG          kubeconfig file; unset → ~/.kube/config or the in-cluster service account
-//   NAMESPACE           the one namespace watched and written (default modeldock-lab)
+//   NAMESPACE           the controller's own namespace: its lease (default modeldock-system). Tenants'
+//                       objects live in namespaces of their own (docs/tenancy.md), created by the controller:
+//   TENANT_NAMESPACE_PREFIX  tenant namespaces are <prefix><tenant> (default md-; hashed when over 63 characters)
+//   INSTANCE            optional: the label modeldock.io/instance=<INSTANCE> on everything this controller
+//                       creates, and the only objects it watches (several installations in one cluster)
+//   MAX_REPLICAS        the Worker's MAX_REPLICAS (default 16): a tenant namespace's pods quota is its
+//                       count quota times this
+//   TENANT_SYNC_MS      every tenant namespace's ResourceQuota and NetworkPolicies are brought in step with
+//                       the ledger and these settings this often (default LEDGER_RESYNC_MS)
+//   TENANT_GATEWAY_NAMESPACE_LABELS  JSON object: namespaces whose pods may connect to tenant pods
+//                       (default {"modeldock.io/gateway":"true"})
+//   TENANT_INGRESS_CIDRS  comma-separated CIDRs outside the cluster that may connect to tenant pods (default none)
+//   TENANT_EGRESS_ALLOW comma-separated CIDRs tenant pods may connect to besides DNS (default none)
+//   TENANT_EGRESS_DENY  comma-separated CIDRs never reachable even inside an allowed one: the cluster's pod,
+//                       Service and node ranges and the API server (169.254.0.0/16 is always denied)
 //   WORKERS             concurrent reconciles of the ModelService controller (default 4)
 //   QPS, BURST          client-side rate limit of API writes; default -1 = none: the API server's
 //                       Priority and Fairness bounds us (SIG API Machinery's advice, controller-runtime's
@@ -57,13 +71,28 @@ import { setupReservationController } from './reservation/setup.ts';
 import { ServerClock } from './runtime/server-clock.ts';
 import { createDb } from '../ledger/db.ts';
 import { placementFrom, placementSettings } from '../schema/placement.ts';
+import { DEFAULT_MAX_REPLICAS } from '../schema/admission.ts';
+import { dns1123Label } from '../schema/model-service.ts';
+import { DEFAULT_TENANT_NAMESPACE_PREFIX, invalidNamespacePrefix } from '../schema/tenant-namespace.ts';
+import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.ts';
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const parsed = z
   .object({
     KUBECONFIG: z.string().optional(),
-    NAMESPACE: z.string().min(1).default('modeldock-lab'),
+    NAMESPACE: z.string().min(1).default('modeldock-system'),
+    TENANT_NAMESPACE_PREFIX: z
+      .string()
+      .default(DEFAULT_TENANT_NAMESPACE_PREFIX)
+      .superRefine((p, ctx) => {
+        const why = invalidNamespacePrefix(p);
+        if (why) ctx.addIssue({ code: 'custom', message: why });
+      }),
+    INSTANCE: dns1123Label.optional(),
+    MAX_REPLICAS: int(DEFAULT_MAX_REPLICAS, 1),
+    TENANT_SYNC_MS: z.coerce.number().int().min(0).optional(),
+    ...tenantNetworkEnv,
     WORKERS: int(4, 1),
     QPS: z.coerce.number().refine((q) => q > 0 || q === -1, 'must be > 0, or -1 for no client-side limit').default(-1),
     BURST: int(40, 1),
@@ -119,6 +148,7 @@ if (env.LEDGER === 'on' || env.ALLOWED_IMAGE_REGISTRIES !== undefined) {
 }
 
 const placement = placementFrom(env);
+const tenantNetwork = tenantNetworkFrom(env);
 
 /** One line on stderr, exit 2: a misconfiguration a restart will not fix. */
 function fatal(reason: string): never {
@@ -152,7 +182,7 @@ const db = env.LEDGER === 'on' && env.DATABASE_URL ? createDb({ url: env.DATABAS
 
 const mgr = new Manager({
   client,
-  namespace: env.NAMESPACE,
+  instance: env.INSTANCE,
   log,
   metrics,
   healthPort: env.METRICS_PORT,
@@ -189,7 +219,8 @@ setupModelServiceController(mgr, {
 if (db) {
   setupReservationController(mgr, {
     db,
-    namespace: env.NAMESPACE,
+    tenants: { prefix: env.TENANT_NAMESPACE_PREFIX, instance: env.INSTANCE, maxReplicas: env.MAX_REPLICAS, network: tenantNetwork },
+    tenantSyncMs: env.TENANT_SYNC_MS,
     holder: identity,
     apiServerNow: () => serverClock.now(),
     config: {
@@ -229,5 +260,6 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 
 // What tenant pods get (the GPU part only on pods that request GPUs); {} = the cluster's default scheduling.
 log.info('pod placement', { placement: prune(placement) });
+log.info('tenant namespaces', { prefix: env.TENANT_NAMESPACE_PREFIX, instance: env.INSTANCE, network: tenantNetwork });
 log.info('starting', { namespace: env.NAMESPACE, identity, workers: env.WORKERS, qps: env.QPS, burst: env.BURST, leaderElection: env.LEADER_ELECT, ledger: env.LEDGER });
 await mgr.start();

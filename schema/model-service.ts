@@ -16,6 +16,8 @@ export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',
   admissionId: 'modeldock.io/admission-id',
   tenant: 'modeldock.io/tenant',
+  /** The controller installation an object belongs to, when the controller runs with INSTANCE set (several installs in one cluster). */
+  instance: 'modeldock.io/instance',
   /** Name of the ModelService a Deployment, Service or Pod belongs to (the pod selector). */
   modelService: 'modeldock.io/model-service',
 } as const;

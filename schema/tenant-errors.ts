@@ -22,6 +22,8 @@ export const LAST_ERROR_CODES = [
   'ImagePolicy',
   /** The cluster's admission control refused the ModelService (retried). */
   'ClusterPolicy',
+  /** The tenant's namespace cannot be used: its name is taken by a namespace that is not this tenant's, or it is being deleted (retried; an operator resolves it). */
+  'TenantNamespace',
   /** The Kubernetes API answered an error (retried). */
   'ClusterError',
   /** The Kubernetes API did not answer (retried). */
@@ -74,9 +76,10 @@ export const WAITING_FAILURE_REASONS = [
 /**
  * lastFailure.reason: a waiting reason above; `OOMKilled` (a container over its memory limit);
  * `Error` (a container that exited with another non-zero code); `Unschedulable` (no node can
- * take the pod). Nothing else.
+ * take the pod); `QuotaExceeded` (the tenant namespace's ResourceQuota refused a pod);
+ * `FailedCreate` (the cluster refused to create a pod for another reason). Nothing else.
  */
-export const FAILURE_REASONS = [...WAITING_FAILURE_REASONS, 'OOMKilled', 'Error', 'Unschedulable'] as const;
+export const FAILURE_REASONS = [...WAITING_FAILURE_REASONS, 'OOMKilled', 'Error', 'Unschedulable', 'QuotaExceeded', 'FailedCreate'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** The most characters of a pod's message a lastFailure shows (a termination message may have 4 KiB). */

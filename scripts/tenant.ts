@@ -6,8 +6,8 @@
 // `npm run tenant -- resolve <admission-id> --release|--keep --reason "…"`
 //     an operator's decision on a conflict (operator/resolve.ts): refused (exit 3) while
 //     the cluster still has the CR with the bound UID or a pod of the admission. Needs
-//     DATABASE_URL and an operator's kubeconfig (KUBECONFIG); NAMESPACE names where an
-//     undelivered admission's CR would be (default modeldock-lab).
+//     DATABASE_URL and an operator's kubeconfig (KUBECONFIG); the CR and pods are looked for in
+//     every namespace.
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
 // Lowering a limit below what is in use is allowed: it only blocks new admissions.
 import { randomBytes, createHash } from 'node:crypto';
@@ -131,7 +131,7 @@ async function resolve(args: string[]): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromDefault();
   const db = createDb({ url: databaseUrlFromEnv() });
-  const deps = { db, kube: new KubeClient({ kc, timeoutMs: 15_000 }), namespace: process.env.NAMESPACE || 'modeldock-lab', now: () => new Date() };
+  const deps = { db, kube: new KubeClient({ kc, timeoutMs: 15_000 }), now: () => new Date() };
   const after = await resolveAdmission(deps, id, decision, reason);
   console.log(`${after.id}\ttenant=${after.tenant}\tstate=${after.state}\tdecision=${decision}${decision === 'release' ? '\tquota released' : '\tcharge kept'}`);
 }

@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { errorMessage } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
-import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
+import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, installEnv, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { liveRecordedPids, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
@@ -98,7 +98,6 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       });
       const dir = writeNamespaceOverlay(repoRoot, join(need().runDir, 'installs', name), name);
       await applyKustomization(need(), dir);
-      await waitForQuota(need(), name);
       const creds = await controllerCredentials(need(), name, join(dir, 'controller.kubeconfig'), 24 * 3600);
       return { name, kubeconfig: creds.kubeconfig };
     },
@@ -111,7 +110,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
           args: [join(repoRoot, 'controller/main.ts')],
           cwd: repoRoot,
           logDir: need().logDir,
-          env: { KUBECONFIG: ns.kubeconfig, NAMESPACE: ns.name, METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ALLOWED_IMAGE_REGISTRIES: '*', ...shippedNodeOptions(), ...env },
+          env: { KUBECONFIG: ns.kubeconfig, ...installEnv(ns.name), METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ALLOWED_IMAGE_REGISTRIES: '*', ...shippedNodeOptions(), ...env },
           ready: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
           timeoutMs: 60_000,
         },

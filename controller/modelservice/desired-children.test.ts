@@ -9,6 +9,8 @@ describe('childLabels', () => {
     ['admission-id and tenant from the CR', { 'modeldock.io/admission-id': '01ABC', 'modeldock.io/tenant': 'acme' }, { 'modeldock.io/admission-id': '01ABC', 'modeldock.io/tenant': 'acme' }],
     ['a hand-made CR: admission-id = its name, no tenant', {}, { 'modeldock.io/admission-id': 'md-01abc' }],
     ['unrelated CR labels are not copied', { team: 'x' }, { 'modeldock.io/admission-id': 'md-01abc' }],
+    ['the installation (INSTANCE) is copied', { 'modeldock.io/instance': 'e2e-1' }, { 'modeldock.io/admission-id': 'md-01abc', 'modeldock.io/instance': 'e2e-1' }],
+    ['an installation that is no label value is not', { 'modeldock.io/instance': '-x' }, { 'modeldock.io/admission-id': 'md-01abc' }],
   ])('%s', (_n, labels, expected) => {
     expect(childLabels(ms(labels))).toEqual({
       'app.kubernetes.io/managed-by': 'modeldock',
@@ -38,6 +40,10 @@ describe('desiredDeployment', () => {
     const pod = d.spec!.template!.spec!;
     return { d, pod, c: pod.containers[0]! };
   };
+
+  it('never runs a pod beyond the replicas: a rollout replaces pods one at a time instead of surging past the charge and the quota', () => {
+    expect(build().d.spec?.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } });
+  });
 
   it('is owned by the ModelService (controller, blockOwnerDeletion)', () => {
     const { d } = build();

@@ -62,14 +62,16 @@ export const selectorString = (ms: Pick<ModelService, 'metadata'>): string =>
 
 /**
  * Labels on the Deployment, the Service and the pod template: the selector labels plus the
- * admission id and tenant the CR carries. A CR made by hand without an admission id uses its
- * own name; without a tenant, no tenant label is set.
+ * admission id, tenant and installation (INSTANCE) the CR carries. A CR made by hand without an
+ * admission id uses its own name; without a tenant (an installation), no such label is set.
  */
 export function childLabels(ms: Pick<ModelService, 'metadata'>): Record<string, string> {
   const own = ms.metadata.labels ?? {};
   const labels: Record<string, string> = { ...selectorLabels(ms), [LABELS.admissionId]: own[LABELS.admissionId] ?? ms.metadata.name };
-  const tenant = own[LABELS.tenant];
-  if (tenant && LABEL_VALUE.test(tenant) && tenant.length <= 63) labels[LABELS.tenant] = tenant;
+  for (const key of [LABELS.tenant, LABELS.instance]) {
+    const value = own[key];
+    if (value && LABEL_VALUE.test(value) && value.length <= 63) labels[key] = value;
+  }
   return labels;
 }
 
@@ -134,6 +136,10 @@ export function desiredDeployment(ms: ModelService, spec: ModelServiceSpec, plac
     spec: {
       replicas: spec.replicas,
       selector: { matchLabels: selectorLabels(ms) },
+      // No pod beyond the replicas, ever: a rollout (a changed placement) replaces one pod at a
+      // time instead of surging, so what runs never exceeds what the ledger charged — nor the
+      // tenant namespace's ResourceQuota, which would refuse the surge pod and stall the rollout.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
       template: {
         metadata: { labels },
         spec: {

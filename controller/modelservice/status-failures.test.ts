@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FAILURE_MESSAGE_MAX_CHARS, FAILURE_REASONS as SHOWN_REASONS } from '../../schema/tenant-errors.ts';
-import { computeStatus, FAILURE_REASONS, lastFailure, podFailure } from './status.ts';
+import { computeStatus, deploymentFailure, FAILURE_REASONS, lastFailure, podFailure } from './status.ts';
 import { crashLoop, dep, done, ms, pod, pullBackOff, slices, spec, svc, T0, T1 } from './status-fixtures.ts';
 import type { Pod } from './types.ts';
 
@@ -138,5 +138,38 @@ describe('podFailure: what the tenant and the registry control is shown printabl
   it('the Degraded conditions carry the printable message', () => {
     const s = computeStatus({ ms: ms(), spec, deployment: dep({ replicas: 2, updatedReplicas: 2 }), service: svc, endpointSlices: slices, pods: [crashWith('bad\u001b[2J')], now: T0 });
     expect(s.conditions?.map((c) => c.message)).toEqual(['bad[2J', 'bad[2J']);
+  });
+});
+
+describe('deploymentFailure: pods the cluster refuses to create', () => {
+  const refused = (message: string, status = 'True') =>
+    dep({ replicas: 1, updatedReplicas: 1, conditions: [{ type: 'ReplicaFailure', status, reason: 'FailedCreate', message }] });
+  const QUOTA =
+    'pods "md-01abc-7d9f-x2" is forbidden: exceeded quota: modeldock-tenant-quota, requested: limits.cpu=500m,requests.cpu=500m, used: limits.cpu=4,requests.cpu=4, limited: limits.cpu=4,requests.cpu=4';
+
+  it("the tenant namespace's ResourceQuota refusing a pod is QuotaExceeded, with what was requested, used and limited", () => {
+    expect(deploymentFailure(refused(QUOTA))).toEqual({
+      reason: 'QuotaExceeded',
+      message: "the tenant namespace's ResourceQuota refused a pod: exceeded quota: modeldock-tenant-quota, requested: limits.cpu=500m,requests.cpu=500m, used: limits.cpu=4,requests.cpu=4, limited: limits.cpu=4,requests.cpu=4",
+    });
+  });
+
+  it('another refusal is FailedCreate with the API server\'s words (printable); none when the condition is not True or absent', () => {
+    expect(deploymentFailure(refused('pods "x" is forbidden: violates PodSecurity\u001b[2J'))).toEqual({ reason: 'FailedCreate', message: 'pods "x" is forbidden: violates PodSecurity[2J' });
+    expect(deploymentFailure(refused(''))).toEqual({ reason: 'FailedCreate', message: 'FailedCreate' });
+    expect(deploymentFailure(refused(QUOTA, 'False'))).toBeUndefined();
+    expect(deploymentFailure(done)).toBeUndefined();
+    expect(deploymentFailure(undefined)).toBeUndefined();
+  });
+
+  it('a refused pod makes the ModelService Degraded with the reason, not Progressing forever; a failing pod is reported first', () => {
+    const s = computeStatus({ ms: ms(), spec, deployment: refused(QUOTA), service: svc, endpointSlices: [], pods: [], now: T0 });
+    expect(s.phase).toBe('Degraded');
+    expect(s.lastFailure?.reason).toBe('QuotaExceeded');
+    expect(s.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('QuotaExceeded');
+    expect(SHOWN_REASONS).toContain('QuotaExceeded');
+    expect(SHOWN_REASONS).toContain('FailedCreate');
+    const both = computeStatus({ ms: ms(), spec, deployment: refused(QUOTA), service: svc, endpointSlices: [], pods: [crashLoop], now: T0 });
+    expect(both.lastFailure?.reason).toBe('CrashLoopBackOff');
   });
 });

@@ -89,6 +89,24 @@ export function podFailure(pods: Pod[]): Failure | undefined {
   return undefined;
 }
 
+/** The API server's refusal of a pod for a ResourceQuota, as the ReplicaSet controller reports it. */
+const EXCEEDED_QUOTA = /\bexceeded quota: ([\s\S]+)$/;
+
+/**
+ * A pod the Deployment's ReplicaSet could not create (its ReplicaFailure condition, which the
+ * Deployment controller copies): `QuotaExceeded` when the tenant namespace's ResourceQuota
+ * refused it (what was requested, used and limited), else `FailedCreate` with the API server's
+ * words. Without this, pods the cluster refuses would leave a ModelService Progressing forever
+ * with nothing to say why.
+ */
+export function deploymentFailure(d: Deployment | undefined): Failure | undefined {
+  const c = d?.status?.conditions?.find((x) => x.type === 'ReplicaFailure' && x.status === 'True');
+  if (!c) return undefined;
+  const quota = EXCEEDED_QUOTA.exec(c.message ?? '')?.[1];
+  if (quota) return { reason: 'QuotaExceeded', message: shown(`the tenant namespace's ResourceQuota refused a pod: exceeded quota: ${quota}`) };
+  return { reason: 'FailedCreate', message: shown(c.message) || c.reason || 'FailedCreate' };
+}
+
 /** A pod's message as a failure shows it: printable, trimmed, at most FAILURE_MESSAGE_MAX_CHARS characters ('' when none). */
 const shown = (message: string | undefined): string => printableWithin(printable(message ?? '').trim(), FAILURE_MESSAGE_MAX_CHARS);
 
@@ -140,7 +158,7 @@ export function computeStatus(o: Observed): ModelServiceStatus {
   const prev = ms.status ?? {};
   const desired = spec?.replicas ?? ms.spec.replicas;
   const available = d?.status?.availableReplicas ?? 0;
-  const failure = podFailure(pods);
+  const failure = podFailure(pods) ?? deploymentFailure(d);
   const endpoints = readyEndpoints(o.endpointSlices);
   const rolledOut = rolloutComplete(d, desired);
   // Pods can be Ready while no Service endpoint is (the Service selects nothing, its slices lag).

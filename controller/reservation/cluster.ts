@@ -21,6 +21,8 @@ export interface ReservationCluster {
   listPods(ns: string, admissionId: string): Promise<ObservedPod[]>;
   /** The ModelService's Deployment (same name), live: a decrease is refunded only once it has scaled down. */
   readDeployment(ns: string, name: string): Promise<ObservedDeployment | null>;
+  /** The tenant's namespace, ResourceQuota and NetworkPolicies exist as desired (controller/tenant/space.ts). */
+  ensureTenantSpace(tenant: string): Promise<void>;
   /** Creates the CR; on AlreadyExists returns the object found under the name instead. */
   createModelService(obj: ModelService): Promise<{ created: boolean; object: ModelService }>;
   deleteModelService(ns: string, name: string, pre: { uid: string; resourceVersion?: string }): Promise<DeleteOutcome>;
@@ -65,8 +67,17 @@ interface PodMeta {
   metadata: { name: string; deletionTimestamp?: string };
 }
 
-export function kubeReservationCluster(client: KubeClient, onLiveRead: (what: LiveRead) => void = () => undefined): ReservationCluster {
+export interface ReservationClusterOptions {
+  /** Every live read (the modeldock_ledger_live_reads_total metric). */
+  onLiveRead?: (what: LiveRead) => void;
+  /** The tenant's space, with this client (controller/tenant/space.ts TenantSpaces.ensure). */
+  ensureTenantSpace: (tenant: string, client: KubeClient) => Promise<void>;
+}
+
+export function kubeReservationCluster(client: KubeClient, o: ReservationClusterOptions): ReservationCluster {
+  const onLiveRead = o.onLiveRead ?? (() => undefined);
   return {
+    ensureTenantSpace: (tenant) => o.ensureTenantSpace(tenant, client),
     async readModelService(ns, name) {
       onLiveRead('modelservice');
       const ms = await client.getOrUndefined<ModelService>(paths.modelService(ns, name));

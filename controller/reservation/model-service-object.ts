@@ -1,4 +1,5 @@
-// The ModelService an admission becomes: deterministic name md-<admission id>, identity labels,
+// The ModelService an admission becomes, in its tenant's namespace: deterministic name
+// md-<admission id>, identity labels (and the installation's, with INSTANCE set),
 // the request id and admission time as annotations, the ModelService controller's finalizer
 // already in place (it would otherwise spend one more API write per object adding it: bench B3),
 // the admitted spec. Pure.
@@ -12,14 +13,14 @@ export interface Admission {
   createdAt: Date;
 }
 
-export function modelServiceFor(a: Admission, spec: ModelServiceSpec, namespace: string): ModelService {
+export function modelServiceFor(a: Admission, spec: ModelServiceSpec, namespace: string, instance?: string): ModelService {
   return {
     apiVersion: API_VERSION,
     kind: KIND,
     metadata: {
       name: crNameFor(a.id),
       namespace,
-      labels: { [LABELS.admissionId]: a.id, [LABELS.tenant]: a.tenant },
+      labels: { [LABELS.admissionId]: a.id, [LABELS.tenant]: a.tenant, ...(instance ? { [LABELS.instance]: instance } : {}) },
       annotations: { [ANNOTATIONS.requestId]: a.requestId, [ANNOTATIONS.admittedAt]: a.createdAt.toISOString() },
       finalizers: [FINALIZER],
     },

@@ -19,8 +19,10 @@ export interface ReservationDeps {
   cluster: (signal: AbortSignal) => ReservationCluster;
   /** The informer cache's ModelService under a name: null when absent, undefined while not synced. */
   cachedModelService?: (ns: string, name: string) => ModelService | null | undefined;
-  /** Namespace new ModelServices are created in. */
-  namespace: string;
+  /** The tenant's namespace (controller/tenant/space.ts): where its ModelServices are created and, before it is bound, looked for. */
+  namespaceFor: (tenant: string) => string;
+  /** INSTANCE: the installation label new ModelServices carry (runtime/cache.ts), when set. */
+  instance?: string;
   /** This leader's fence (leader-fence.ts): the epoch, raised on the tenant's fence row before the first read of it. */
   fence: LeaderFence;
   now: () => Date;

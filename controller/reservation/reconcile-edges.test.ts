@@ -65,7 +65,7 @@ describe('reconcile: the fence and the reads', () => {
       claims: [claimedRow(1, 'create'), claimedRow(2, 'delete')],
       modelService: modelService(),
     });
-    expect(h.calls.map((c) => c.op)).toEqual(['createModelService', 'readModelService', 'listPods', 'deleteModelService']);
+    expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService', 'readModelService', 'listPods', 'deleteModelService']);
     const done = h.writes().filter((w) => /SET o\.done_at = \?/.test(w.sql)).map((w) => w.args[3]);
     expect(done).toEqual([1, 2]);
   });

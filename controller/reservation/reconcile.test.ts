@@ -4,7 +4,8 @@ import { parseRegistryList } from '../../schema/policy.ts';
 import { splitKey, type Request } from '../runtime/controller.ts';
 import { silentLogger } from '../runtime/log.ts';
 import { ledgerRecord, reconcileHarness, type Harness, type HarnessOptions } from '../../test/support/reconcile-harness.ts';
-import { ago, CHARGED, claimedRow, CR_NAME, EPOCH, KEY, modelService, NOW, reservationRow, SPEC } from '../../test/support/reservation-fixtures.ts';
+import { ago, CHARGED, claimedRow, CR_NAME, EPOCH, KEY, modelService, NAMESPACE, NOW, reservationRow, SPEC } from '../../test/support/reservation-fixtures.ts';
+import { ForeignNamespace } from '../tenant/space.ts';
 import { reservationKey } from './key.ts';
 import { ClaimLost } from './outbox-store.ts';
 import { reservationReconciler } from './reconcile.ts';
@@ -72,7 +73,7 @@ describe('ledger reconciler: delivery', () => {
     expect(h.ends).toEqual(['commit']);
     expect(h.writes()[1]?.args).toEqual([KEY.tenant, KEY.id, 'tenants', CR_NAME, 'uid-new', NOW, NOW]);
     expect(await h.count('delivered', { outcome: 'created' })).toBe(1);
-    expect(h.calls.map((c) => c.op)).toEqual(['createModelService']);
+    expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService']);
     expect(h.logs.filter((l) => l.level !== 'debug').map(({ time: _time, ...l }) => l)).toEqual([
       { level: 'info', msg: 'ModelService created', admissionId: KEY.id, key: `${KEY.tenant}/${KEY.id}`, reqId: 'req-1', name: CR_NAME, uid: 'uid-new' },
     ]);
@@ -80,7 +81,7 @@ describe('ledger reconciler: delivery', () => {
 
   it('a claimed create starts from the record read with its claim: the one read before the CR create is the re-check of its claim under the fence', async () => {
     const { h } = await reconcile({ records: [], prefetched: await ledgerRecord({ state: 'admitted', binding: null }), claims: [claimedRow(1, 'create')] });
-    expect(h.calls.map((c) => c.op)).toEqual(['createModelService']);
+    expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService']);
     const reads = h.statements.filter((s) => s.sql.trim().startsWith('SELECT'));
     expect(reads.map((s) => s.sql.replace(/\s+/g, ' ').trim())).toEqual([
       'SELECT 1 AS held FROM outbox o JOIN tenant_fence f ON f.tenant = o.tenant AND f.epoch = ? WHERE o.tenant = ? AND o.seq = ? AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL',
@@ -92,16 +93,33 @@ describe('ledger reconciler: delivery', () => {
   it('a deposed leader (or a claim run out) creates no CR: the re-check finds the claim gone, nothing is written, the row is not kept', async () => {
     const { h, err } = await failing({ records: [reservationRow({ state: 'admitted', binding: null })], claims: [claimedRow(1, 'create')], claimHeld: false });
     expect(err).toBeInstanceOf(ClaimLost);
-    expect(h.calls.map((c) => c.op)).toEqual([]);
+    // The tenant's namespace is prepared (idempotent: the same objects whoever writes them), no CR created.
+    expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace']);
     expect(kinds(h)).toEqual(['outbox retry']); // its give-back matches nothing in the real ledger (the claim is gone)
     expect(h.kept).toEqual([]);
     expect(await h.count('delivered')).toBe(0);
   });
 
+  it("the tenant's namespace is prepared before its CR, in the tenant's namespace; a namespace that cannot be used creates no CR and is retried with its code", async () => {
+    const { h } = await reconcile({ records: [reservationRow({ state: 'admitted', binding: null })], claims: [claimedRow(1, 'create')] });
+    expect(h.calls[0]?.args).toEqual([KEY.tenant]);
+    expect((h.calls[1]?.args[0] as ReturnType<typeof modelService>).metadata.namespace).toBe(NAMESPACE);
+    const { h: refused, err } = await failing({
+      records: [reservationRow({ state: 'admitted', binding: null })],
+      claims: [claimedRow(1, 'create')],
+      ensureTenantSpace: new ForeignNamespace("namespace tenants exists and is not ModelDock's"),
+    });
+    expect(err).toBeInstanceOf(ForeignNamespace);
+    expect(refused.calls.map((c) => c.op)).toEqual(['ensureTenantSpace']);
+    expect(kinds(refused)).toEqual(['outbox retry']);
+    expect(JSON.stringify(refused.writes())).toContain('TenantNamespace: ');
+    expect(JSON.stringify(refused.writes())).not.toContain('not ModelDock');
+  });
+
   it('admitted with no create row claimed: a claimed reconcile row re-delivers it (the cron safety net)', async () => {
     const { h, result } = await reconcile({ records: [reservationRow({ state: 'admitted', binding: null })], claims: [claimedRow(3, 'reconcile')] });
     expect(result).toEqual({});
-    expect(h.calls.map((c) => c.op)).toEqual(['createModelService']);
+    expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService']);
     expect(kinds(h)).toEqual(['outbox done', 'binding', '→ delivered']);
   });
 
@@ -116,7 +134,7 @@ describe('ledger reconciler: delivery', () => {
     expect(h.logs.find((l) => l.msg === 'ModelService adopted after AlreadyExists')).toMatchObject({ level: 'info', name: CR_NAME, uid: 'uid-bound' });
     expect(logged(h)).not.toContain('ModelService created');
     expect(h.writes()[1]?.args[4]).toBe('uid-bound');
-    expect(h.calls.map((c) => c.op)).toEqual(['createModelService', 'readModelService']);
+    expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService', 'readModelService']);
     expect(result).toEqual({ requeueAfterMs: 600_000 - 60_000 });
     expect(kinds(h)).toEqual(['outbox done', 'binding', '→ delivered', 'looked at']);
   });

@@ -22,10 +22,15 @@ import { ResyncLoop, resyncOnce } from './resync.ts';
 import { cachedShards } from '../../ledger/shards.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
+import { readHardQuota } from '../tenant/hard-quota.ts';
+import { TenantSpaces, type TenantSpaceOptions } from '../tenant/space.ts';
 
 export interface ReservationControllerOptions {
   db: Db;
-  namespace: string;
+  /** Tenant namespaces: their naming, quota and network settings (controller/tenant/space.ts). */
+  tenants: Omit<TenantSpaceOptions, 'readHard' | 'cache' | 'log'>;
+  /** How often every tenant namespace's quota and policies are brought in step (default: resyncMs; 0 = never). */
+  tenantSyncMs?: number;
   holder: string;
   /** The API server's time (runtime/server-clock.ts); default: this process's clock. */
   apiServerNow?: () => Date;
@@ -55,12 +60,23 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
 
   const metrics = ledgerMetrics(mgr.metrics.registry);
   const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');
+  const spaces = new TenantSpaces({
+    ...o.tenants,
+    readHard: (tenant, signal) => readHardQuota(o.db.withSignal(signal), tenant),
+    cache: { namespaces: mgr.cache.informer('Namespace'), quotas: mgr.cache.informer('ResourceQuota'), policies: mgr.cache.informer('NetworkPolicy') },
+    log,
+  });
   const prefetch = new RecordPrefetch();
   const reconcile = reservationReconciler({
     db: o.db,
-    cluster: (signal) => kubeReservationCluster((o.client ?? mgr.client).withSignal(signal), (kind) => metrics.liveReads.inc({ kind })),
+    cluster: (signal) =>
+      kubeReservationCluster((o.client ?? mgr.client).withSignal(signal), {
+        onLiveRead: (kind) => metrics.liveReads.inc({ kind }),
+        ensureTenantSpace: (tenant, client) => spaces.ensure(tenant, client, signal),
+      }),
     cachedModelService: (ns, name) => (modelServices.synced ? (modelServices.get(ns, name) ?? null) : undefined),
-    namespace: o.namespace,
+    namespaceFor: (tenant) => spaces.namespaceFor(tenant),
+    instance: o.tenants.instance,
     fence,
     now: () => new Date(),
     apiServerNow: o.apiServerNow,
@@ -110,8 +126,14 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     log.debug('ledger resync', { pages, enqueued });
   }, log);
 
+  const tenantSync = new ResyncLoop(o.tenantSyncMs ?? o.resyncMs, async (signal) => {
+    const { tenants, failed } = await spaces.sync((o.client ?? mgr.client).withSignal(signal), signal);
+    log.debug('tenant namespaces brought in step', { tenants, failed });
+  }, log);
+
   mgr.addController(controller);
   mgr.addController(poller);
   mgr.addController(resync);
+  mgr.addController(tenantSync);
   return { controller, poller };
 }

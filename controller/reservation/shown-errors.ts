@@ -6,6 +6,7 @@ import { DatabaseUnavailable } from '../../ledger/db.ts';
 import type { LastError } from '../../schema/tenant-errors.ts';
 import { KubeApiError, TerminalError } from '../runtime/errors.ts';
 import type { ObservedCR } from './decide.ts';
+import { ForeignNamespace } from '../tenant/space.ts';
 
 const INTERNAL: LastError = { code: 'Internal', message: "an unexpected error in the controller; it retries (the controller's logs have the details)" };
 
@@ -29,6 +30,7 @@ export function shownError(err: unknown): LastError {
     const reason = STATUS_REASON.test(err.reason) ? ` ${err.reason}` : '';
     return { code: 'ClusterError', message: `the Kubernetes API answered ${err.code}${reason}` };
   }
+  if (err instanceof ForeignNamespace) return { code: 'TenantNamespace', message: "the tenant's namespace cannot be used: an operator must resolve it (the controller's logs name it)" };
   if (err instanceof DatabaseUnavailable) return { code: 'LedgerUnavailable', message: 'the ledger database did not answer' };
   if (unreachable(err)) return { code: 'ClusterUnreachable', message: 'the Kubernetes API did not answer' };
   return INTERNAL;

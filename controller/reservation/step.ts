@@ -33,7 +33,7 @@ type ObservedModelService = Awaited<ReturnType<ReservationCluster['readModelServ
 
 /** Decides the reservation's next action and performs it; the result tells the work queue when to look again. */
 export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: number, log: Logger): Promise<Result> {
-  const ns = rec.binding?.namespace ?? d.namespace;
+  const ns = rec.binding?.namespace ?? d.namespaceFor(rec.tenant);
   const name = rec.binding?.crName ?? crNameFor(rec.id);
   if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
   const now = d.now();
@@ -178,7 +178,7 @@ export async function toConflict(d: ReconcileScope, rec: ReservationRecord, why:
   if (!(await transition(d.db, rec, [rec.state], 'conflict', epoch, d.now(), lastErrorText(why.shown)))) return;
   d.metrics.conflicts.inc();
   log.warn('reservation in conflict: an operator must look', { reason: why.detail, code: why.shown.code });
-  const ns = rec.binding?.namespace ?? d.namespace;
+  const ns = rec.binding?.namespace ?? d.namespaceFor(rec.tenant);
   const cr = await d.cluster.readModelService(ns, rec.binding?.crName ?? crNameFor(rec.id)).catch(() => null);
   if (cr) d.events?.record(asEventObject(cr.object), 'Warning', 'LedgerConflict', why.detail);
 }

@@ -203,4 +203,20 @@ export const paths = {
   events: (ns: string) => `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
   modelServices: (ns: string) => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
   modelService: (ns: string, name: string) => `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}/${name}`,
+  namespaces: () => '/api/v1/namespaces',
+  namespace: (name: string) => `/api/v1/namespaces/${name}`,
+  resourceQuotas: (ns: string) => `/api/v1/namespaces/${ns}/resourcequotas`,
+  networkPolicies: (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`,
 };
+
+/** Collection paths across every namespace (the cache's cluster-wide informers). */
+export const clusterPaths = {
+  modelServices: `/apis/${GROUP}/${VERSION}/${PLURAL}`,
+  deployments: '/apis/apps/v1/deployments',
+  services: '/api/v1/services',
+  pods: '/api/v1/pods',
+  endpointSlices: '/apis/discovery.k8s.io/v1/endpointslices',
+  namespaces: '/api/v1/namespaces',
+  resourceQuotas: '/api/v1/resourcequotas',
+  networkPolicies: '/apis/networking.k8s.io/v1/networkpolicies',
+} as const;

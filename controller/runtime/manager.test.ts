@@ -37,7 +37,6 @@ function worker(events: string[], o: { ignoresSignal?: boolean } = {}): Runnable
 function manager(api: ReturnType<typeof fakeLeaseApi>, drainTimeoutMs = 5_000): Manager {
   return new Manager({
     client: api.client,
-    namespace: 'ns',
     log: silentLogger,
     metrics: new Metrics(),
     drainTimeoutMs,

@@ -26,8 +26,8 @@ export interface Runnable {
 
 export interface ManagerOptions {
   client: KubeClient;
-  /** The one namespace the cache watches. */
-  namespace: string;
+  /** The installation the cache is scoped to (label modeldock.io/instance; runtime/cache.ts), or undefined: every object of ModelDock's. */
+  instance?: string;
   log: Logger;
   metrics: Metrics;
   /** Omit to run without leader election (single replica, tests). */
@@ -63,7 +63,7 @@ export class Manager {
     this.log = o.log;
     this.metrics = o.metrics;
     this.cache = new Cache(
-      o.namespace,
+      o.instance,
       (name, path, labelSelector) =>
         new Informer({ name, client: this.client, path, labelSelector, log: this.log, metrics: this.metrics, ...o.informerDefaults }),
     );

@@ -18,7 +18,7 @@ import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str } from '../../ledger/columns.ts';
 import { AMOUNT_COLUMNS, amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
-import { paths, type KubeClient } from '../../controller/runtime/kube.ts';
+import { clusterPaths, type KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
   check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'one-cr' | 'orphan-cr' | 'released-pods';
@@ -38,26 +38,32 @@ interface ResRow {
   /** Σ charge − Σ refund − Σ release, per resource. */
   net: Record<(typeof RESOURCE_NAMES)[number], number>;
   boundUid: string | null;
-  crName: string | null;
+  /** The bound CR as `<namespace>/<name>`. */
+  crKey: string | null;
 }
 
+/**
+ * `instance`: the installation whose cluster objects are compared (the controller's INSTANCE,
+ * label modeldock.io/instance), or undefined for every ModelService and pod with an admission
+ * id in the cluster — tenants' objects live in namespaces of their own (controller/tenant/space.ts).
+ */
 export async function checkLedger(
   db: Db,
   kube: KubeClient | null,
-  namespace: string,
+  instance: string | undefined,
   o: { settled?: boolean } = {},
 ): Promise<Drift[]> {
   const drift: Drift[] = [];
   const rows: ResRow[] = [];
   for (const shard of await ledgerShards(db)) rows.push(...(await checkShard(shard.db, drift)));
   if (!kube || o.settled === false) return drift;
-  return [...drift, ...(await checkCluster(rows, kube, namespace))];
+  return [...drift, ...(await checkCluster(rows, kube, instance))];
 }
 
 /** The money checks of one shard (every tenant's rows are on its shard); returns its reservations. */
 async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
   const res = await db.execute(
-    `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, b.uid, b.cr_name,
+    `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, b.uid, b.namespace, b.cr_name,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'charge') AS charges,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'release') AS releases,
             (SELECT COUNT(*) FROM reservation_change c WHERE c.tenant = r.tenant AND c.reservation_id = r.id AND c.to_replicas > c.from_replicas) AS increases,
@@ -78,7 +84,7 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     releases: int(r.releases),
     net: amountsFromRow(r, 'net_'),
     boundUid: r.uid === null || r.uid === undefined ? null : str(r.uid),
-    crName: r.cr_name === null || r.cr_name === undefined ? null : str(r.cr_name),
+    crKey: r.cr_name === null || r.cr_name === undefined ? null : `${str(r.namespace)}/${str(r.cr_name)}`,
   }));
 
   const expected = new Map<string, number>();
@@ -119,26 +125,26 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
 }
 
 /** The checks that compare the ledger with the cluster (they hold once the controller has converged). */
-async function checkCluster(rows: readonly ResRow[], kube: KubeClient, namespace: string): Promise<Drift[]> {
+async function checkCluster(rows: readonly ResRow[], kube: KubeClient, instance: string | undefined): Promise<Drift[]> {
   const drift: Drift[] = [];
-  const crs = (await kube.list<ModelService>(paths.modelServices(namespace))).items;
+  const labelSelector = [LABELS.admissionId, ...(instance ? [`${LABELS.instance}=${instance}`] : [])].join(',');
+  const crs = (await kube.list<ModelService>(clusterPaths.modelServices, { labelSelector })).items;
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const crByName = new Map(crs.map((c) => [c.metadata.name, c]));
+  const crByKey = new Map(crs.map((c) => [`${c.metadata.namespace ?? ''}/${c.metadata.name}`, c]));
   for (const r of rows) {
     if (r.state !== 'delivered' && r.state !== 'ready') continue;
-    const cr = r.crName ? crByName.get(r.crName) : undefined;
-    if (!cr) drift.push({ check: 'one-cr', reservation: r.id, detail: `no ModelService ${r.crName ?? '(unbound)'}` });
+    const cr = r.crKey ? crByKey.get(r.crKey) : undefined;
+    if (!cr) drift.push({ check: 'one-cr', reservation: r.id, detail: `no ModelService ${r.crKey ?? '(unbound)'}` });
     else if (cr.metadata.uid !== r.boundUid) drift.push({ check: 'one-cr', reservation: r.id, detail: `UID ${cr.metadata.uid} ≠ bound ${r.boundUid}` });
   }
   for (const cr of crs) {
-    const id = cr.metadata.labels?.[LABELS.admissionId];
-    if (!id) continue;
+    const id = cr.metadata.labels?.[LABELS.admissionId] ?? '';
     const r = byId.get(id);
     if (!r || r.state === 'released') {
       drift.push({ check: 'orphan-cr', reservation: id, detail: `ModelService ${cr.metadata.name} has no live reservation (${r?.state ?? 'none'})` });
     }
   }
-  const pods = (await kube.list<{ metadata: { name: string; labels?: Record<string, string> } }>(paths.pods(namespace), { labelSelector: LABELS.admissionId })).items;
+  const pods = (await kube.list<{ metadata: { name: string; labels?: Record<string, string> } }>(clusterPaths.pods, { labelSelector })).items;
   for (const p of pods) {
     const id = p.metadata.labels?.[LABELS.admissionId] ?? '';
     if (byId.get(id)?.state === 'released') {

@@ -6,7 +6,7 @@
 import type { Db } from '../../ledger/db.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { LABELS, type ModelService } from '../../schema/model-service.ts';
-import { paths, type KubeClient } from '../../controller/runtime/kube.ts';
+import { clusterPaths, paths, type KubeClient } from '../../controller/runtime/kube.ts';
 import { loadReservationRecord, tenantOf, type ReservationRecord } from '../../controller/reservation/record.ts';
 import { resolveConflict, type Resolution } from './resolve-conflict.ts';
 
@@ -41,18 +41,21 @@ export interface ResolveDeps {
   db: Db;
   /** An operator's client (admin kubeconfig): it reads pods in every namespace. */
   kube: KubeClient;
-  /** Where an undelivered admission's CR would be (its binding's namespace wins). */
-  namespace: string;
   now: () => Date;
 }
 
-async function readLive(kube: KubeClient, rec: ReservationRecord, namespace: string): Promise<LiveAdmission> {
-  const ns = rec.binding?.namespace ?? namespace;
-  const name = rec.binding?.crName ?? crNameFor(rec.id);
-  const ms = await kube.getOrUndefined<ModelService>(paths.modelService(ns, name));
-  const pods = await kube.list<{ metadata: { namespace?: string; name: string } }>('/api/v1/pods', { labelSelector: `${LABELS.admissionId}=${rec.id}` });
+/** The bound CR, or for an undelivered admission one carrying its id under its deterministic name in any namespace (a delivery that crashed before binding). */
+async function readCr(kube: KubeClient, rec: ReservationRecord): Promise<ModelService | undefined> {
+  if (rec.binding) return kube.getOrUndefined<ModelService>(paths.modelService(rec.binding.namespace, rec.binding.crName));
+  const found = await kube.list<ModelService>(clusterPaths.modelServices, { labelSelector: `${LABELS.admissionId}=${rec.id}` });
+  return found.items.find((m) => m.metadata.name === crNameFor(rec.id));
+}
+
+async function readLive(kube: KubeClient, rec: ReservationRecord): Promise<LiveAdmission> {
+  const ms = await readCr(kube, rec);
+  const pods = await kube.list<{ metadata: { namespace?: string; name: string } }>(clusterPaths.pods, { labelSelector: `${LABELS.admissionId}=${rec.id}` });
   return {
-    cr: ms ? { ref: `${ns}/${name}`, uid: ms.metadata.uid ?? '' } : null,
+    cr: ms ? { ref: `${ms.metadata.namespace ?? ''}/${ms.metadata.name}`, uid: ms.metadata.uid ?? '' } : null,
     pods: pods.items.map((p) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`),
   };
 }
@@ -62,7 +65,7 @@ export async function resolveAdmission(deps: ResolveDeps, id: string, decision: 
   // The operator names the admission only: its tenant (its shard) is looked up shard by shard.
   const tenant = await tenantOf(deps.db, id);
   const rec = tenant === undefined ? undefined : await loadReservationRecord(deps.db, { tenant, id });
-  const why = refusal(rec, rec ? await readLive(deps.kube, rec, deps.namespace) : { cr: null, pods: [] });
+  const why = refusal(rec, rec ? await readLive(deps.kube, rec) : { cr: null, pods: [] });
   if (why || !rec) throw new ResolveRefused(why ?? 'no such admission');
   const outcome = await resolveConflict(deps.db, rec, decision, reason, deps.now());
   if (outcome === 'not-in-conflict') throw new ResolveRefused(`admission ${id} left conflict meanwhile; nothing written`);

@@ -4,9 +4,11 @@
 // and the integration tests; the admin kubeconfig only sets things up.
 //
 // Per-namespace installs (one per test suite) must not collide on the cluster-scoped objects:
-// the ClusterRoles are identical for every install and shared (server-side apply of the same
-// content is idempotent), while each ClusterRoleBinding names one namespace's ServiceAccount,
-// so the overlay suffixes ClusterRoleBinding names with the namespace and nothing else.
+// the ClusterRoles and admission policies are identical for every install and shared (server-side
+// apply of the same content is idempotent), while each ClusterRoleBinding names one namespace's
+// ServiceAccount, so the overlay suffixes ClusterRoleBinding names with the namespace. Nor on the
+// tenants' namespaces: each install's controller runs as its own installation (INSTANCE = its
+// namespace) with tenant namespaces named `<its namespace>-<tenant>` (installEnv).
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -16,11 +18,20 @@ import { KubeClient } from '../../controller/runtime/kube.ts';
 
 export const K8S_DIR = 'k8s';
 export const CONTROLLER_SA = 'modeldock-controller';
-export const BASE_NAMESPACE = 'modeldock-lab';
+export const BASE_NAMESPACE = 'modeldock-system';
 export const MONITORING_NAMESPACE = 'modeldock-monitoring';
 export const METRICS_SA = 'metrics-scraper';
 /** ClusterRoleBindings of k8s/base/rbac.yaml: the ones a per-namespace install suffixes. */
-export const CLUSTER_ROLE_BINDINGS = ['modeldock-metrics-auth'];
+export const CLUSTER_ROLE_BINDINGS = ['modeldock-controller', 'modeldock-metrics-auth'];
+
+/**
+ * The controller settings of an install into `namespace` (one per test suite): its own
+ * installation label and tenant namespaces `<namespace>-<tenant>`, so suites sharing the cluster
+ * never see each other's tenants (controller/main.ts INSTANCE, TENANT_NAMESPACE_PREFIX).
+ */
+export function installEnv(namespace: string): Record<string, string> {
+  return { NAMESPACE: namespace, INSTANCE: namespace, TENANT_NAMESPACE_PREFIX: `${namespace}-` };
+}
 
 export interface KubeTarget {
   binDir: string;
@@ -40,8 +51,9 @@ export async function applyKustomization(t: KubeTarget, dir: string, extra: stri
 
 /**
  * Writes `<dir>/kustomization.yaml`: k8s/ with every namespaced object in `namespace` (and the
- * RoleBinding/ClusterRoleBinding subjects with it) and ClusterRoleBindings named
- * `<name>-<namespace>`. Changes nothing else: not RBAC rules, not security settings.
+ * RoleBinding/ClusterRoleBinding subjects with it), ClusterRoleBindings named
+ * `<name>-<namespace>`, and the controller Deployment's installEnv. Changes nothing else: not
+ * RBAC rules, not admission policies, not security settings.
  */
 export function writeNamespaceOverlay(repoRoot: string, dir: string, namespace: string): string {
   mkdirSync(dir, { recursive: true });
@@ -67,17 +79,28 @@ resources:
 - ${relative(dir, join(repoRoot, K8S_DIR))}
 transformers:
 - suffix-cluster-bindings.yaml
+patches:
+- path: install-env.yaml
+`,
+  );
+  const env = Object.entries(installEnv(namespace)).filter(([k]) => k !== 'NAMESPACE'); // the Deployment reads its own namespace
+  writeFileSync(
+    join(dir, 'install-env.yaml'),
+    `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: modeldock-controller
+  namespace: ${namespace}
+spec:
+  template:
+    spec:
+      containers:
+      - name: controller
+        env:
+${env.map(([k, v]) => `        - name: ${k}\n          value: ${JSON.stringify(v)}`).join('\n')}
 `,
   );
   return dir;
-}
-
-/**
- * Waits until kube-controller-manager has computed the namespace ResourceQuota's status: until
- * then its admission refuses every pod ("status unknown for quota").
- */
-export async function waitForQuota(t: KubeTarget, namespace: string): Promise<void> {
-  await kubectl(t, 'wait', '-n', namespace, '--for=jsonpath={.status.hard.pods}', '--timeout=60s', 'resourcequota/modeldock-quota');
 }
 
 export function adminClient(kubeconfig: string): KubeClient {
@@ -149,13 +172,12 @@ export async function createDatabaseSecret(t: KubeTarget, namespace: string, url
 }
 
 /**
- * k8s/ as shipped (namespace modeldock-lab) and the monitoring example k8s/monitoring; returns
+ * k8s/ as shipped (namespace modeldock-system) and the monitoring example k8s/monitoring; returns
  * a token of the monitoring ServiceAccount, which may read the controller's /metrics.
  */
 export async function installBase(t: KubeTarget, repoRoot: string, expirationSeconds: number): Promise<{ metricsToken: string }> {
   await applyKustomization(t, join(repoRoot, K8S_DIR));
   await applyKustomization(t, join(repoRoot, K8S_DIR, 'monitoring'));
-  await waitForQuota(t, 'modeldock-lab');
   await kubectl(t, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/modelservices.modeldock.io');
   const metricsToken = await mintToken(adminClient(t.kubeconfig), MONITORING_NAMESPACE, METRICS_SA, expirationSeconds);
   return { metricsToken };

@@ -24,7 +24,7 @@ import { LABELS, type ModelService } from '../../schema/model-service.ts';
 import { ANY_REGISTRY } from '../../schema/policy.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { makeModelService } from '../support/builders.ts';
-import { controllerClient } from '../support/install.ts';
+import { controllerClient, labelAsTenantNamespace } from '../support/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
 import { StatementLog } from '../support/recording-db.ts';
@@ -44,7 +44,8 @@ beforeAll(async () => {
   ns = await createNamespace(core, 'ledger-cluster');
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));
   await ensureCrd(admin, ns.name);
-  cluster = kubeReservationCluster(await controllerClient(ns.name));
+  cluster = kubeReservationCluster(await controllerClient(ns.name), { ensureTenantSpace: async () => undefined }); // this suite's namespace stands in for the tenant's
+  await labelAsTenantNamespace(ns.name, 'acme');
   ledger = await createLedgerDatabase();
   await ledger.setQuota('acme', 'cpu=100', 'memory=100000Mi', 'nvidia.com/gpu=10');
 });
@@ -177,7 +178,7 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
     return reservationReconciler({
       db: ledger.db,
       cluster: () => c,
-      namespace: ns.name,
+      namespaceFor: () => ns.name,
       fence: leaderFence({ db: ledger.db, holder: 'test', now: () => new Date(), log: testLogger() }),
       // Past the deadline of every CR this suite creates (the deadline runs from the CR's creationTimestamp).
       now: () => new Date(Date.now() + 2 * READY_DEADLINE_MS),
@@ -240,7 +241,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
           return cluster.createModelService(ms);
         },
       }),
-      namespace: ns.name,
+      namespaceFor: () => ns.name,
       fence,
       now: () => new Date(),
       config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },

@@ -106,10 +106,10 @@ describe('bounded ledger resync', () => {
     const metrics = new Metrics();
     const client = await controllerClient(ns.name, { metrics, fieldManager: 'modeldock-controller' });
     const ledgerClient = await controllerClient(ns.name, { metrics, fieldManager: 'modeldock-controller', readLimiter: new TokenBucket({ qps: 20, burst: 40 }) });
-    const mgr = new Manager({ client, namespace: ns.name, log: testLogger(), metrics });
+    const mgr = new Manager({ client, instance: ns.name, log: testLogger(), metrics });
     const { controller } = setupReservationController(mgr, {
       db: L.db,
-      namespace: ns.name,
+      tenants: { prefix: `${ns.name}-`, instance: ns.name, maxReplicas: 16, network: { gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' }, ingressCidrs: [], egressAllow: [], egressDeny: [] } },
       holder: 'resync-test',
       config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 120_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },
       fastPaths: true,

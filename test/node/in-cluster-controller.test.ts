@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AUDIT_LOG } from '../../scripts/testenv/kube.ts';
 import { NODE_NET, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
-import { applyKustomization, createDatabaseSecret, waitForQuota, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
+import { applyKustomization, createDatabaseSecret, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { startPsHttpSim } from '../../scripts/testenv/ps-http-sim.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
@@ -63,7 +63,6 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'kustomization.yaml'), `${readFileSync(join(dir, 'kustomization.yaml'), 'utf8')}patches:\n- path: placement.json\n  target: {kind: Deployment, name: modeldock-controller}\n`);
   await createDatabaseSecret(stack, ns.name, sim.url);
   await applyKustomization(stack, dir);
-  await waitForQuota(stack, ns.name);
   worker = await startWorker({ databaseUrl: ledger.url, keys: { [TENANT]: KEY } });
 }, 300_000);
 

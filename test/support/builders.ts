@@ -21,8 +21,10 @@ class ModelServiceBuilder {
   constructor(name: string) {
     this.#o = { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { image: IMAGES.ready, replicas: 1, resources: { cpu: '100m', memory: '128Mi' } } };
   }
+  /** In `ns`, as the installation of `ns` sees it: tests install ModelDock per namespace with INSTANCE = that namespace (scripts/testenv/install.ts installEnv). */
   namespace(ns: string): this {
     this.#o.metadata.namespace = ns;
+    this.#o.metadata.labels = { ...this.#o.metadata.labels, [LABELS.instance]: ns };
     return this;
   }
   replicas(n: number): this {

@@ -11,6 +11,7 @@ import { containersEnv } from '../../scripts/images/containers.ts';
 import { run } from '../../scripts/images/run.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
+import { installEnv } from '../../scripts/testenv/install.ts';
 
 export interface ControllerContainer {
   name: string;
@@ -47,7 +48,7 @@ export async function startControllerContainer(opts: ControllerContainerOptions)
 
   const env: Record<string, string> = {
     KUBECONFIG: '/etc/modeldock/kubeconfig',
-    NAMESPACE: opts.namespace,
+    ...installEnv(opts.namespace),
     METRICS_PORT: String(port),
     POD_NAME: opts.name,
     // Required with the ledger: any registry (`*`) unless the test sets its list.

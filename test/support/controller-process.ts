@@ -10,6 +10,7 @@ import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { parsePrometheus } from './prom-text.ts';
 import { installModelDock } from './install.ts';
+import { installEnv } from '../../scripts/testenv/install.ts';
 import { HttpAnswerError } from './wait.ts';
 
 export interface ControllerProcess {
@@ -51,7 +52,7 @@ export async function startController(
         ...(env.DATABASE_URL ? {} : { LEDGER: 'off' }),
         // The image policy is required with the ledger: any registry (`*`) unless a suite sets its list.
         ALLOWED_IMAGE_REGISTRIES: '*',
-        NAMESPACE: namespace,
+        ...installEnv(namespace),
         METRICS_PORT: String(port),
         POD_NAME: name,
         LOG_LEVEL: 'debug',

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { uninstallModelDock } from './install.ts';
+import { LABELS } from '../../schema/model-service.ts';
 
 export function kubeConfig(): KubeConfig {
   const kc = new KubeConfig();
@@ -23,7 +24,8 @@ export function kubeClients(kc = kubeConfig()) {
 
 /**
  * Creates `<prefix>-<random>`; the returned cleanup deletes it (the namespace controller empties
- * it) and the cluster-scoped part of a ModelDock install into it (test/support/install.ts).
+ * it), the cluster-scoped part of a ModelDock install into it (test/support/install.ts) and the
+ * tenant namespaces its controller created (labelled with it as their installation).
  */
 export async function createNamespace(core: CoreV1Api, prefix: string): Promise<{ name: string; remove(): Promise<void> }> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
@@ -32,7 +34,8 @@ export async function createNamespace(core: CoreV1Api, prefix: string): Promise<
     name,
     remove: async () => {
       await uninstallModelDock(name);
-      await core.deleteNamespace({ name }).catch(() => undefined);
+      const tenants = await core.listNamespace({ labelSelector: `${LABELS.instance}=${name}` });
+      await Promise.all([name, ...tenants.items.map((t) => t.metadata?.name ?? '')].map((n) => core.deleteNamespace({ name: n }).catch(() => undefined)));
     },
   };
 }

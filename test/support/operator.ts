@@ -17,8 +17,9 @@ import { createLogger, type Logger } from '../../controller/runtime/log.ts';
 import { Manager } from '../../controller/runtime/manager.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
+import { LABELS } from '../../schema/model-service.ts';
 import type { ModelServiceInput } from './builders.ts';
-import { controllerClient } from './install.ts';
+import { controllerClient, labelAsTenantNamespace } from './install.ts';
 import { waitFor } from './wait.ts';
 
 export const CRD_FILE = join(repoRoot, 'k8s/base/crd.yaml');
@@ -69,7 +70,7 @@ export function ops(client: KubeClient, ns: string): Ops {
   return {
     client,
     ns,
-    create: (ms) => client.create<ModelService>(msPath(ns), { ...ms, metadata: { ...ms.metadata, namespace: ns } }),
+    create: (ms) => client.create<ModelService>(msPath(ns), { ...ms, metadata: { ...ms.metadata, namespace: ns, labels: { ...ms.metadata.labels, [LABELS.instance]: ns } } }),
     get,
     patchSpec: (name, spec) => client.mergePatch<ModelService>(`${msPath(ns)}/${name}`, { spec }),
     deployment: (name) => live.deployment(ns, name),
@@ -117,7 +118,8 @@ export async function startInProcessOperator(namespace: string, opts: { workers?
   const metrics = new Metrics();
   const log = testLogger();
   const client = await controllerClient(namespace, { metrics, fieldManager: 'modeldock-controller' });
-  const mgr = new Manager({ client, namespace, log, metrics });
+  await labelAsTenantNamespace(namespace, 'acme'); // the ModelService controller acts on CRs made by hand here
+  const mgr = new Manager({ client, instance: namespace, log, metrics });
   const events = new KubeEventRecorder({ client, controller: 'modeldock.io/controller', instance: 'test', log });
   const { controller } = setupModelServiceController(mgr, { workers: opts.workers ?? 2, resyncMs: 0, events, pollMs: 250 });
   await mgr.start();

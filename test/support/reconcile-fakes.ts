@@ -66,6 +66,8 @@ export interface ClusterScript {
   create?: { created: boolean; object: ModelService } | Error;
   delete?: DeleteOutcome;
   scale?: ScaleOutcome;
+  /** What preparing the tenant's namespace throws (default: it succeeds). */
+  ensureTenantSpace?: Error;
 }
 
 export interface ClusterCall {
@@ -90,6 +92,10 @@ export function fakeLedgerCluster(script: ClusterScript): { cluster: Reservation
     async readDeployment(ns, name) {
       call('readDeployment', ns, name);
       return script.deployment ?? null;
+    },
+    async ensureTenantSpace(tenant) {
+      call('ensureTenantSpace', tenant);
+      if (script.ensureTenantSpace instanceof Error) throw script.ensureTenantSpace;
     },
     async createModelService(obj) {
       call('createModelService', obj);

@@ -75,7 +75,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
     db,
     cluster: () => cluster,
     cachedModelService: () => o.cached,
-    namespace: NAMESPACE,
+    namespaceFor: () => NAMESPACE,
     fence: {
       epoch: async () => EPOCH,
       forTenants: async (tenants) => {
