@@ -10,7 +10,7 @@
 // The last (largest) round stays up for B5 (idle) and B6 (memory): ctx.shared.converged.
 import { desiredDeployment } from '../controller/modelservice/desired.ts';
 import { paths } from '../controller/runtime/kube.ts';
-import { API_VERSION, KIND, type ModelService } from '../schema/model-service.ts';
+import { API_VERSION, KIND, LABELS, type ModelService } from '../schema/model-service.ts';
 import { startLossyProxy } from '../test/support/lossy-proxy.ts';
 import { parsePrometheus } from '../test/support/prom-text.ts';
 import type { Benchmark } from './lib/benchmark.ts';
@@ -96,7 +96,7 @@ async function round(ctx: BenchContext, n: number, keep: boolean): Promise<Round
   // ModelDock: ModelServices converged by our controller (+ kube-controller-manager for pods).
   const m0 = await controller.metrics();
   t = performance.now();
-  await create((i) => [paths.modelServices(ours.name), { apiVersion: API_VERSION, kind: KIND, metadata: { name: `m${i}` }, spec: SPEC }]);
+  await create((i) => [paths.modelServices(ours.name), { apiVersion: API_VERSION, kind: KIND, metadata: { name: `m${i}`, labels: { [LABELS.instance]: ours.name } }, spec: SPEC }]);
   await until(`${n} ModelServices Running`, timeoutMs, async () => {
     const list = await ctx.admin.list<ModelService>(paths.modelServices(ours.name));
     return list.items.filter((m) => m.status?.phase === 'Running').length === n;

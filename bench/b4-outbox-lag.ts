@@ -8,9 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paths } from '../controller/runtime/kube.ts';
 import { crNameFor } from '../schema/admission.ts';
+import { tenantNamespace } from '../schema/tenant-namespace.ts';
+import { installEnv } from '../scripts/testenv/install.ts';
 import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext } from './lib/context.ts';
-import { startApi, BODY, retried } from './lib/api.ts';
+import { startApi, BODY, retried, TENANT } from './lib/api.ts';
 import { metricSum, watchAdded } from './lib/kube.ts';
 import { closedLoop } from './lib/load.ts';
 import { fmt, median, percentile, verdict } from './lib/stats.ts';
@@ -39,7 +41,8 @@ export const b4: Benchmark = {
     const burstN = ctx.quick ? 30 : 200;
     const retried0 = retried.count;
     const { api, ns, controller } = await startSystem(ctx, 'b4');
-    const seen = await watchAdded(ctx.stack, paths.modelServices(ns.name));
+    // The CRs land in the tenant's namespace, which the controller creates with the first delivery.
+    const seen = await watchAdded(ctx.stack, paths.modelServices(tenantNamespace(TENANT, installEnv(ns.name).TENANT_NAMESPACE_PREFIX)));
     ctx.defer(async () => seen.stop());
 
     const committed = new Map<string, number>();

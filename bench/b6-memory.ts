@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { paths } from '../controller/runtime/kube.ts';
-import { API_VERSION, KIND, type ModelService } from '../schema/model-service.ts';
+import { API_VERSION, KIND, LABELS, type ModelService } from '../schema/model-service.ts';
 import { repoRoot } from '../scripts/testenv/stack.ts';
 import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext, Controller } from './lib/context.ts';
@@ -76,9 +76,6 @@ export const b6l: Benchmark = {
   async run(ctx) {
     const n = ctx.quick ? 50 : 10_000;
     const ns = await ctx.namespace('b6-large');
-    // The shipped ResourceQuota is sized for 2,000 pods; an operator patches `hard` to the cluster.
-    const room = String(n + 100);
-    await ctx.admin.mergePatch(`/api/v1/namespaces/${ns.name}/resourcequotas/modeldock-quota`, { spec: { hard: { pods: room, services: room, 'count/deployments.apps': room } } });
     const existing = await ctx.admin.list('/api/v1/pods');
     await ensurePodCapacity(ctx.admin, existing.items.length + n + 50);
     const ledger = await ctx.ledger();
@@ -89,7 +86,7 @@ export const b6l: Benchmark = {
       concurrency: 16,
       total: n,
       op: async (i) => {
-        await ctx.admin.create(paths.modelServices(ns.name), { apiVersion: API_VERSION, kind: KIND, metadata: { name: `m${i}` }, spec: SPEC });
+        await ctx.admin.create(paths.modelServices(ns.name), { apiVersion: API_VERSION, kind: KIND, metadata: { name: `m${i}`, labels: { [LABELS.instance]: ns.name } }, spec: SPEC });
       },
     });
     const createdS = (performance.now() - t) / 1000;

@@ -11,6 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { errorMessage } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
+import { LABELS, MANAGED_BY } from '../../schema/model-service.ts';
 import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, installEnv, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { liveRecordedPids, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
@@ -98,6 +99,9 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       });
       const dir = writeNamespaceOverlay(repoRoot, join(need().runDir, 'installs', name), name);
       await applyKustomization(need(), dir);
+      // ModelServices made by hand here are reconciled in place: the namespace stands in for a
+      // tenant's (the admission policies let the controller write only in one, docs/tenancy.md).
+      await admin.mergePatch(`/api/v1/namespaces/${name}`, { metadata: { labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.tenant]: 'bench' } } });
       const creds = await controllerCredentials(need(), name, join(dir, 'controller.kubeconfig'), 24 * 3600);
       return { name, kubeconfig: creds.kubeconfig };
     },

@@ -13,6 +13,9 @@ describe('isSubset', () => {
     ['cpu 0.5 = 500m', { resources: { requests: { cpu: '0.5' } } }, { resources: { requests: { cpu: '500m' } } }, true],
     ['different quantities differ', { resources: { requests: { cpu: '1' } } }, { resources: { requests: { cpu: '500m' } } }, false],
     ['quantity rule only under resources', { requests: { cpu: '1' } }, { requests: { cpu: '1000m' } }, false],
+    ["a ResourceQuota's spec.hard is quantities", { spec: { hard: { 'requests.cpu': '1000m', 'limits.memory': '4096Mi', pods: '40' } } }, { spec: { hard: { 'requests.cpu': '1', 'limits.memory': '4Gi', pods: '40' } } }, true],
+    ['…and a changed one differs', { spec: { hard: { 'requests.cpu': '2000m' } } }, { spec: { hard: { 'requests.cpu': '1' } } }, false],
+    ['hard elsewhere is not', { hard: { x: '1000m' } }, { hard: { x: '1' } }, false],
   ])('%s', (_name, desired, live, expected) => {
     expect(isSubset(desired, live)).toBe(expected);
   });

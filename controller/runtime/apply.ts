@@ -38,6 +38,9 @@ export function prune<T>(v: T): T {
 }
 
 const QUANTITY_PARENT = new Set(['requests', 'limits']);
+/** Where the API server keeps quantities in canonical form: a container's resources, a ResourceQuota's spec.hard. */
+const isQuantityField = (path: string[]): boolean =>
+  (QUANTITY_PARENT.has(path.at(-2) ?? '') && path.includes('resources')) || (path.at(-2) === 'hard' && path.at(-3) === 'spec');
 
 function sameQuantity(a: string, b: string): boolean {
   try {
@@ -60,7 +63,7 @@ export function isSubset(desired: unknown, actual: unknown, path: string[] = [])
     const a = actual as Record<string, unknown>;
     return Object.entries(desired as Record<string, unknown>).every(([k, d]) => isSubset(d, a[k], [...path, k]));
   }
-  if (typeof desired === 'string' && typeof actual === 'string' && QUANTITY_PARENT.has(path.at(-2) ?? '') && path.includes('resources')) {
+  if (typeof desired === 'string' && typeof actual === 'string' && isQuantityField(path)) {
     return desired === actual || sameQuantity(desired, actual);
   }
   return desired === actual;

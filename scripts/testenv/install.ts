@@ -52,10 +52,11 @@ export async function applyKustomization(t: KubeTarget, dir: string, extra: stri
 /**
  * Writes `<dir>/kustomization.yaml`: k8s/ with every namespaced object in `namespace` (and the
  * RoleBinding/ClusterRoleBinding subjects with it), ClusterRoleBindings named
- * `<name>-<namespace>`, and the controller Deployment's installEnv. Changes nothing else: not
- * RBAC rules, not admission policies, not security settings.
+ * `<name>-<namespace>`, and the controller Deployment's installEnv; `extraPatches` are more
+ * entries of its `patches:` list (YAML flow maps, e.g. `{path: x.json, target: {kind: Deployment}}`).
+ * Changes nothing else: not RBAC rules, not admission policies, not security settings.
  */
-export function writeNamespaceOverlay(repoRoot: string, dir: string, namespace: string): string {
+export function writeNamespaceOverlay(repoRoot: string, dir: string, namespace: string, extraPatches: string[] = []): string {
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     join(dir, 'suffix-cluster-bindings.yaml'),
@@ -80,8 +81,8 @@ resources:
 transformers:
 - suffix-cluster-bindings.yaml
 patches:
-- path: install-env.yaml
-`,
+- {path: install-env.yaml, target: {kind: Deployment, name: modeldock-controller}}
+${extraPatches.map((p) => `- ${p}\n`).join('')}`,
   );
   const env = Object.entries(installEnv(namespace)).filter(([k]) => k !== 'NAMESPACE'); // the Deployment reads its own namespace
   writeFileSync(
@@ -90,7 +91,6 @@ patches:
 kind: Deployment
 metadata:
   name: modeldock-controller
-  namespace: ${namespace}
 spec:
   template:
     spec:

@@ -47,7 +47,7 @@ describe('modeldock submit --wait', () => {
     expect(lines[order[0]!]).toMatch(/^ok admitted +\d{4}-\d\d-\d\dT[\d:.]+Z$/);
     for (const s of ['delivered', 'scheduled', 'started']) expect(lines[stage(s)]).toMatch(new RegExp(`^ok ${s} +\\+[\\d.]+m?s$`));
     expect(lines[order[4]!]).toMatch(/^ok ready +\+[\d.]+(ms|s|m\d\ds)$/);
-    expect(lines.at(-1)).toBe(`ready: http://md-${id.toLowerCase()}.${sys.namespace}.svc:8000`);
+    expect(lines.at(-1)).toBe(`ready: http://md-${id.toLowerCase()}.${sys.tenantNamespace}.svc:8000`);
     expect((await sys.api(`/requests/${id}`)).body.state).toBe('ready');
   });
 
@@ -94,7 +94,7 @@ describe('modeldock scale --wait', () => {
     expect(down.stderr).toContain(`scaled ${id}: 3 → 1 replicas, charged for 3`);
     expect(down.stderr).toMatch(/settled +1 replica\(s\), charged 1/);
     expect(JSON.parse(down.stdout)).toMatchObject({ id, replicas: 1, chargedReplicas: 1, pendingChange: null });
-    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
+    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` });
     expect(pods.items).toHaveLength(1);
 
     // The same replicas again: nothing to change; more than MAX_REPLICAS: the API's message, exit 2.
@@ -108,9 +108,9 @@ describe('modeldock delete --wait', () => {
   it('follows deleting → released, shows ReleaseBlocked with the pod it waits for; exit 0', async () => {
     const [id] = await sys.admit(1, { name: 'held' });
     await sys.untilState([id!], 'ready');
-    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
+    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` });
     const pod = pods.items[0]!.metadata.name;
-    const podPath = `${paths.pods(sys.namespace)}/${pod}`;
+    const podPath = `${paths.pods(sys.tenantNamespace)}/${pod}`;
     await sys.kube.mergePatch(podPath, { metadata: { finalizers: ['modeldock.test/hold'] } });
 
     const run = startCli(['delete', id!, '--wait', '--interval', '250ms', '--timeout', '90s'], { env: env() });

@@ -56,7 +56,7 @@ describe('dashboard', () => {
     expect(await ready.locator('.state').textContent()).toBe('ready');
     expect(await ready.locator('li[data-stage="ready"]').getAttribute('data-status')).toBe('done');
     expect(await ready.locator('li[data-stage="admitted"]').getAttribute('data-status')).toBe('done');
-    expect(await ready.locator('.endpoint').textContent()).toBe(`http://md-${id!.toLowerCase()}.${sys.namespace}.svc:8000`);
+    expect(await ready.locator('.endpoint').textContent()).toBe(`http://md-${id!.toLowerCase()}.${sys.tenantNamespace}.svc:8000`);
     expect(await ready.locator('.replicas').textContent()).toBe('2 replicas');
     // A change of replicas made elsewhere (the CLI, the API) shows up, then settles.
     expect((await sys.api(`/requests/${id}`, { method: 'PATCH', body: { replicas: 1 }, idempotencyKey: 'dash-scale-1' })).status).toBe(202);

@@ -33,9 +33,9 @@ const state = async (id: string) => {
   return r.body;
 };
 const untilState = async (id: string, want: string, timeoutMs = 60_000) => (await sys.untilState([id], want, timeoutMs))[0]!;
-const msPath = (name: string) => `/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices/${name}`;
+const msPath = (name: string) => `/apis/modeldock.io/v1alpha1/namespaces/${sys.tenantNamespace}/modelservices/${name}`;
 const podsOf = async (id: string) =>
-  (await sys.kube.list<{ metadata: { name: string; finalizers?: string[] } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
+  (await sys.kube.list<{ metadata: { name: string; finalizers?: string[] } }>(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
 const movements = (id: string) => sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ? AND direction = 'release'`, [id]);
 
 describe('release rules', () => {
@@ -43,7 +43,7 @@ describe('release rules', () => {
     const { id, name } = await admit();
     await untilState(id, 'ready');
     const [pod] = await podsOf(id);
-    await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${pod!.metadata.name}`, { metadata: { finalizers: ['modeldock.test/hold'] } });
+    await sys.kube.mergePatch(`${paths.pods(sys.tenantNamespace)}/${pod!.metadata.name}`, { metadata: { finalizers: ['modeldock.test/hold'] } });
 
     expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
     const blocked = await sys.until('ReleaseBlocked in the tenant API', `/requests/${id}`, (s) => (s.releaseBlockedSince ? s : undefined));
@@ -59,7 +59,7 @@ describe('release rules', () => {
     }, { timeoutMs: 10_000 });
     expect(metricSum(await ctl.metrics(), 'modeldock_release_blocked_total')).toBeGreaterThan(0);
 
-    await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${pod!.metadata.name}`, { metadata: { finalizers: null } });
+    await sys.kube.mergePatch(`${paths.pods(sys.tenantNamespace)}/${pod!.metadata.name}`, { metadata: { finalizers: null } });
     await untilState(id, 'released');
     expect(await movements(id)).toBe(1);
     expect(await sys.check()).toEqual([]);
@@ -105,7 +105,7 @@ describe('release rules', () => {
     // Nobody runs the finalizer while the controller is down: lift it, as an operator would.
     await sys.kube.mergePatch(msPath(name), { metadata: { finalizers: null } });
     await waitFor('the original to be gone', async () => (await sys.kube.getOrUndefined(msPath(name))) === undefined);
-    const replacement = await sys.kube.create<{ metadata: { uid: string } }>(`/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices`, {
+    const replacement = await sys.kube.create<{ metadata: { uid: string } }>(`/apis/modeldock.io/v1alpha1/namespaces/${sys.tenantNamespace}/modelservices`, {
       apiVersion: 'modeldock.io/v1alpha1',
       kind: 'ModelService',
       metadata: { name, labels: original.metadata.labels },

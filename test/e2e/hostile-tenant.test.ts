@@ -24,8 +24,8 @@ type PodWithResources = Omit<Pod, 'spec'> & {
   spec: { containers: Array<{ resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }> };
 };
 const pods = async (id: string) =>
-  (await sys.kube.list<PodWithResources>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
-const allPods = async () => (await sys.kube.list<PodWithResources>(paths.pods(sys.namespace), { labelSelector: LABELS.admissionId })).items;
+  (await sys.kube.list<PodWithResources>(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
+const allPods = async () => (await sys.kube.list<PodWithResources>(paths.pods(sys.tenantNamespace), { labelSelector: LABELS.admissionId })).items;
 const podNames = async () => (await allPods()).map((p) => p.metadata.name).sort();
 // The tests share the one tenant (and its quota of 1 CPU, 1 GiB, 3 ModelServices) in any order:
 // each reads the quota as it finds it and asserts what it changed.
@@ -106,7 +106,7 @@ describe('a hostile tenant gets nothing for free', () => {
     await sys.untilState([id], 'conflict', 60_000);
     const got = await sys.api(`/requests/${id}`);
     expect(got.body.lastError).toMatch(/image policy at delivery: registry ghcr.io \(ghcr.io\/x\/miner\) is not allowed/);
-    expect(await sys.kube.getOrUndefined(paths.modelService(sys.namespace, `md-${id.toLowerCase()}`))).toBeUndefined();
+    expect(await sys.kube.getOrUndefined(paths.modelService(sys.tenantNamespace, `md-${id.toLowerCase()}`))).toBeUndefined();
     expect((await quota()).cpu).toMatchObject({ reserved: before + 250 });
 
     const del = await sys.api(`/requests/${id}`, { method: 'DELETE' });

@@ -26,9 +26,9 @@ const state = async (id: string) => {
   return r.body;
 };
 const untilState = (id: string, want: string) => sys.untilState([id], want, 60_000);
-const msPath = (name: string) => paths.modelService(sys.namespace, name);
+const msPath = (name: string) => paths.modelService(sys.tenantNamespace, name);
 const podsOf = async (id: string) =>
-  (await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
+  (await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
 const releases = (id: string) => sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ? AND direction = 'release'`, [id]);
 const cpu = async () => ((await sys.api('/quota')).body.resources as Record<string, { reserved: number; blocked: number }>).cpu!;
 
@@ -91,7 +91,7 @@ describe('kubectl scale cannot exceed the charge', () => {
   const scale = (name: string, replicas: number) => sys.kube.mergePatch(`${msPath(name)}/scale`, { spec: { replicas } });
   const specReplicas = async (name: string) => (await sys.kube.get<ModelService>(msPath(name))).spec.replicas;
   const exceedsEvents = async (name: string) =>
-    (await sys.kube.list<{ reason: string; type: string; note: string; regarding: { name: string } }>(paths.events(sys.namespace))).items.filter(
+    (await sys.kube.list<{ reason: string; type: string; note: string; regarding: { name: string } }>(paths.events(sys.tenantNamespace))).items.filter(
       (e) => e.reason === 'ExceedsCharge' && e.regarding.name === name,
     );
 

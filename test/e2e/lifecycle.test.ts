@@ -35,8 +35,8 @@ describe('admission lifecycle', () => {
     const [ready] = await sys.untilState([id], 'ready', 60_000);
     if (!ready) throw new Error('untilState returned no body');
     const name = `md-${id.toLowerCase()}`;
-    expect(ready.endpoint).toBe(`http://${name}.${sys.namespace}.svc:8000`);
-    expect(ready.binding).toMatchObject({ namespace: sys.namespace, crName: name, everReady: true });
+    expect(ready.endpoint).toBe(`http://${name}.${sys.tenantNamespace}.svc:8000`);
+    expect(ready.binding).toMatchObject({ namespace: sys.tenantNamespace, crName: name, everReady: true });
     // The startup timeline: every moment reached, in order (Kubernetes' times have second
     // precision, so moments are compared by the second), each with its time since admission.
     const tl = ready.timeline as Record<string, string | null> & { sinceAdmissionMs: Record<string, number | null> };
@@ -48,7 +48,7 @@ describe('admission lifecycle', () => {
     for (const stage of ['delivered', 'scheduled', 'started', 'ready']) expect(tl.sinceAdmissionMs[stage], stage).toBeGreaterThanOrEqual(0);
     expect(ready.lastFailure).toBeNull();
     console.log(`startup timeline of ${id}: ${JSON.stringify(tl)}`);
-    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
+    const pods = await sys.kube.list<{ metadata: { name: string } }>(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` });
     expect(pods.items).toHaveLength(2);
     expect((await quota()).cpu).toMatchObject({ reserved: 1000, active: 1000 });
     expect(await sys.check()).toEqual([]);
@@ -62,9 +62,9 @@ describe('admission lifecycle', () => {
     if ((await sys.api(`/requests/${id}`)).body.state !== 'released') expect(during.cpu!.reserved).toBe(1000);
 
     await sys.untilState([id], 'released', 60_000);
-    const left = await sys.kube.list(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` });
+    const left = await sys.kube.list(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` });
     expect(left.items).toHaveLength(0);
-    expect(await sys.kube.getOrUndefined(`/apis/modeldock.io/v1alpha1/namespaces/${sys.namespace}/modelservices/${name}`)).toBeUndefined();
+    expect(await sys.kube.getOrUndefined(`/apis/modeldock.io/v1alpha1/namespaces/${sys.tenantNamespace}/modelservices/${name}`)).toBeUndefined();
     expect((await quota()).cpu).toMatchObject({ reserved: 0, active: 0, releasing: 0 });
     expect(await sys.ledger.count('SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ?', [id])).toBe(2);
     expect(await sys.check()).toEqual([]);

@@ -41,15 +41,15 @@ describe('readiness from EndpointSlices', () => {
     try {
       const [id] = await sys.admit(1, { image: 'ghcr.io/acme/model:1', resources: { cpu: '250m', memory: '256Mi' } });
       const name = `md-${id!.toLowerCase()}`;
-      await waitFor('the Deployment available', async () => (await sys.kube.getOrUndefined<Deployment>(paths.deployment(sys.namespace, name)))?.status?.availableReplicas === 1, { timeoutMs: 60_000 });
-      const msPath = `${paths.modelServices(sys.namespace)}/${name}`;
+      await waitFor('the Deployment available', async () => (await sys.kube.getOrUndefined<Deployment>(paths.deployment(sys.tenantNamespace, name)))?.status?.availableReplicas === 1, { timeoutMs: 60_000 });
+      const msPath = `${paths.modelServices(sys.tenantNamespace)}/${name}`;
       const cr = await waitFor('the ModelService to say why it is not Ready', async () => {
         const ms = await sys.kube.getOrUndefined<ModelService>(msPath);
         return ms?.status?.conditions?.find((c) => c.type === 'Ready')?.reason === 'NoReadyEndpoints' ? ms : undefined;
       });
       expect(cr.status).toMatchObject({ phase: 'Progressing', availableReplicas: 1 });
       expect(cr.status?.readyAt).toBeUndefined();
-      const slices = await sys.kube.list<EndpointSlice>(paths.endpointSlices(sys.namespace), { labelSelector: `kubernetes.io/service-name=${name}` });
+      const slices = await sys.kube.list<EndpointSlice>(paths.endpointSlices(sys.tenantNamespace), { labelSelector: `kubernetes.io/service-name=${name}` });
       expect(slices.items).toEqual([]);
       // The ledger saw the same CR and keeps it delivered: two reconciles completed since (the
       // only open reservation of this suite), so at least one read the CR as it is now.
@@ -65,7 +65,7 @@ describe('readiness from EndpointSlices', () => {
       const readyAt = (ready?.timeline as { readyAt: string | null } | undefined)?.readyAt;
       expect(readyAt).toEqual(expect.any(String));
       expect(Date.parse(readyAt!)).toBeGreaterThanOrEqual(back - 1000);
-      const served = await sys.kube.list<EndpointSlice>(paths.endpointSlices(sys.namespace), { labelSelector: `kubernetes.io/service-name=${name}` });
+      const served = await sys.kube.list<EndpointSlice>(paths.endpointSlices(sys.tenantNamespace), { labelSelector: `kubernetes.io/service-name=${name}` });
       expect(served.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready)).toHaveLength(1);
       expect((await sys.kube.get<ModelService>(msPath)).status?.phase).toBe('Running');
       expect(await sys.check()).toEqual([]);

@@ -1,7 +1,7 @@
 // API-server outages, end to end on the real stack. A delivery never dies of a
 // transient error: it is retried with capped backoff for as long as the reservation is admitted.
 //  1. A ValidatingAdmissionPolicy (CEL, built into kube-apiserver) refuses every ModelService
-//     create in the suite's namespace while 20 admissions are made: they stay `admitted`, with
+//     create in the tenant's namespace while 20 admissions are made: they stay `admitted`, with
 //     the error and the next attempt visible, retried past 8 failures (a transient error never
 //     makes a row dead); once the policy is gone all 20 are ready, each charged once.
 //  2. kube-apiserver is stopped and started again mid-batch: the controller re-lists and
@@ -35,6 +35,7 @@ const measured: Record<string, number> = {};
 beforeAll(async () => {
   sys = await startSystem({ quota: ['cpu=64', 'memory=256Gi', 'modelservices=1000'] });
   ctl = await sys.startController('ctl-kube-outage', CTL_ENV);
+  await sys.tenantSpace(); // the policies below refuse creates in the tenant's namespace: it exists first
 });
 afterAll(async () => {
   console.log(`[measure] API-server outages (ms): ${JSON.stringify(measured)}`);
@@ -48,7 +49,7 @@ const createAttempts = async (ids: string[]) =>
 async function expectDeliveredOnce(ids: string[], deadRows = 0): Promise<void> {
   expect(await sys.ledger.count(`SELECT COUNT(*) FROM quota_movement WHERE direction = 'charge' AND reservation_id IN (?)`, [ids])).toBe(ids.length);
   expect(await sys.ledger.count(`SELECT COUNT(*) FROM outbox WHERE dead_at IS NOT NULL AND reservation_id IN (?)`, [ids])).toBe(deadRows);
-  const crs = await sys.kube.list<{ metadata: { labels?: Record<string, string> } }>(paths.modelServices(sys.namespace));
+  const crs = await sys.kube.list<{ metadata: { labels?: Record<string, string> } }>(paths.modelServices(sys.tenantNamespace));
   const perAdmission = new Map<string, number>();
   for (const cr of crs.items) {
     const id = cr.metadata.labels?.[LABELS.admissionId];
@@ -60,7 +61,7 @@ async function expectDeliveredOnce(ids: string[], deadRows = 0): Promise<void> {
 
 describe('API-server outage', () => {
   it('a policy refuses every create while 20 are admitted: retried past the old limit, then all 20 ready, each charged once', { timeout: 90_000 }, async () => {
-    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const denial = await denyModelServiceCreates(sys.kube, sys.tenantNamespace);
     const ids = await sys.admit(20);
     await waitFor(`every delivery to have failed more than ${OLD_MAX_ATTEMPTS} times`, async () => {
       const attempts = await createAttempts(ids);
@@ -99,7 +100,7 @@ describe('API-server outage', () => {
   });
 
   it('an admitted reservation whose create row is dead is re-delivered through the cron\'s reconcile row', { timeout: 90_000 }, async () => {
-    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const denial = await denyModelServiceCreates(sys.kube, sys.tenantNamespace);
     const [id] = await sys.admit(1);
     await waitFor('the delivery to fail once', async () => (await createAttempts([id!]))[0]! > 0, { timeoutMs: 20_000 });
     // Dead, and out of the controller's hands: releasing the claim makes any fail()/ack in flight match nothing.
@@ -119,7 +120,7 @@ describe('API-server outage', () => {
   });
 
   it('a delivery that cannot succeed is terminal: conflict with its reason, the row dead, not retried', { timeout: 60_000 }, async () => {
-    const denial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const denial = await denyModelServiceCreates(sys.kube, sys.tenantNamespace);
     const [id] = await sys.admit(1);
     await waitFor('the delivery to fail once', async () => (await createAttempts([id!]))[0]! > 0, { timeoutMs: 20_000 });
     // A spec that no newer schema of ours accepts any more (replicas must be ≥ 1).
@@ -139,12 +140,12 @@ describe('API-server outage', () => {
     // Not retried — proven against a witness, not by waiting a while: another admission whose
     // creates are refused fails 5 times (250+500+1000+2000 ms of backoff, longer than the 2 s cap),
     // so the poller claimed due rows all along, and a retried row would have been tried again.
-    const witnessDenial = await denyModelServiceCreates(sys.kube, sys.namespace);
+    const witnessDenial = await denyModelServiceCreates(sys.kube, sys.tenantNamespace);
     const [witness] = await sys.admit(1);
     await waitFor('the witness delivery to fail 5 times', async () => (await createAttempts([witness!]))[0]! >= 5, { timeoutMs: 30_000 });
     expect(await createAttempts([id!])).toEqual([attempts]);
     await witnessDenial.remove();
     await sys.untilState([witness!], 'ready', 30_000);
-    expect(await sys.kube.getOrUndefined(paths.modelService(sys.namespace, `md-${id!.toLowerCase()}`))).toBeUndefined();
+    expect(await sys.kube.getOrUndefined(paths.modelService(sys.tenantNamespace, `md-${id!.toLowerCase()}`))).toBeUndefined();
   });
 });

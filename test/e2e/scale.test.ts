@@ -26,7 +26,7 @@ interface Pod {
   metadata: { name: string; deletionTimestamp?: string; finalizers?: string[] };
   status?: { conditions?: Array<{ type: string; status: string }> };
 }
-const podsOf = async (id: string) => (await sys.kube.list<Pod>(paths.pods(sys.namespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
+const podsOf = async (id: string) => (await sys.kube.list<Pod>(paths.pods(sys.tenantNamespace), { labelSelector: `${LABELS.admissionId}=${id}` })).items;
 const readyPods = (pods: Pod[]) => pods.filter((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 const get = async (id: string) => {
   const r = await sys.api(`/requests/${id}`);
@@ -84,7 +84,7 @@ describe('scaling through the ledger', () => {
     // Down 3 → 1 with every pod held by a finalizer: the surplus pods stay Terminating, the quota stays charged.
     const held = await podsOf(id);
     expect(held).toHaveLength(3);
-    for (const p of held) await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${p.metadata.name}`, { metadata: { finalizers: [HOLD] } });
+    for (const p of held) await sys.kube.mergePatch(`${paths.pods(sys.tenantNamespace)}/${p.metadata.name}`, { metadata: { finalizers: [HOLD] } });
     const down = await patch(id, 1, 'down-1');
     expect(down.status, JSON.stringify(down.body)).toBe(202);
     expect(down.body).toMatchObject({ replicas: 1, chargedReplicas: 3, pendingChange: { fromReplicas: 3, toReplicas: 1 } });
@@ -104,7 +104,7 @@ describe('scaling through the ledger', () => {
     expect(await sys.check(false)).toEqual([]);
 
     // Let the surplus pods go (and the kept one run on): the delta is refunded, once.
-    for (const p of held) await sys.kube.mergePatch(`${paths.pods(sys.namespace)}/${p.metadata.name}`, { metadata: { finalizers: null } });
+    for (const p of held) await sys.kube.mergePatch(`${paths.pods(sys.tenantNamespace)}/${p.metadata.name}`, { metadata: { finalizers: null } });
     const done = await settled(id);
     expect(done).toMatchObject({ state: 'ready', replicas: 1, chargedReplicas: 1, amounts: { cpu: 500, memory: 512 } });
     for (const p of terminating) expect((await podsOf(id)).map((q) => q.metadata.name)).not.toContain(p.metadata.name);

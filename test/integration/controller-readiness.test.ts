@@ -4,10 +4,11 @@
 // are synced AND the database answers (`SELECT 1`, deadline 2 s, cached briefly); /healthz does
 // not depend on the database.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { adminClient, mintToken, tokenKubeconfig } from '../../scripts/testenv/install.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { startController, type ControllerProcess } from '../support/controller-process.ts';
@@ -96,19 +97,18 @@ describe('the ledger database', () => {
   });
 
   it('/readyz is 503 while the informers cannot sync, even with the database answering', async () => {
-    // This namespace's ServiceAccount pointed at another namespace: RBAC refuses its lists.
-    const elsewhere = await createNamespace(core, 'ctl-elsewhere');
-    try {
-      const ctl = await startController('ctl-unsynced', ns.name, { NAMESPACE: elsewhere.name, DATABASE_URL: ledger.url, LEADER_ELECT: 'false' }, false);
-      started.push(ctl);
-      // Its lists were tried and refused (403), so it will not become synced by waiting.
-      await waitFor('a refused informer list', async () => /informer error; restarting.*403/.test(readFileSync(ctl.proc.logFile, 'utf8')));
-      expect(await probe(ctl, '/readyz')).toEqual({ status: 503, body: 'caches not synced' });
-      expect((await probe(ctl, '/healthz')).status).toBe(200);
-      await ctl.proc.stop();
-    } finally {
-      await elsewhere.remove();
-    }
+    // The controller run as the namespace's `default` ServiceAccount, which has no RBAC: its lists are refused.
+    const stack = inject('stack');
+    const token = await mintToken(adminClient(stack.kubeconfig), ns.name, 'default', 3600);
+    const kubeconfig = join(stack.runDir, 'installs', ns.name, 'default-sa.kubeconfig');
+    writeFileSync(kubeconfig, tokenKubeconfig(stack.kubeconfig, `system:serviceaccount:${ns.name}:default`, token, ns.name), { mode: 0o600 });
+    const ctl = await startController('ctl-unsynced', ns.name, { KUBECONFIG: kubeconfig, DATABASE_URL: ledger.url, LEADER_ELECT: 'false' }, false);
+    started.push(ctl);
+    // Its lists were tried and refused (403), so it will not become synced by waiting.
+    await waitFor('a refused informer list', async () => /informer error; restarting.*403/.test(readFileSync(ctl.proc.logFile, 'utf8')));
+    expect(await probe(ctl, '/readyz')).toEqual({ status: 503, body: 'caches not synced' });
+    expect((await probe(ctl, '/healthz')).status).toBe(200);
+    await ctl.proc.stop();
   });
 
   it('LEDGER=off: starts without a database and is ready once the informers synced', async () => {

@@ -95,7 +95,7 @@ describe('bounded ledger resync', () => {
       (await admin.create<ModelService>(paths.modelServices(ns.name), {
         apiVersion: 'modeldock.io/v1alpha1',
         kind: 'ModelService',
-        metadata: { name: crNameFor(id), labels: { [LABELS.admissionId]: id, [LABELS.tenant]: 'acme' } },
+        metadata: { name: crNameFor(id), labels: { [LABELS.admissionId]: id, [LABELS.tenant]: 'acme', [LABELS.instance]: ns.name } },
         spec: SPEC,
       })).metadata.uid ?? '',
     );

@@ -12,7 +12,7 @@ import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';
 import { FINALIZER, LABELS, type ModelService } from '../../schema/model-service.ts';
 import { IMAGES, makeModelService, type ModelServiceInput } from '../support/builders.ts';
-import { controllerClient } from '../support/install.ts';
+import { controllerClient, labelAsTenantNamespace } from '../support/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { bareController, counterSum, ensureCrd, kubectl, ops, paths, startInProcessOperator, type InProcessOperator, type Ops } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -336,6 +336,7 @@ describe('stale write → 409 → the next reconcile reads fresh state', () => {
       const metrics = new Metrics();
       // The controller instances act as the ServiceAccount; set-up and asserts use the admin.
       const client = await controllerClient(ns2.name, { metrics });
+      await labelAsTenantNamespace(ns2.name, 'acme');
       const k2 = ops(new KubeClient({ kc }), ns2.name);
       const key = `${ns2.name}/seed`;
       await k2.create(makeModelService('seed').replicas(1).obj());

@@ -7,6 +7,7 @@ import { KubeClient } from '../../controller/runtime/kube.ts';
 import { makeModelService } from '../support/builders.ts';
 import { metricSum as sample, startController, type ControllerProcess } from '../support/controller-process.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
+import { labelAsTenantNamespace } from '../support/install.ts';
 import { ensureCrd, ops, paths } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -18,6 +19,7 @@ beforeAll(async () => {
   ns = await createNamespace(core, 'op-proc');
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));
   await ensureCrd(client, ns.name);
+  await labelAsTenantNamespace(ns.name, 'acme'); // the controllers here act on ModelServices made by hand in it
 });
 afterAll(async () => {
   await Promise.all(started.map((c) => c.proc.stop()));
@@ -27,6 +29,7 @@ afterAll(async () => {
 describe('controller process', () => {
   it('a crash between Deployment create and Service create: a new process converges without recreating the Deployment', async () => {
     const nsc = await createNamespace(core, 'op-crash');
+    await labelAsTenantNamespace(nsc.name, 'acme');
     try {
       const k = ops(client, nsc.name);
       const crashing = await startController('ctl-crash', nsc.name, { MODELDOCK_CRASH_AT: 'after-deployment-create' });

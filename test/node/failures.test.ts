@@ -44,7 +44,7 @@ describe('failures a real node reports', () => {
     const id = await admitOne({ name: 'no-image', image: 'modeldock/does-not-exist:1' });
     const f = await untilFailure(id, (x) => x.reason === 'ErrImagePull' || x.reason === 'ImagePullBackOff');
     expect(f.message).toMatch(/does-not-exist/);
-    expect(onRealNode(await podsOf(system().namespace, id))).toBe(true);
+    expect(onRealNode(await podsOf(system().tenantNamespace, id))).toBe(true);
     await release(id);
   }, 240_000);
 
@@ -76,7 +76,7 @@ describe('failures a real node reports', () => {
     // Two CPUs on the node: a third pod of 1 CPU cannot be placed.
     const f = await untilFailure(id, (x) => x.reason === 'Unschedulable');
     expect(f.message).toMatch(/Insufficient cpu/);
-    const pods = await podsOf(system().namespace, id);
+    const pods = await podsOf(system().tenantNamespace, id);
     const pending = pods.filter((p) => !p.spec?.nodeName);
     expect(pending.length).toBeGreaterThan(0);
     expect(pending.every((p) => p.status?.phase === 'Pending')).toBe(true);
@@ -86,7 +86,7 @@ describe('failures a real node reports', () => {
   it('a slow shutdown: after DELETE the charge is held while the container still runs, and released only after it exited', async () => {
     const id = await admitOne({ name: 'slow-stop', env: [{ name: 'MOCK_SHUTDOWN_DELAY_S', value: '8' }] });
     await system().untilState([id], 'ready', 120_000);
-    const podIp = (await podsOf(system().namespace, id))[0]!.status!.podIP!;
+    const podIp = (await podsOf(system().tenantNamespace, id))[0]!.status!.podIP!;
     expect((await system().api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
     // The container is still serving (unready, stopping) while the charge is held.
     let heldWhileRunning = 0;
@@ -114,25 +114,25 @@ describe('failures a real node reports', () => {
     const stack = inject('stack');
     const name = `md-${id.toLowerCase()}`;
     const { apps } = kubeClients();
-    const before = (await apps.readNamespacedDeployment({ name, namespace: system().namespace })).metadata!.generation!;
-    await kubectl(stack, '-n', system().namespace, 'scale', 'deploy', name, '--replicas=0');
+    const before = (await apps.readNamespacedDeployment({ name, namespace: system().tenantNamespace })).metadata!.generation!;
+    await kubectl(stack, '-n', system().tenantNamespace, 'scale', 'deploy', name, '--replicas=0');
     // Restored: two generations on (the scale to 0, then the controller's repair), back at 1
     // replica, rolled out, and one pod left (the old one may have been replaced), running and ready.
     await waitFor('the Deployment restored to 1 replica', async () => {
-      const d = await apps.readNamespacedDeployment({ name, namespace: system().namespace });
+      const d = await apps.readNamespacedDeployment({ name, namespace: system().tenantNamespace });
       const s = d.status;
       const gen = d.metadata?.generation ?? 0;
       return gen >= before + 2 && d.spec?.replicas === 1 && (s?.observedGeneration ?? 0) >= gen && s?.replicas === 1 && s.readyReplicas === 1 ? d : undefined;
     }, { timeoutMs: 90_000 });
     const pod = await waitFor('one pod, running and ready', async () => {
-      const pods = await podsOf(system().namespace, id);
+      const pods = await podsOf(system().tenantNamespace, id);
       return pods.length === 1 && !pods[0]!.metadata?.deletionTimestamp && pods[0]!.status?.containerStatuses?.[0]?.ready === true ? pods[0] : undefined;
     }, { timeoutMs: 90_000 });
     const containerId = pod.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '');
     const pid = await containerPid(containerId);
     process.kill(pid, 'SIGKILL');
     await waitFor('the kubelet restarted the killed container', async () => {
-      const p = (await podsOf(system().namespace, id)).find((x) => x.metadata?.uid === pod.metadata?.uid);
+      const p = (await podsOf(system().tenantNamespace, id)).find((x) => x.metadata?.uid === pod.metadata?.uid);
       const cs = p?.status?.containerStatuses?.[0];
       return cs && (cs.restartCount ?? 0) >= 1 && cs.ready ? cs : undefined;
     }, { timeoutMs: 90_000 });

@@ -15,7 +15,7 @@ describe('GPU isolation on the real node', () => {
     const [id] = await system().admit(1, mockAdmission({ name: 'cuda-env', image: CUDA_ENV_IMAGE }));
     await system().untilState([id!], 'ready', 120_000);
     const pod = await waitFor('the running pod', async () => {
-      const pods = await podsOf(system().namespace, id!);
+      const pods = await podsOf(system().tenantNamespace, id!);
       return onRealNode(pods) && pods[0]?.status?.containerStatuses?.[0]?.state?.running ? pods[0] : undefined;
     }, { timeoutMs: 60_000 });
     const env = await runningEnv(pod);

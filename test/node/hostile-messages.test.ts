@@ -59,7 +59,7 @@ describe('a termination message of 4 KiB of quotes and terminal controls', () =>
   it('is shown printable and bounded, stored within its column; a PATCH, the never-Ready deadline and a DELETE all still act', async () => {
     const [scaled, deleted] = await Promise.all([admitCrashing('quotes-scaled'), admitCrashing('quotes-deleted')]);
     const [failure, other] = await Promise.all([untilCrashShown(scaled), untilCrashShown(deleted)]);
-    expect(onRealNode(await podsOf(system.namespace, scaled))).toBe(true);
+    expect(onRealNode(await podsOf(system.tenantNamespace, scaled))).toBe(true);
 
     // Shown: one of the stable reasons, the controls gone, the quotes cut to the bound.
     for (const f of [failure, other]) {
@@ -72,7 +72,7 @@ describe('a termination message of 4 KiB of quotes and terminal controls', () =>
     expect(await storedFailureChars(scaled)).toBeGreaterThan(2 * FAILURE_MESSAGE_MAX_CHARS);
     expect(await storedFailureChars(scaled)).toBeLessThanOrEqual(4096);
     // The CR status carries the same printable message.
-    const cr = await system.kube.get<ModelService>(paths.modelService(system.namespace, `md-${scaled.toLowerCase()}`));
+    const cr = await system.kube.get<ModelService>(paths.modelService(system.tenantNamespace, `md-${scaled.toLowerCase()}`));
     expect(cr.status?.lastFailure?.message).toBe(failure.message);
 
     // A PATCH to 2 replicas is applied and settled while the pods keep crashing.
@@ -83,7 +83,7 @@ describe('a termination message of 4 KiB of quotes and terminal controls', () =>
     await system.until('the change to 2 replicas applied and settled', `/requests/${scaled}`, (b) => b.replicas === 2 && b.chargedReplicas === 2 && b.pendingChange === null, {
       timeoutMs: 60_000,
     });
-    const patched = await system.kube.get<ModelService>(paths.modelService(system.namespace, `md-${scaled.toLowerCase()}`));
+    const patched = await system.kube.get<ModelService>(paths.modelService(system.tenantNamespace, `md-${scaled.toLowerCase()}`));
     expect(patched.spec.replicas).toBe(2);
     const [gone] = await system.untilState([deleted], 'released', 120_000);
     expect(gone).toMatchObject({ lastErrorCode: 'DeletedByTenant' });
@@ -91,7 +91,7 @@ describe('a termination message of 4 KiB of quotes and terminal controls', () =>
     // The never-Ready deadline deletes the crash-looping one and releases its quota, once.
     const [released] = await system.untilState([scaled], 'released', DEADLINE_MS + 150_000);
     expect(released).toMatchObject({ lastErrorCode: 'NeverReady', lastError: expect.stringMatching(/^never Ready within 120000 ms/) });
-    expect(await podsOf(system.namespace, scaled)).toEqual([]);
+    expect(await podsOf(system.tenantNamespace, scaled)).toEqual([]);
     for (const id of [scaled, deleted]) {
       expect(await system.ledger.count("SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ? AND direction = 'release'", [id])).toBe(1);
     }

@@ -20,13 +20,13 @@ describe('a model whose readiness never passes', () => {
 
     // started, not ready: the real kubelet ran the container, and its probe keeps failing.
     const pod = await waitFor('the container running, not ready', async () => {
-      const pods = await podsOf(system().namespace, id!);
+      const pods = await podsOf(system().tenantNamespace, id!);
       const cs = pods[0]?.status?.containerStatuses?.[0];
       return cs?.state?.running && cs.ready === false && (cs.started ?? true) ? pods[0] : undefined;
     }, { timeoutMs: 90_000 });
     expect(onRealNode([pod])).toBe(true);
     const slice = await waitFor('the pod listed not-ready in the EndpointSlice', async () => {
-      const slices = await discovery.listNamespacedEndpointSlice({ namespace: system().namespace, labelSelector: `kubernetes.io/service-name=${name}` });
+      const slices = await discovery.listNamespacedEndpointSlice({ namespace: system().tenantNamespace, labelSelector: `kubernetes.io/service-name=${name}` });
       const ep = slices.items.flatMap((s) => s.endpoints ?? []).find((e) => e.addresses.includes(pod.status!.podIP!));
       return ep ?? undefined;
     }, { timeoutMs: 30_000 });
@@ -46,7 +46,7 @@ describe('a model whose readiness never passes', () => {
     const after = (await system().api(`/requests/${id!}`)).body;
     expect(String(after.lastError)).toMatch(/never Ready within 30000 ms/);
     expect(after.timeline).toMatchObject({ readyAt: null });
-    expect(await podsOf(system().namespace, id!)).toEqual([]);
+    expect(await podsOf(system().tenantNamespace, id!)).toEqual([]);
     const moves = await system().ledger.db.execute('SELECT direction FROM quota_movement WHERE reservation_id = ? ORDER BY direction', [id!]);
     expect(moves.rows.map((r) => (r as { direction: string }).direction)).toEqual(['charge', 'release']);
   }, 300_000);

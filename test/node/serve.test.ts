@@ -31,13 +31,13 @@ describe('a model on the real node', () => {
     // 400 ms per token: four streams of 20 tokens overlap for seconds, long enough to read /metrics.
     const [id] = await system().admit(1, mockAdmission({ name: 'chat', env: [{ name: 'TOKEN_DELAY_MS', value: '400' }] }));
     await system().untilState([id!], 'ready', 120_000);
-    const pods = await podsOf(system().namespace, id!);
+    const pods = await podsOf(system().tenantNamespace, id!);
     expect(onRealNode(pods), JSON.stringify(pods.map((p) => p.spec?.nodeName))).toBe(true);
     const podIp = pods[0]!.status!.podIP!;
     expect(podIp).toMatch(/^10\.244\.0\./);
     const { core } = kubeClients();
     const crName = `md-${id!.toLowerCase()}`;
-    const svc = await core.readNamespacedService({ name: crName, namespace: system().namespace });
+    const svc = await core.readNamespacedService({ name: crName, namespace: system().tenantNamespace });
     const clusterIp = svc.spec!.clusterIP!;
     expect(clusterIp).toMatch(/^10\.0\./);
 
@@ -72,7 +72,7 @@ describe('a model on the real node', () => {
     // The container's start and the pod's readiness are the real kubelet's: started is the
     // container's startedAt, and ready comes after the mock's 1 s warm-up (/readyz answers 503
     // until then), so it is later than started.
-    const pods = await podsOf(system().namespace, id!);
+    const pods = await podsOf(system().tenantNamespace, id!);
     const started = pods[0]!.status!.containerStatuses![0]!.state!.running!.startedAt!;
     expect(Date.parse(t.startedAt!)).toBe(new Date(started).getTime());
     expect(ms[4]!).toBeGreaterThan(Date.parse(t.startedAt!));

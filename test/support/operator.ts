@@ -64,13 +64,14 @@ export interface Ops {
   waitPhase(name: string, phase: string, generation?: number, timeoutMs?: number): Promise<ModelService>;
 }
 
-export function ops(client: KubeClient, ns: string): Ops {
+/** ModelServices in `ns`, labelled for the installation `instance` (tests install one per namespace: the namespace itself). */
+export function ops(client: KubeClient, ns: string, instance: string = ns): Ops {
   const live = liveReader(client);
   const get = (name: string) => live.modelService(ns, name);
   return {
     client,
     ns,
-    create: (ms) => client.create<ModelService>(msPath(ns), { ...ms, metadata: { ...ms.metadata, namespace: ns, labels: { ...ms.metadata.labels, [LABELS.instance]: ns } } }),
+    create: (ms) => client.create<ModelService>(msPath(ns), { ...ms, metadata: { ...ms.metadata, namespace: ns, labels: { ...ms.metadata.labels, [LABELS.instance]: instance } } }),
     get,
     patchSpec: (name, spec) => client.mergePatch<ModelService>(`${msPath(ns)}/${name}`, { spec }),
     deployment: (name) => live.deployment(ns, name),

@@ -3,9 +3,10 @@
 // (`node controller/main.ts`) against the real control plane — each restartable and killable,
 // so crash points can be injected and recovery observed.
 import { expect, inject } from 'vitest';
-import { createDatabaseSecret } from '../../scripts/testenv/install.ts';
+import { createDatabaseSecret, installEnv } from '../../scripts/testenv/install.ts';
+import { tenantNamespace } from '../../schema/tenant-namespace.ts';
 import { checkLedger, type Drift } from '../../scripts/operator/check.ts';
-import { KubeClient } from '../../controller/runtime/kube.ts';
+import { KubeClient, paths } from '../../controller/runtime/kube.ts';
 import { createLedgerDatabase, type LedgerDatabase } from './ledger-database.ts';
 import type { DatabaseStack } from './test-database.ts';
 import { startController, type ControllerProcess } from './controller-process.ts';
@@ -21,7 +22,10 @@ export const TENANT_KEY = 'acme-e2e-key-0123456789abcdef';
 
 export interface System {
   ledger: LedgerDatabase;
+  /** Where ModelDock is installed: the controller, its lease, the database Secret. */
   namespace: string;
+  /** TENANT's namespace, where its ModelServices, Deployments, Services and pods live (created by the controller). */
+  tenantNamespace: string;
   worker: WorkerInstance;
   kube: KubeClient;
   /** Starts a controller process (leader-elected) with extra env, e.g. MODELDOCK_CRASH_AT. */
@@ -39,6 +43,8 @@ export interface System {
   untilAll(what: string, ids: string[], holds: (body: ApiBody) => boolean, opts?: WaitOptions): Promise<ApiBody[]>;
   /** untilAll: every admission is in `state` (default timeout 90 s). */
   untilState(ids: string[], state: string, opts?: number | WaitOptions): Promise<ApiBody[]>;
+  /** Until TENANT's namespace exists: the controller creates it with the tenant's first delivery (one admission, made ready and released here if none was made yet). */
+  tenantSpace(): Promise<void>;
   check(settled?: boolean): Promise<Drift[]>;
   /** Waits until check() finds no drift; a timeout reports the last drift found. */
   untilSettled(timeoutMs?: number): Promise<void>;
@@ -101,9 +107,10 @@ export async function startSystem(
     }, opts);
   };
 
-  return {
+  const system: System = {
     ledger,
     namespace: ns.name,
+    tenantNamespace: tenantNamespace(TENANT, installEnv(ns.name).TENANT_NAMESPACE_PREFIX),
     worker,
     kube,
     async startController(name, env = {}, waitReady = true) {
@@ -125,11 +132,18 @@ export async function startSystem(
       );
     },
     untilAll,
+    async tenantSpace() {
+      if (await kube.getOrUndefined(paths.namespace(system.tenantNamespace))) return;
+      const [id] = await system.admit(1, { name: 'tenant-space' });
+      await system.untilState([id!], 'ready');
+      expect((await api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
+      await system.untilState([id!], 'released');
+    },
     untilState(ids, state, opts = {}) {
       const options = typeof opts === 'number' ? { timeoutMs: opts } : { timeoutMs: 90_000, ...opts };
       return untilAll(`${ids.length} admission(s) → ${state}`, ids, (b) => b.state === state, options);
     },
-    check: (settled = true) => checkLedger(ledger.db, kube, ns.name, { settled }),
+    check: (settled = true) => checkLedger(ledger.db, kube, ns.name, { settled }), // the installation of ns (installEnv)
     async untilSettled(timeoutMs = 30_000) {
       await waitFor('the ledger and the cluster to agree', async () => {
         const drift = await checkLedger(ledger.db, kube, ns.name, { settled: true });
@@ -149,4 +163,5 @@ export async function startSystem(
       if (retried) throw retried;
     },
   };
+  return system;
 }

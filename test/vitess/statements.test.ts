@@ -25,6 +25,7 @@ import { refundScaleDown, release } from '../../controller/reservation/quota-mov
 import { resolveConflict } from '../../scripts/operator/resolve-conflict.ts';
 import { ack, fail, type claimDue, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 import { resyncOnce } from '../../controller/reservation/resync.ts';
+import { readHardQuota } from '../../controller/tenant/hard-quota.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
 import type { Db } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
@@ -82,6 +83,7 @@ async function exerciseEverything(): Promise<void> {
   });
   await as('controller/reservation/transitions.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
   await as('controller/reservation/record.ts:loadReservationRecord', () => loadReservationRecord(db, at(id)));
+  await as('controller/tenant/hard-quota.ts:readHardQuota', () => readHardQuota(db, tenant));
   await as('controller/reservation/resync.ts:resyncOnce', () =>
     resyncOnce({ shards: () => ledgerShards(db), enqueue: () => undefined, pageSize: 500, now: () => new Date() }, new AbortController().signal),
   );
@@ -243,6 +245,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/reservation/record.ts:loadReservationRecords',
       'controller/reservation/record.ts:openReservationsPage',
       'controller/reservation/record.ts:tenantOf',
+      'controller/tenant/hard-quota.ts:readHardQuota',
       'scripts/operator/resolve-conflict.ts:resolveConflict',
       'controller/reservation/transitions.ts:markReady',
       'controller/reservation/transitions.ts:transition',
