@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local stack's Go binaries (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, etcd, kwok, kwokctl, ps-http-sim, vtcombo; for the real node kubelet,
-# kube-proxy, containerd, its runc shim and ctr, and the pause binary) from their Go modules
+# kube-proxy, containerd, its runc shim and ctr, the pause binary and kube-router) from their Go modules
 # through the Go module proxy, into a cache OUTSIDE the repository keyed by version:
 #   ${MODELDOCK_CACHE:-~/.cache/modeldock}/bin/<component>-<version>-<hash of wrapper go.sum>/
 # A component whose stamp file exists is not rebuilt, so a second run takes seconds.
@@ -59,6 +59,14 @@ containerd_build() {
     -ldflags "-s -w -X $p/version.Version=$CONTAINERD_VERSION -X $p/version.Package=$p" -o "$out/" \
     $p/cmd/containerd $p/cmd/containerd-shim-runc-v2 $p/cmd/ctr)
 }
+# The real node's NetworkPolicy enforcer: kube-router, run with its policy controller only
+# (scripts/testenv/node.ts). A cold build takes ~8 min on 2 busy cores.
+kube_router_build() {
+  local p=github.com/cloudnativelabs/kube-router/v2
+  (cd "$here/go/kube-router" && go build -trimpath \
+    -ldflags "-s -w -X $p/pkg/version.Version=$KUBE_ROUTER_VERSION -X $p/pkg/version.BuildDate=1970-01-01T00:00:00Z" \
+    -o "$out/kube-router" $p/cmd/kube-router)
+}
 sim_build() { (cd "$here/go/pssim" && go build -trimpath -o "$out/ps-http-sim" github.com/mattrobenolt/ps-http-sim); }
 # vtcombo = vtgate + every tablet in one process (the sharded-ledger backend, scripts/testenv/vitess.ts).
 vitess_build() {
@@ -72,11 +80,12 @@ build_component kwok "$KWOK_VERSION-$(sum "$here/go/kwok/go.sum" <(echo "$gover"
 build_component ps-http-sim "$PS_HTTP_SIM_VERSION-$(sum "$here/go/pssim/go.sum" <(echo "$gover"))" sim_build; sim_dir=$out
 build_component vitess "$VITESS_VERSION-$(sum "$here/go/vitess/go.sum" <(echo "$gover"))" vitess_build; vitess_dir=$out
 build_component containerd "$CONTAINERD_VERSION-$(sum "$here/go/containerd/go.sum" <(echo "$gover"))" containerd_build; containerd_dir=$out
+build_component kube-router "$KUBE_ROUTER_VERSION-$(sum "$here/go/kube-router/go.sum" <(echo "$gover"))" kube_router_build; kube_router_dir=$out
 
 # One directory with every binary, named by the combined key, for PATH and the launcher.
-farm="$cache/bin/stack-$(sum <(printf '%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir" "$containerd_dir"))"
+farm="$cache/bin/stack-$(sum <(printf '%s\n' "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir" "$containerd_dir" "$kube_router_dir"))"
 mkdir -p "$farm"
-for d in "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir" "$containerd_dir"; do
+for d in "$kube_dir" "$etcd_dir" "$kwok_dir" "$sim_dir" "$vitess_dir" "$containerd_dir" "$kube_router_dir"; do
   for f in "$d"/*; do ln -sfn "$f" "$farm/$(basename "$f")"; done
 done
 echo "$farm"

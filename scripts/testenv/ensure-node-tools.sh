@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The real node's pieces that come from Debian's packages (root, Debian/Ubuntu):
 # - installed when missing: runc, the CNI plugins (bridge, host-local, loopback), iproute2 (ip),
-#   nftables (nft: kube-proxy's nftables mode calls it), util-linux (nsenter, unshare), openssl;
+#   nftables (nft: kube-proxy's nftables mode calls it), util-linux (nsenter, unshare), openssl,
+#   iptables and ipset (kube-router's NetworkPolicy controller calls iptables-save/-restore and ipset,
+#   only inside the node's network namespace);
 # - docker-registry (a loopback registry, so pods that pull with `Always` get ModelDock's images
 #   without any outside registry) is NOT installed (its package starts a service): its .deb is
 #   unpacked into the cache, keyed by version.
@@ -21,6 +23,8 @@ have ip || missing+=(iproute2)
 have nft || missing+=(nftables)
 have nsenter || missing+=(util-linux)
 have openssl || missing+=(openssl)
+have iptables-restore || missing+=(iptables)
+have ipset || missing+=(ipset)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]} with apt-get"
   apt_update

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { cniConflist, containerdConfig, dockerIoHosts, kubeletConfig, kubeletWrapper, kubeProxyConfig, KUBELET_SYSCTLS, NODE_NET, type NodeLayout } from './node-config.ts';
+import { parse, parseAllDocuments } from 'yaml';
+import { cniConflist, containerdConfig, dockerIoHosts, kubeletConfig, kubeletWrapper, kubeProxyConfig, kubeRouterArgs, kubeRouterKubeconfig, kubeRouterRbac, KUBELET_SYSCTLS, NODE_NET, type NodeLayout } from './node-config.ts';
 
 const layout: NodeLayout = {
   dir: '/run dir/node',
@@ -44,5 +44,35 @@ describe('the real node configuration', () => {
     const sh = kubeletWrapper(layout);
     for (const s of KUBELET_SYSCTLS) expect(sh).toContain(`mount --bind '/run dir/node/sysctl-shadow/${s.replace(/\//g, '_')}' /proc/sys/${s}`);
     expect(sh).toContain(`exec '/bin dir/kubelet' "$@"`);
+  });
+
+  it('kube-router: the policy controller alone, IPv4, no listener, the stack’s Service range, its own kubeconfig', () => {
+    expect(kubeRouterArgs(layout)).toEqual([
+      '--run-firewall=true',
+      '--run-router=false',
+      '--run-service-proxy=false',
+      '--run-loadbalancer=false',
+      '--enable-cni=false',
+      '--enable-ipv4=true',
+      '--enable-ipv6=false',
+      '--service-cluster-ip-range=10.0.0.0/16',
+      '--health-port=0',
+      '--metrics-port=0',
+      '--hostname-override=md-node-0',
+      '--kubeconfig=/run dir/node/kube-router.kubeconfig',
+      '--v=1',
+    ]);
+    const kc = parse(kubeRouterKubeconfig(layout, 'sa-token')) as { clusters: Array<{ cluster: Record<string, string> }>; users: Array<{ user: Record<string, string> }> };
+    expect(kc.clusters[0]!.cluster).toEqual({ server: layout.apiServer, 'certificate-authority': layout.apiCa });
+    expect(kc.users[0]!.user).toEqual({ token: 'sa-token' });
+  });
+
+  it('kube-router’s ServiceAccount may only read what its informers watch', () => {
+    const docs = parseAllDocuments(kubeRouterRbac()).map((d) => d.toJS() as { kind: string; rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>; subjects?: unknown[] });
+    expect(docs.map((d) => d.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']);
+    const rules = docs[1]!.rules!;
+    expect(rules.flatMap((r) => r.verbs).every((v) => ['get', 'list', 'watch'].includes(v))).toBe(true);
+    expect(rules.flatMap((r) => r.resources).sort()).toEqual(['endpoints', 'endpointslices', 'namespaces', 'networkpolicies', 'nodes', 'pods', 'services']);
+    expect(docs[2]!.subjects).toEqual([{ kind: 'ServiceAccount', name: 'modeldock-kube-router', namespace: 'kube-system' }]);
   });
 });

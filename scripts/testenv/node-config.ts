@@ -63,6 +63,9 @@ export const nodePaths = (dir: string) => ({
   podLogs: `${dir}/pod-logs`,
   sysctlShadow: `${dir}/sysctl-shadow`,
   proxyConfig: `${dir}/kube-proxy-config.yaml`,
+  kubeRouterKubeconfig: `${dir}/kube-router.kubeconfig`,
+  /** The lock iptables takes (legacy backend), under the node dir instead of the host's /run/xtables.lock. */
+  xtablesLock: `${dir}/xtables.lock`,
 });
 
 export function containerdConfig(l: NodeLayout): string {
@@ -258,4 +261,72 @@ mkdir -p '${p.sysctlShadow}'
 ${shadows}
 exec '${l.binDir}/kubelet' "$@"
 `;
+}
+
+/**
+ * The NetworkPolicy enforcer's identity: a ServiceAccount of its own that may only read what
+ * kube-router's informers watch (it starts informers for all of these, and waits for every one
+ * to sync), nothing else and no writes.
+ */
+export const KUBE_ROUTER_SA = { namespace: 'kube-system', name: 'modeldock-kube-router' } as const;
+
+export function kubeRouterRbac(): string {
+  const { namespace, name } = KUBE_ROUTER_SA;
+  return `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: ${name}, namespace: ${namespace}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ${name}}
+rules:
+- {apiGroups: [""], resources: [namespaces, pods, services, endpoints, nodes], verbs: [get, list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [get, list, watch]}
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: ${name}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ${name}}
+subjects: [{kind: ServiceAccount, name: ${name}, namespace: ${namespace}}]
+`;
+}
+
+export function kubeRouterKubeconfig(l: NodeLayout, token: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: modeldock-local
+  cluster: {server: "${l.apiServer}", certificate-authority: "${l.apiCa}"}
+users:
+- name: ${KUBE_ROUTER_SA.name}
+  user: {token: "${token}"}
+contexts:
+- name: kube-router
+  context: {cluster: modeldock-local, user: ${KUBE_ROUTER_SA.name}}
+current-context: kube-router
+`;
+}
+
+/**
+ * kube-router with its NetworkPolicy controller only (iptables + ipset, in the node's network
+ * namespace): no routing, no Service proxy (kube-proxy's), no load balancer, no CNI config (the
+ * bridge plugin's), IPv4 only, no health or metrics listener. Why these: docs/local-stack.md.
+ */
+export function kubeRouterArgs(l: NodeLayout): string[] {
+  return [
+    '--run-firewall=true',
+    '--run-router=false',
+    '--run-service-proxy=false',
+    '--run-loadbalancer=false',
+    '--enable-cni=false',
+    '--enable-ipv4=true',
+    '--enable-ipv6=false',
+    `--service-cluster-ip-range=${NODE_NET.serviceCidr}`,
+    '--health-port=0',
+    '--metrics-port=0',
+    `--hostname-override=${REAL_NODE}`,
+    `--kubeconfig=${nodePaths(l.dir).kubeRouterKubeconfig}`,
+    '--v=1',
+  ];
 }

@@ -1,7 +1,8 @@
 // What the real node could change on the host, read before it starts and after it stops, so a
 // run proves it left the host as it found it: kernel sysctls, routes, links, the nftables
-// ruleset, mount points, the top of every cgroup hierarchy, and the paths a kubelet or containerd
-// writes despite their configured roots.
+// ruleset, the legacy iptables tables and the ipsets (kube-router writes rules and sets, in the
+// node's namespace only), mount points, the top of every cgroup hierarchy, and the paths a
+// kubelet or containerd writes despite their configured roots.
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { KUBELET_SYSCTLS } from './node-config.ts';
@@ -47,6 +48,10 @@ export interface HostState {
   routes: string;
   links: string[];
   nftables: string;
+  /** `iptables-legacy-save` without its comments and counters ("" where it is not installed); iptables-nft's rules are in `nftables`. */
+  iptablesLegacy: string;
+  /** `ipset list -n` ("" where ipset is not installed). */
+  ipsets: string;
   mounts: string[];
   cgroups: string[];
   paths: string[];
@@ -59,11 +64,13 @@ export async function readHostState(extraRoots: string[] = []): Promise<HostStat
     const f = `/proc/sys/${s}`;
     if (existsSync(f)) sysctls[s] = readFileSync(f, 'utf8').trim();
   }
-  const [routes4, routes6, links, nftables] = await Promise.all([
+  const [routes4, routes6, links, nftables, iptablesLegacy, ipsets] = await Promise.all([
     sh('ip', ['-4', 'route', 'show', 'table', 'all']),
     sh('ip', ['-6', 'route', 'show', 'table', 'all']),
     sh('ip', ['-o', 'link', 'show']),
     sh('nft', ['list', 'ruleset']),
+    optionalTool('iptables-legacy-save', []).then(withoutCounters),
+    optionalTool('ipset', ['list', '-n']),
   ]);
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
@@ -86,10 +93,27 @@ export async function readHostState(extraRoots: string[] = []): Promise<HostStat
     routes: routes4 + routes6,
     links: links.split('\n').filter(Boolean).map((l) => l.split(':')[1]?.trim().split('@')[0] ?? l),
     nftables,
+    iptablesLegacy,
+    ipsets,
     mounts: mounts.sort(),
     cgroups: cgroups.sort(),
     paths: STRAY_PATHS.filter((p) => existsSync(p)),
   };
+}
+
+/** A tool's output, or "" when the tool is not installed (a failing tool is still an error). */
+async function optionalTool(cmd: string, args: string[]): Promise<string> {
+  const path = ['/usr/sbin', '/sbin', '/usr/bin', '/bin'].map((d) => join(d, cmd)).find((f) => existsSync(f));
+  return path ? sh(path, args) : '';
+}
+
+/** iptables-save output without its dated comments and packet counters, so two readings compare. */
+export function withoutCounters(save: string): string {
+  return save
+    .split('\n')
+    .filter((l) => !l.startsWith('#'))
+    .map((l) => l.replace(/ \[\d+:\d+\]$/, ''))
+    .join('\n');
 }
 
 /** Every difference between two readings, one line each (empty: the host is as it was). */
@@ -100,6 +124,8 @@ export function diffHostState(before: HostState, after: HostState): string[] {
   }
   if (before.routes !== after.routes) out.push(`routes changed:\n${before.routes}→\n${after.routes}`);
   if (before.nftables !== after.nftables) out.push(`nftables ruleset changed:\n${after.nftables}`);
+  if (before.iptablesLegacy !== after.iptablesLegacy) out.push(`iptables (legacy) changed:\n${after.iptablesLegacy}`);
+  if (before.ipsets !== after.ipsets) out.push(`ipsets changed:\n${after.ipsets}`);
   const sets: Array<[string, string[], string[]]> = [
     ['link', before.links, after.links],
     ['mount', before.mounts, after.mounts],

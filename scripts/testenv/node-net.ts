@@ -1,9 +1,10 @@
 // The real node's network, kept off the host's: a network namespace of the stack's own, joined to
 // the host by a veth pair. The host gets two routes (the pod and the Service range, both into the
 // veth), added before any pod exists, so no packet for them can leave by the host's default
-// route. Forwarding is turned on in the namespace only; the host's sysctls, routes, default
-// route, eth0 and nftables ruleset are never touched. The namespace has no default route: a pod
-// reaches the host's veth address (the API server, the registry) and nothing beyond it.
+// route. Forwarding and bridge netfilter are turned on in the namespace only; the host's sysctls,
+// routes, default route, eth0, nftables ruleset, iptables and ipsets are never touched. The
+// namespace has no default route: a pod reaches the host's veth address (the API server, the
+// registry) and nothing beyond it.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { NODE_NET } from './node-config.ts';
@@ -49,6 +50,10 @@ export async function createNodeNetwork(holderPid: number): Promise<void> {
   await ns('ip', ['link', 'set', n.bridge, 'up']);
   // The namespace's own forwarding (a per-namespace sysctl): pods ↔ veth ↔ host.
   await ns('sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']);
+  // Traffic between two pods on the bridge passes the namespace's iptables too (per-namespace
+  // since Linux 5.3), so kube-router's NetworkPolicy rules see it. The default is 1 in a new
+  // namespace; set anyway, as kube-router's own router would (not run here) on a node.
+  await ns('sysctl', ['-q', '-w', 'net.bridge.bridge-nf-call-iptables=1']);
 }
 
 /** The host's end of the veth (and with it its routes), if the kernel has not removed it with the namespace yet. */

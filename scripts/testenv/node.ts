@@ -1,9 +1,9 @@
-// A real Kubernetes node for the local stack: containerd, the kubelet and kube-proxy (built by
-// build.sh), runc and the CNI plugins (Debian), in a network namespace of the stack's own
-// (node-net.ts), next to the KWOK node. ModelDock's images reach it through a registry on the
-// host's end of the veth, which docker.io names resolve to (no outside registry); the pause image
-// is imported. Root only. What it touches on the host and how teardown restores it:
-// docs/local-stack.md, "The real node".
+// A real Kubernetes node for the local stack: containerd, the kubelet, kube-proxy and kube-router's
+// NetworkPolicy controller (built by build.sh), runc, the CNI plugins, iptables and ipset (Debian),
+// in a network namespace of the stack's own (node-net.ts), next to the KWOK node. ModelDock's
+// images reach it through a registry on the host's end of the veth, which docker.io names
+// resolve to (no outside registry); the pause image is imported. Root only. What it touches on
+// the host and how teardown restores it: docs/local-stack.md, "The real node".
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +20,10 @@ import {
   kubeletConfig,
   kubeletWrapper,
   kubeProxyConfig,
+  kubeRouterArgs,
+  kubeRouterKubeconfig,
+  kubeRouterRbac,
+  KUBE_ROUTER_SA,
   NODE_NET,
   nodeKubeconfig,
   nodePaths,
@@ -145,6 +149,8 @@ export interface RealNode {
   name: string;
   /** The registry (host:port) that docker.io names resolve to. */
   registry: string;
+  /** The node's network namespace, for nsenter --net= (/proc/<holder pid>/ns/net). */
+  netns: string;
   processes: ManagedProcess[];
   /** Kills every container, stops the node's processes and removes its mounts, cgroups and network. */
   stop(): Promise<void>;
@@ -183,7 +189,7 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
     writeFileSync(p.proxyConfig, kubeProxyConfig(layout));
     const wrapper = join(dir, 'kubelet.sh');
     writeFileSync(wrapper, kubeletWrapper(layout), { mode: 0o755 });
-    await applyYaml(opts, NODE_RBAC);
+    await applyYaml(opts, 'rbac.yaml', NODE_RBAC);
 
     const path = `${opts.binDir}:/usr/sbin:/usr/bin:/sbin:/bin`;
     const ctr = (args: string[], timeoutMs = 120_000) => sh(join(opts.binDir, 'ctr'), ['--address', p.containerdSock, '--namespace', 'k8s.io', ...args], timeoutMs);
@@ -251,18 +257,50 @@ export async function startRealNode(opts: RealNodeOptions): Promise<RealNode> {
         opts.runDir,
       ),
     );
-    opts.log(`[stack] real node ${REAL_NODE} Ready (containerd, kubelet, kube-proxy in network namespace of pid ${holder}; registry ${registry})`);
-    return { name: REAL_NODE, registry, processes, stop };
+    await started(startKubeRouter(opts, layout, netns, path));
+    opts.log(`[stack] real node ${REAL_NODE} Ready (containerd, kubelet, kube-proxy, kube-router's NetworkPolicy controller in network namespace of pid ${holder}; registry ${registry})`);
+    return { name: REAL_NODE, registry, netns: netnsPath(holder), processes, stop };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-async function applyYaml(opts: Pick<RealNodeOptions, 'binDir' | 'kubeconfig' | 'runDir'>, yaml: string): Promise<void> {
-  const file = join(opts.runDir, 'node', 'rbac.yaml');
+async function applyYaml(opts: Pick<RealNodeOptions, 'binDir' | 'kubeconfig' | 'runDir'>, name: string, yaml: string): Promise<void> {
+  const file = join(opts.runDir, 'node', name);
   writeFileSync(file, yaml);
   await sh(join(opts.binDir, 'kubectl'), [`--kubeconfig=${opts.kubeconfig}`, 'apply', '-f', file], 60_000);
+}
+
+/** How long kube-router's ServiceAccount token lives: as long as the node's certificates (createNodePki). */
+const KUBE_ROUTER_TOKEN_TTL = '168h';
+
+/**
+ * kube-router's NetworkPolicy controller in the node's namespace, as its own ServiceAccount (read
+ * only). It owns the namespace's iptables filter table (it rewrites the whole table on each sync)
+ * and its ipsets; both go with the namespace. Ready once its first sync has written the rule that
+ * accepts what the policies allow, at the end of its top-level chains.
+ */
+async function startKubeRouter(opts: RealNodeOptions, layout: NodeLayout, netns: string, path: string): Promise<ManagedProcess> {
+  const p = nodePaths(layout.dir);
+  await applyYaml(opts, 'kube-router-rbac.yaml', kubeRouterRbac());
+  const token = await sh(join(opts.binDir, 'kubectl'), [`--kubeconfig=${opts.kubeconfig}`, '-n', KUBE_ROUTER_SA.namespace, 'create', 'token', KUBE_ROUTER_SA.name, `--duration=${KUBE_ROUTER_TOKEN_TTL}`], 30_000);
+  writeFileSync(p.kubeRouterKubeconfig, kubeRouterKubeconfig(layout, token.trim()), { mode: 0o600 });
+  const env = { PATH: path, XTABLES_LOCKFILE: p.xtablesLock };
+  return startProcess(
+    {
+      name: 'kube-router',
+      command: 'nsenter',
+      args: [netns, '--', join(opts.binDir, 'kube-router'), ...kubeRouterArgs(layout)],
+      env,
+      logDir: opts.logDir,
+      ready: async () => {
+        const rules = await sh('nsenter', [netns, '--', 'env', `XTABLES_LOCKFILE=${env.XTABLES_LOCKFILE}`, 'iptables-save', '-t', 'filter'], 5_000);
+        return /-A KUBE-ROUTER-FORWARD .*explicitly ACCEPT traffic that comply to network policies/.test(rules);
+      },
+    },
+    opts.runDir,
+  );
 }
 
 async function nodeReady(opts: Pick<RealNodeOptions, 'binDir' | 'kubeconfig'>): Promise<boolean> {
@@ -424,7 +462,7 @@ async function stopRealNode(dir: string, processes: ManagedProcess[], network: N
     }
   };
   // The kubelet first (it would restart what we kill), then every container, then the runtime.
-  for (const name of ['kube-proxy', 'kubelet']) await step(`stop ${name}`, () => processes.find((p) => p.name === name)?.stop());
+  for (const name of ['kube-router', 'kube-proxy', 'kubelet']) await step(`stop ${name}`, () => processes.find((p) => p.name === name)?.stop());
   for (let i = 0; i < 50; i++) {
     const pids = [...cgroupPids(), ...pidsNaming(dir)].filter((pid) => !processes.some((p) => p.pid === pid));
     if (pids.length === 0) break;

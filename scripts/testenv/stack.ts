@@ -29,8 +29,8 @@ export interface StackInfo {
   mysql: MysqlTarget;
   /** The sharded ledger (vtgate behind ps-http-sim), when started with `vitess`. */
   vitess?: VitessInfo;
-  /** The real node (a kubelet with containerd), when started with `realNode`. */
-  realNode?: { name: string; registry: string };
+  /** The real node (a kubelet with containerd), when started with `realNode`; `netns`: its network namespace (/proc/<pid>/ns/net). */
+  realNode?: { name: string; registry: string; netns: string };
 }
 
 /** A stack started with `vitess` (the `vitess` vitest project's). */
@@ -79,7 +79,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     kubeconfig: parts.kube.kubeconfig,
     kubeServer: parts.kube.server,
     ...(parts.vitess ? { vitess: parts.vitess } : {}),
-    ...(parts.node ? { realNode: { name: parts.node.name, registry: parts.node.registry } } : {}),
+    ...(parts.node ? { realNode: { name: parts.node.name, registry: parts.node.registry, netns: parts.node.netns } } : {}),
   };
   return parts.done(info);
 }
