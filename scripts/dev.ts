@@ -13,8 +13,9 @@ import { setTenantQuota, parseLimits } from './tenant.ts';
 import { BASE_NAMESPACE, controllerCredentials, createDatabaseSecret, installBase } from './testenv/install.ts';
 import { startProcess, type ManagedProcess } from './testenv/proc.ts';
 import { chooseNode, NODE_FLAGS, type NodeChoice } from './testenv/node-choice.ts';
-import { REAL_NODE_PLACEMENT } from './testenv/node-config.ts';
+import { REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from './testenv/node-config.ts';
 import { repoRoot, startStack } from './testenv/stack.ts';
+import { tenantNamespace } from '../schema/tenant-namespace.ts';
 
 const TENANT = 'demo';
 const KEY = process.env.MODELDOCK_DEMO_KEY ?? 'demo-key-change-me-0123456789';
@@ -81,7 +82,7 @@ try {
         args: [join(repoRoot, 'controller/main.ts')],
         cwd: repoRoot,
         // On the real node: the operator's placement settings put the tenant pods there.
-        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080', ALLOWED_IMAGE_REGISTRIES: DEV_REGISTRIES, ...(info.realNode ? REAL_NODE_PLACEMENT : {}) },
+        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080', ALLOWED_IMAGE_REGISTRIES: DEV_REGISTRIES, ...(info.realNode ? { ...REAL_NODE_PLACEMENT, ...REAL_NODE_TENANT_NETWORK } : {}) },
         logDir: info.logDir,
         ready: async () => (await fetch('http://127.0.0.1:8080/readyz')).ok,
         timeoutMs: 60_000,
@@ -112,9 +113,9 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
   curl -s -XDELETE ${api}/requests/<id> -H "$K"
 
   export KUBECONFIG=${info.kubeconfig} PATH=${info.binDir}:$PATH
-  kubectl -n ${BASE_NAMESPACE} get msvc -w        # Pending → Progressing → Running
+  kubectl -n ${tenantNamespace(TENANT)} get msvc -w        # the tenant's namespace: Pending → Progressing → Running
   curl -s http://127.0.0.1:8080/metrics -H "Authorization: Bearer $(cat ${metricsTokenFile})"   # controller metrics
-  DATABASE_URL=${info.databaseUrl} NAMESPACE=${BASE_NAMESPACE} npm run ledger:check
+  DATABASE_URL=${info.databaseUrl} npm run ledger:check
 
 The controller runs as system:serviceaccount:${BASE_NAMESPACE}:modeldock-controller (${controller.kubeconfig}).
 Node: ${node.why}.
@@ -140,7 +141,7 @@ function nodeChoiceOrExit(): NodeChoice {
 function streamCommand(): string {
   return `  Tokens from the model, streamed by its real pod (after the submit above is ready):
 
-  IP=$(kubectl -n ${BASE_NAMESPACE} get svc -l modeldock.io/tenant=${TENANT} -o jsonpath='{.items[0].spec.clusterIP}')
+  IP=$(kubectl -n ${tenantNamespace(TENANT)} get svc -l modeldock.io/tenant=${TENANT} -o jsonpath='{.items[0].spec.clusterIP}')
   curl -N http://$IP:8000/v1/chat/completions -H 'Content-Type: application/json' \\
        -d '{"model":"mock-model","messages":[{"role":"user","content":"hello"}],"stream":true,"max_tokens":24}'`;
 }

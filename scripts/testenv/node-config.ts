@@ -330,3 +330,11 @@ export function kubeRouterArgs(l: NodeLayout): string[] {
     '--v=1',
   ];
 }
+
+/**
+ * The tenant network settings (controller env, docs/tenancy.md) of a controller whose tenant pods
+ * run on the real node: connections from the host's end of the veth — where the tests, `npm run dev`
+ * and a gateway outside the cluster connect from — are let into tenant pods; everything else the
+ * tenant namespaces' NetworkPolicies deny stays denied.
+ */
+export const REAL_NODE_TENANT_NETWORK: Readonly<Record<string, string>> = { TENANT_INGRESS_CIDRS: `${NODE_NET.hostIp}/32` };

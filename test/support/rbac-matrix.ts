@@ -13,7 +13,8 @@ export interface MatrixRow {
 
 export interface DeniedRow {
   why: string;
-  namespace: 'own' | 'other' | 'cluster';
+  /** own: the controller's namespace; tenant: a tenant namespace; other: any other namespace; cluster: cluster-scoped. */
+  namespace: 'own' | 'tenant' | 'other' | 'cluster';
   apiGroup: string;
   resource: string;
   verbs: string[];
@@ -21,15 +22,21 @@ export interface DeniedRow {
 
 export interface RbacMatrix {
   serviceAccount: string;
-  namespaced: MatrixRow[];
+  /** The Role in the controller's own namespace. */
+  own: MatrixRow[];
+  /** The ClusterRole modeldock-controller: tenant namespaces (writes confined there by the admission policies) and cluster-wide reads. */
+  tenants: MatrixRow[];
+  /** The ClusterRole modeldock-metrics-auth. */
   cluster: MatrixRow[];
   denied: DeniedRow[];
 }
 
+export type MatrixScope = 'own' | 'tenants' | 'cluster';
+
 export const rbacMatrix: RbacMatrix = JSON.parse(readFileSync(join(repoRoot, 'k8s/base/rbac-matrix.json'), 'utf8')) as RbacMatrix;
 
-/** `group|resource|verb` for every allowed cell; `scope` picks the namespaced or cluster rows. */
-export function allowedCells(scope: 'namespaced' | 'cluster'): string[] {
+/** `group|resource|verb` for every allowed cell of one part of the matrix. */
+export function allowedCells(scope: MatrixScope): string[] {
   return rbacMatrix[scope].flatMap((r) => Object.keys(r.verbs).map((v) => `${r.apiGroup}|${r.resource}|${v}`)).sort();
 }
 

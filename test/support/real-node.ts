@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { nodePaths, REAL_NODE, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
+import { nodePaths, REAL_NODE, REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from '../../scripts/testenv/node-config.ts';
 import { kubeClients } from './kube.ts';
 import { startSystem, type System } from './system.ts';
 
@@ -17,7 +17,7 @@ export const MOCK_IMAGE = 'modeldock/mock-model:0.1.0';
 /** The system with one leader-elected controller whose pods land on the real node. */
 export async function startNodeSystem(opts: { controllerEnv?: Record<string, string>; quota?: string[] } = {}): Promise<System> {
   const system = await startSystem({ quota: opts.quota ?? ['cpu=4', 'memory=8Gi', 'modelservices=50'] });
-  await system.startController('controller-0', { ...REAL_NODE_PLACEMENT, ...opts.controllerEnv });
+  await system.startController('controller-0', { ...REAL_NODE_PLACEMENT, ...REAL_NODE_TENANT_NETWORK, ...opts.controllerEnv });
   return system;
 }
 
