@@ -1,8 +1,8 @@
 // The shipped manifests against the real API server: a server-side dry run of every
 // kustomization (k8s/, k8s/monitoring, each k8s/overlays/*), every pod template in what it
 // renders passing scripts/check/pod-templates.ts (the kubelet's checks, as KWOK runs none), what
-// the production overlay changes, and the NetworkPolicies as the API server stores them (this
-// cluster has no network data plane: the policies are validated here, not enforced).
+// the production overlay changes, and the controller's NetworkPolicy as the API server stores it
+// (validated here; policies are enforced on the real node only: test/node/network-policy.test.ts).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

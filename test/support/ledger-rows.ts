@@ -12,8 +12,12 @@ import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 
 export const FIXTURE_AMOUNTS: Amounts = { cpu: 1500, memory: 2048, 'nvidia.com/gpu': 1, modelservices: 1 };
+/** The stored spec of a fixture admission (what FIXTURE_AMOUNTS charges). */
+export const FIXTURE_SPEC = { image: 'x/y:1', replicas: 1, port: 8000, resources: { cpu: '1500m', memory: '2Gi', 'nvidia.com/gpu': '1' }, env: [], args: [], readinessPath: '/healthz' };
 
 export interface FixtureOptions {
+  /** Its id (default: a new ULID). */
+  id?: string;
   tenant?: string;
   state?: ReservationState;
   /** A binding row as ackCreate writes it (namespace, cr name md-<id>, uid). */
@@ -23,7 +27,7 @@ export interface FixtureOptions {
 
 /** Inserts one charged admission (the tenant's quota must allow it) and returns its id (a ULID). */
 export async function insertAdmission(db: Db, o: FixtureOptions = {}): Promise<string> {
-  const id = ulid();
+  const id = o.id ?? ulid();
   const tenant = o.tenant ?? 'acme';
   const now = o.now ?? new Date();
   await db.transaction(async (tx) => {
@@ -34,7 +38,7 @@ export async function insertAdmission(db: Db, o: FixtureOptions = {}): Promise<s
       idempotencyKey: id,
       requestHash: 'h'.repeat(64),
       name: 'm',
-      spec: { image: 'x/y:1', replicas: 1, port: 8000, resources: { cpu: '1500m', memory: '2Gi', 'nvidia.com/gpu': '1' }, env: [], args: [], readinessPath: '/healthz' },
+      spec: FIXTURE_SPEC,
       amounts: FIXTURE_AMOUNTS,
       requestId: `req-${id}`,
       now,
