@@ -196,19 +196,7 @@ evictionHard: {memory.available: 100Mi}
 }
 
 export function nodeKubeconfig(l: NodeLayout): string {
-  return `apiVersion: v1
-kind: Config
-clusters:
-- name: modeldock-local
-  cluster: {server: "${l.apiServer}", certificate-authority: "${l.apiCa}"}
-users:
-- name: ${REAL_NODE}
-  user: {token: "${l.nodeToken}"}
-contexts:
-- name: node
-  context: {cluster: modeldock-local, user: ${REAL_NODE}}
-current-context: node
-`;
+  return kubeconfigFor(l, REAL_NODE, l.nodeToken, 'node');
 }
 
 export function kubeProxyConfig(l: NodeLayout): string {
@@ -293,18 +281,23 @@ subjects: [{kind: ServiceAccount, name: ${name}, namespace: ${namespace}}]
 }
 
 export function kubeRouterKubeconfig(l: NodeLayout, token: string): string {
+  return kubeconfigFor(l, KUBE_ROUTER_SA.name, token, 'kube-router');
+}
+
+/** A kubeconfig for the stack's API server authenticating `user` with a bearer token. */
+function kubeconfigFor(l: NodeLayout, user: string, token: string, context: string): string {
   return `apiVersion: v1
 kind: Config
 clusters:
 - name: modeldock-local
   cluster: {server: "${l.apiServer}", certificate-authority: "${l.apiCa}"}
 users:
-- name: ${KUBE_ROUTER_SA.name}
+- name: ${user}
   user: {token: "${token}"}
 contexts:
-- name: kube-router
-  context: {cluster: modeldock-local, user: ${KUBE_ROUTER_SA.name}}
-current-context: kube-router
+- name: ${context}
+  context: {cluster: modeldock-local, user: ${user}}
+current-context: ${context}
 `;
 }
 
