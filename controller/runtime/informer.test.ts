@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer, type KubeObject } from './informer.ts';
 import { KubeClient } from './kube.ts';
-import { silentLogger } from './log.ts';
+import { createLogger, silentLogger } from './log.ts';
 
 interface Script {
   list: (n: number) => { status: number; body?: unknown };
@@ -107,8 +107,9 @@ describe('Informer', () => {
     await inf.stop();
   });
 
-  it('after a watch error it restarts with backoff and resumes from the last resourceVersion (no relist)', async () => {
+  it('after a watch error it restarts with backoff and resumes from the last resourceVersion (no relist), and says it resumed', async () => {
     let first: ServerResponse | undefined;
+    const logs: Array<{ msg: string; informer?: string }> = [];
     const api = await fakeApi({
       list: () => list('10', pod('a', '5')),
       watch: (n, res) => {
@@ -117,7 +118,7 @@ describe('Informer', () => {
         first = res;
       },
     });
-    const inf = informer(api.kc);
+    const inf = informer(api.kc, { log: createLogger({ level: 'info', write: (l) => logs.push(JSON.parse(l) as { msg: string }) }) });
     await inf.start();
     // The connection is reset mid-stream once the informer has the event (not after a guessed delay).
     await waitUntil(() => inf.get('ns', 'a')?.metadata.resourceVersion === '17');
@@ -127,6 +128,8 @@ describe('Informer', () => {
     expect(watches[1]?.searchParams.get('resourceVersion')).toBe('17');
     expect(api.counts().lists).toBe(1);
     expect(inf.synced).toBe(true);
+    await waitUntil(() => logs.some((l) => l.msg === 'informer resumed'));
+    expect(logs.map((l) => l.msg)).toEqual(['informer synced', 'informer error; restarting', 'informer resumed']);
     await inf.stop();
   });
 

@@ -105,6 +105,8 @@ export class Informer<T extends KubeObject> {
   #stopped = true;
   #synced = false;
   #failures = 0;
+  /** Errors seen since start (never reset, unlike #failures): a restart that met none resumed. */
+  #errors = 0;
   #lastActivity = 0;
   #restartTimer: NodeJS.Timeout | undefined;
   #watchdog: NodeJS.Timeout | undefined;
@@ -211,13 +213,19 @@ export class Informer<T extends KubeObject> {
   #onError(lw: ListWatch<KubernetesObject & T>, err: unknown): void {
     if (this.#stopped) return;
     this.#failures += 1;
+    this.#errors += 1;
     const delay = jitteredBackoffMs(this.#failures - 1, this.#opts.backoffBaseMs ?? 1000, this.#opts.backoffMaxMs ?? 30_000, this.#random);
     this.#opts.metrics?.informerRestarts.inc({ informer: this.name, cause: 'error' });
     this.#opts.log.warn('informer error; restarting', { informer: this.name, err, delayMs: Math.round(delay), failures: this.#failures });
     clearTimeout(this.#restartTimer);
     this.#restartTimer = setTimeout(() => {
       if (this.#stopped || lw !== this.#lw) return;
-      void this.#run(lw); // resumes from the last resourceVersion, or relists if there is none
+      const errors = this.#errors;
+      // Resumes from the last resourceVersion, or relists if there is none. Said when the watch is
+      // back (no new error meanwhile), so a log shows each outage's end, not only its errors.
+      void this.#run(lw).then(() => {
+        if (!this.#stopped && lw === this.#lw && this.#errors === errors) this.#opts.log.info('informer resumed', { informer: this.name });
+      });
     }, delay);
     this.#restartTimer.unref();
   }
