@@ -1,31 +1,40 @@
 // B6's baseline (a): a bare client-node process holding the objects ModelDock's controller caches
-// — client-node's own ListWatch (its generated list functions, its Watch) over ModelServices and
-// over the Deployments, Services, Pods and EndpointSlices with ModelDock's managed-by label in one
-// namespace (controller/runtime/cache.ts CACHED_KINDS).
-// Usage: node bench/lib/bare-listwatch.ts <kubeconfig> <namespace> <settle ms>
+// — client-node's own ListWatch (its generated list functions, its Watch) over every kind of the
+// controller's cache, cluster-wide with the same label selectors (controller/runtime/cache.ts
+// CACHED_KINDS and selectorFor; the benchmarks' controllers run with INSTANCE = their namespace).
+// Usage: node bench/lib/bare-listwatch.ts <kubeconfig> <instance> <settle ms>
 // Prints one JSON line {objects, rssMiB, heapUsedMiB, heapTotalMiB, externalMiB, anonMiB, fileMiB} after every cache synced and `settle` ms.
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { GROUP, LABELS, MANAGED_BY, PLURAL, VERSION } from '../../schema/model-service.ts';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, ListWatch, NetworkingV1Api, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CACHED_KINDS, selectorFor, type CachedKind } from '../../controller/runtime/cache.ts';
+import { GROUP, PLURAL, VERSION } from '../../schema/model-service.ts';
 import { rssParts } from './proc-stats.ts';
 
-const [kubeconfig, namespace, settle = '5000'] = process.argv.slice(2);
-if (!kubeconfig || !namespace) throw new Error('usage: bare-listwatch.ts <kubeconfig> <namespace> [settle ms]');
+const [kubeconfig, instance, settle = '5000'] = process.argv.slice(2);
+if (!kubeconfig || !instance) throw new Error('usage: bare-listwatch.ts <kubeconfig> <instance> [settle ms]');
 const kc = new KubeConfig();
 kc.loadFromFile(kubeconfig);
 const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
 const discovery = kc.makeApiClient(DiscoveryV1Api);
-const labelSelector = `${LABELS.managedBy}=${MANAGED_BY}`;
+const networking = kc.makeApiClient(NetworkingV1Api);
 type List = KubernetesListObject<KubernetesObject>;
 
-const kinds: Array<[string, () => Promise<List>, string | undefined]> = [
-  [`/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`, async () => (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL })) as List, undefined],
-  [`/apis/apps/v1/namespaces/${namespace}/deployments`, async () => (await apps.listNamespacedDeployment({ namespace, labelSelector })) as List, labelSelector],
-  [`/api/v1/namespaces/${namespace}/services`, async () => (await core.listNamespacedService({ namespace, labelSelector })) as List, labelSelector],
-  [`/api/v1/namespaces/${namespace}/pods`, async () => (await core.listNamespacedPod({ namespace, labelSelector })) as List, labelSelector],
-  [`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, async () => (await discovery.listNamespacedEndpointSlice({ namespace, labelSelector })) as List, labelSelector],
-];
+/** client-node's generated cluster-wide list of each kind the controller caches. */
+const LISTS: Record<CachedKind, (labelSelector: string | undefined) => Promise<unknown>> = {
+  ModelService: (labelSelector) => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, labelSelector }),
+  Deployment: (labelSelector) => apps.listDeploymentForAllNamespaces({ labelSelector }),
+  Service: (labelSelector) => core.listServiceForAllNamespaces({ labelSelector }),
+  Pod: (labelSelector) => core.listPodForAllNamespaces({ labelSelector }),
+  EndpointSlice: (labelSelector) => discovery.listEndpointSliceForAllNamespaces({ labelSelector }),
+  Namespace: (labelSelector) => core.listNamespace({ labelSelector }),
+  ResourceQuota: (labelSelector) => core.listResourceQuotaForAllNamespaces({ labelSelector }),
+  NetworkPolicy: (labelSelector) => networking.listNetworkPolicyForAllNamespaces({ labelSelector }),
+};
+const kinds = (Object.keys(CACHED_KINDS) as CachedKind[]).map((kind) => {
+  const selector = selectorFor(kind, instance);
+  return [CACHED_KINDS[kind].path, async () => (await LISTS[kind](selector)) as List, selector] as const;
+});
 const informers = kinds.map(([path, list, selector]) => new ListWatch<KubernetesObject>(path, new Watch(kc), list, false, selector));
 await Promise.all(informers.map((i) => i.start()));
 await new Promise((r) => setTimeout(r, Number(settle)));
