@@ -48,11 +48,6 @@ describe('through workerd', () => {
     for (const r of responses) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
     console.log(`[measure] HTTP concurrency through workerd: ${JSON.stringify(Object.fromEntries(byStatus))} in ${Math.round(performance.now() - t0)} ms`);
     expect(Object.fromEntries(byStatus)).toEqual({ 201: 10, 409: 90 });
-    const quota = (await (await W.fetch('/quota', { headers: { Authorization: `Bearer ${keyOf('burst')}` } })).json()) as {
-      resources: Record<string, { hard: number; reserved: number; active: number }>;
-    };
-    expect(quota.resources.cpu).toMatchObject({ hard: 10_000, reserved: 10_000, active: 10_000 });
-    expect(quota.resources.memory).toMatchObject({ hard: 20_480, reserved: 20_480, active: 20_480 });
     const sum = await L.db.execute("SELECT SUM(cpu_millis) AS cpu, SUM(memory_mib) AS mem, COUNT(*) AS n FROM reservation WHERE tenant = 'burst' AND state IN ('admitted','delivered','ready')");
     const used = await L.db.execute("SELECT resource, used FROM tenant_quota WHERE tenant = 'burst' ORDER BY resource");
     expect(sum.rows[0]).toEqual({ cpu: '10000', mem: '20480', n: '10' });
@@ -62,6 +57,12 @@ describe('through workerd', () => {
       { resource: 'modelservices', used: '10' },
     ]);
     expect(await L.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = 'burst'")).toBe(10);
+    // The ledger's own rows first (above), then what GET /quota makes of them: a failure says which is wrong.
+    const quota = (await (await W.fetch('/quota', { headers: { Authorization: `Bearer ${keyOf('burst')}` } })).json()) as {
+      resources: Record<string, { hard: number; reserved: number; active: number }>;
+    };
+    expect(quota.resources.cpu).toMatchObject({ hard: 10_000, reserved: 10_000, active: 10_000 });
+    expect(quota.resources.memory).toMatchObject({ hard: 20_480, reserved: 20_480, active: 20_480 });
     // 100 admissions of one tenant queue on its quota rows: on 2 cores shared with the rest of
     // `npm test` this test once ran into the default 120 s box, so it gets twice that; W.fetch's
     // deadline names the call that hangs, if one does.
