@@ -71,7 +71,8 @@ async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: Reservation
   // A conflict without a CR stays deletable by the tenant (its release needs no operator).
   const refusal = imageRefusal(spec.data.image, d.config.allowedRegistries);
   if (refusal) throw new TerminalError('ImagePolicy', `refused by the image policy at delivery: ${refusal}`);
-  const want = modelServiceFor(rec, spec.data, d.namespaceFor(rec.tenant), d.instance);
+  const namespace = d.namespaceFor(rec.tenant);
+  const want = modelServiceFor(rec, spec.data, namespace, d.instance);
   // The tenant's namespace, with its ResourceQuota and NetworkPolicies, before anything of it runs there.
   await d.cluster.ensureTenantSpace(rec.tenant);
   if (!(await holdsClaim(d.db, row, d.now()))) throw new ClaimLost(row.seq); // given back (lost), never created
@@ -82,7 +83,7 @@ async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: Reservation
     await ack(d.db, row, d.now());
     return 'changed';
   }
-  await ackCreate(d.db, row, { namespace: want.metadata.namespace ?? '', name: want.metadata.name, uid: object.metadata.uid ?? '' }, d.now());
+  await ackCreate(d.db, row, { namespace, name: want.metadata.name, uid: object.metadata.uid ?? '' }, d.now());
   crashPoint('after-ack');
   d.metrics.delivered.inc({ outcome: created ? 'created' : 'adopted' });
   log.info(created ? 'ModelService created' : 'ModelService adopted after AlreadyExists', { name: want.metadata.name, uid: object.metadata.uid });

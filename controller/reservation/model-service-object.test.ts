@@ -17,5 +17,10 @@ describe('modelServiceFor', () => {
     expect(ms.spec).toBe(spec);
     expect(isOurs(ms, a)).toBe(true);
     expect(isOurs(ms, { ...a, tenant: 'globex' })).toBe(false);
+    expect(ms.metadata.labels).not.toHaveProperty(LABELS.instance);
+  });
+
+  it('with an installation (INSTANCE), the CR carries its label: the only ModelServices that installation watches', () => {
+    expect(modelServiceFor(a, spec, 'md-acme', 'e2e-1').metadata.labels).toEqual({ [LABELS.admissionId]: a.id, [LABELS.tenant]: 'acme', [LABELS.instance]: 'e2e-1' });
   });
 });
