@@ -45,15 +45,18 @@ export class ResyncLoop {
   readonly #everyMs: number;
   readonly #tick: (signal: AbortSignal) => Promise<void>;
   readonly #log: Logger;
+  /** What the loop does, in its log lines ("ledger resync failed"). */
+  readonly #what: string;
   #timer: NodeJS.Timeout | undefined;
   #started = false;
   #abort = new AbortController();
   #running: Promise<void> | undefined;
 
-  constructor(everyMs: number, tick: (signal: AbortSignal) => Promise<void>, log: Logger) {
+  constructor(everyMs: number, tick: (signal: AbortSignal) => Promise<void>, log: Logger, what = 'ledger resync') {
     this.#everyMs = everyMs;
     this.#tick = tick;
     this.#log = log;
+    this.#what = what;
   }
 
   get started(): boolean {
@@ -69,14 +72,14 @@ export class ResyncLoop {
   async stop(): Promise<void> {
     this.#started = false;
     clearTimeout(this.#timer);
-    this.#abort.abort(new Error('ledger resync stopping'));
+    this.#abort.abort(new Error(`${this.#what} stopping`));
     await this.#running;
   }
 
   async #run(): Promise<void> {
     if (!this.#started) return;
     await this.#tick(this.#abort.signal).catch((err: unknown) => {
-      if (this.#started) this.#log.warn('ledger resync failed', { err: errorMessage(err) });
+      if (this.#started) this.#log.warn(`${this.#what} failed`, { err: errorMessage(err) });
     });
     if (!this.#started) return;
     this.#timer = setTimeout(() => (this.#running = this.#run()), this.#everyMs * (0.9 + Math.random() * 0.2));

@@ -129,7 +129,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   const tenantSync = new ResyncLoop(o.tenantSyncMs ?? o.resyncMs, async (signal) => {
     const { tenants, failed } = await spaces.sync((o.client ?? mgr.client).withSignal(signal), signal);
     log.debug('tenant namespaces brought in step', { tenants, failed });
-  }, log);
+  }, log, 'tenant namespace sync');
 
   mgr.addController(controller);
   mgr.addController(poller);
