@@ -126,6 +126,17 @@ describe('TenantSpaces.ensure', () => {
     }
   });
 
+  it('a namespace created by someone else between our read and our create (AlreadyExists) is checked too: a foreign one is refused, never patched', async () => {
+    const w = world();
+    w.objects.set(NS, { metadata: { name: 'md-acme', labels: { team: 'x' } } });
+    w.hidden.add(NS);
+    let reads = 0;
+    const racing = { ...w.client, getOrUndefined: async (path: string) => (++reads === 1 ? undefined : w.client.getOrUndefined(path)) } as unknown as KubeClient;
+    await expect(spaces(w, {}).s.ensure('acme', racing, signal)).rejects.toBeInstanceOf(ForeignNamespace);
+    expect(reads).toBe(2);
+    expect(w.writes).toEqual([]);
+  });
+
   it('an object the cache has not seen yet (AlreadyExists) is read live and patched only if it differs', async () => {
     const w = world();
     const { s } = spaces(w, { acme: { cpu: 1000 } });

@@ -85,15 +85,24 @@ export class TenantSpaces {
 
   async #ensureNamespace(name: string, tenant: string, client: KubeClient): Promise<void> {
     const desired = tenantNamespaceObject(name, tenant, this.#o.instance);
-    const cached = this.#o.cache.namespaces.get('', name);
-    // The cache holds only ModelDock's namespaces: a miss is read live before creating.
-    const live = cached ?? (await client.getOrUndefined<Namespace>(paths.namespace(name)));
-    if (live) {
+    const ours = (live: Namespace | undefined): Namespace | undefined => {
+      if (!live) return undefined;
       const foreign = foreignNamespace(live, tenant, this.#o.instance);
       if (foreign) throw new ForeignNamespace(foreign);
       if (live.metadata.deletionTimestamp) throw new ForeignNamespace(`namespace ${name} is being deleted`);
+      return live;
+    };
+    // The cache holds only ModelDock's namespaces: a miss is read live before creating.
+    const read = () => client.getOrUndefined<Namespace>(paths.namespace(name));
+    const live = ours(this.#o.cache.namespaces.get('', name) ?? (await read()));
+    let result;
+    try {
+      ({ result } = await createOrPatch({ client, collection: paths.namespaces(), desired, live }));
+    } catch (err) {
+      if (live || !isAlreadyExists(err)) throw err;
+      // Created meanwhile, by us or by someone else: checked like any namespace found under the name.
+      ({ result } = await createOrPatch({ client, collection: paths.namespaces(), desired, live: ours(await read()) }));
     }
-    const { result } = await createOrPatchOnce(client, paths.namespaces(), desired, live);
     if (result !== 'unchanged') this.#o.log.info(`tenant namespace ${result}`, { namespace: name, tenant });
   }
 
