@@ -9,6 +9,7 @@ const TOOLS = [up('cli'), up('dashboard'), up('bench')];
 const CONTROLLER = [['**/functions/**', 'controller/ never imports functions/: the two meet only in the ledger tables (ledger/).'], up('scripts'), up('mock'), up('test'), ...TOOLS];
 const PEER = 'controllers do not import each other: share through the Manager (mgr.cache) or runtime/.';
 const MACHINERY = 'runtime/ is the machinery below every controller.';
+const TENANT_SPACE = 'tenant/ (a tenant\'s namespace, quota and policies) is below the controllers that use it.';
 const CLI = 'cli/ talks to the API over HTTP only: it imports schema/ and its own files (docs/design.md, "Layout").';
 const PAGE = 'the page imports only what the dashboard bundle serves: its own files, schema/timeline.ts and schema/text.ts (scripts/gen-dashboard.ts, BROWSER_MODULES).';
 /** test/support/ is the harness that test/ and bench/ share; the rest of test/ is suites. */
@@ -30,6 +31,8 @@ export const LAYERS = [
   { files: ['controller/runtime/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', MACHINERY], ['../reservation/**', MACHINERY]] },
   { files: ['controller/modelservice/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../reservation/**', PEER]] },
   { files: ['controller/reservation/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', PEER]] },
+  // The tenant's space (namespace, quota, policies) sits below the ledger controller that prepares it at delivery.
+  { files: ['controller/tenant/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', TENANT_SPACE], ['../reservation/**', TENANT_SPACE]] },
   { files: ['controller/**/*.test.ts'], forbid: [CONTROLLER[0]] },
   { files: ['mock/**/*.ts'], ignores: TEST_FILES, forbid: [up('schema'), up('ledger'), up('functions'), up('controller'), up('scripts'), up('test'), ...TOOLS] },
   { files: ['cli/**/*.ts'], forbid: ['ledger', 'functions', 'controller', 'scripts', 'mock', 'test', 'dashboard', 'bench'].map((folder) => [`**/${folder}/**`, CLI]) },

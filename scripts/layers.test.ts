@@ -25,6 +25,8 @@ describe('layering (eslint no-restricted-imports)', () => {
     ['controller/reservation/cluster.ts', "import { liveReader } from '../modelservice/reader.ts';\nvoid liveReader;\n", /controllers do not import each other/],
     ['controller/modelservice/setup.ts', "import { setupReservationController } from '../reservation/setup.ts';\nvoid setupReservationController;\n", /controllers do not import each other/],
     ['controller/runtime/manager.ts', "import { setupReservationController } from '../reservation/setup.ts';\nvoid setupReservationController;\n", /machinery below every controller/],
+    ['controller/tenant/space.ts', "import { deliver } from '../reservation/deliver.ts';\nvoid deliver;\n", /below the controllers that use it/],
+    ['controller/tenant/quota.ts', "import { childLabels } from '../modelservice/desired.ts';\nvoid childLabels;\n", /below the controllers that use it/],
     ['mock/server.ts', "import { LABELS } from '../schema/model-service.ts';\nvoid LABELS;\n", /higher layer/],
     ['schema/timeline.ts', "import { admissionView } from '../cli/model.ts';\nvoid admissionView;\n", /higher layer/],
     ['functions/app.ts', "import { SPEC } from '../bench/lib/model-service-spec.ts';\nvoid SPEC;\n", /higher layer/],
