@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paths } from '../controller/runtime/kube.ts';
 import { crNameFor } from '../schema/admission.ts';
-import { tenantNamespace } from '../schema/tenant-namespace.ts';
-import { installEnv } from '../scripts/testenv/install.ts';
+import { installTenantNamespace } from '../scripts/testenv/install.ts';
 import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext } from './lib/context.ts';
 import { startApi, BODY, retried, TENANT } from './lib/api.ts';
@@ -42,7 +41,7 @@ export const b4: Benchmark = {
     const retried0 = retried.count;
     const { api, ns, controller } = await startSystem(ctx, 'b4');
     // The CRs land in the tenant's namespace, which the controller creates with the first delivery.
-    const seen = await watchAdded(ctx.stack, paths.modelServices(tenantNamespace(TENANT, installEnv(ns.name).TENANT_NAMESPACE_PREFIX)));
+    const seen = await watchAdded(ctx.stack, paths.modelServices(installTenantNamespace(ns.name, TENANT)));
     ctx.defer(async () => seen.stop());
 
     const committed = new Map<string, number>();

@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { errorMessage } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
-import { LABELS, MANAGED_BY } from '../../schema/model-service.ts';
+import { tenantLabels } from '../../controller/tenant/namespace.ts';
 import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, installEnv, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { liveRecordedPids, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
@@ -101,7 +101,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       await applyKustomization(need(), dir);
       // ModelServices made by hand here are reconciled in place: the namespace stands in for a
       // tenant's (the admission policies let the controller write only in one, docs/tenancy.md).
-      await admin.mergePatch(`/api/v1/namespaces/${name}`, { metadata: { labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.tenant]: 'bench' } } });
+      await admin.mergePatch(`/api/v1/namespaces/${name}`, { metadata: { labels: tenantLabels('bench', undefined) } });
       const creds = await controllerCredentials(need(), name, join(dir, 'controller.kubeconfig'), 24 * 3600);
       return { name, kubeconfig: creds.kubeconfig };
     },

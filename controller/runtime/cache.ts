@@ -39,12 +39,12 @@ export function selectorFor(kind: CachedKind, instance: string | undefined): str
 
 export class Cache {
   /** The installation this cache is scoped to (label modeldock.io/instance), or undefined for every object of ModelDock's. */
-  readonly instance: string | undefined;
+  readonly #instance: string | undefined;
   readonly #make: MakeInformer;
   readonly #informers = new Map<CachedKind, Informer<KubeObject>>();
 
   constructor(instance: string | undefined, make: MakeInformer) {
-    this.instance = instance;
+    this.#instance = instance;
     this.#make = make;
   }
 
@@ -53,7 +53,7 @@ export class Cache {
     let inf = this.#informers.get(kind);
     if (!inf) {
       const k = CACHED_KINDS[kind];
-      inf = this.#make(k.name, k.path, selectorFor(kind, this.instance));
+      inf = this.#make(k.name, k.path, selectorFor(kind, this.#instance));
       this.#informers.set(kind, inf);
     }
     return inf as unknown as Informer<T>;

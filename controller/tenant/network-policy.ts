@@ -57,11 +57,12 @@ const DNS_PORTS: NetworkPolicyPort[] = [
   { protocol: 'TCP', port: 53 },
 ];
 
-export function tenantNetworkPolicies(namespace: string, s: TenantNetworkSettings): NetworkPolicy[] {
+/** `labels`: what the policies carry (the controller gives them the tenant namespace's, tenant/namespace.ts tenantLabels). */
+export function tenantNetworkPolicies(namespace: string, s: TenantNetworkSettings, labels: Record<string, string> = { [LABELS.managedBy]: MANAGED_BY }): NetworkPolicy[] {
   const policy = (name: string, spec: NetworkPolicy['spec']): NetworkPolicy => ({
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name, namespace, labels: { [LABELS.managedBy]: MANAGED_BY } },
+    metadata: { name, namespace, labels: { ...labels } },
     spec,
   });
   const everyPod: LabelSelector = {};

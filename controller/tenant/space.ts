@@ -84,7 +84,7 @@ export class TenantSpaces {
   }
 
   async #ensureNamespace(name: string, tenant: string, client: KubeClient): Promise<void> {
-    const desired = tenantNamespaceObject(name, tenant, this.#o.instance);
+    // Used only if it is this tenant's, whether found in the cache, read live or met on create.
     const ours = (live: Namespace | undefined): Namespace | undefined => {
       if (!live) return undefined;
       const foreign = foreignNamespace(live, tenant, this.#o.instance);
@@ -93,17 +93,8 @@ export class TenantSpaces {
       return live;
     };
     // The cache holds only ModelDock's namespaces: a miss is read live before creating.
-    const read = () => client.getOrUndefined<Namespace>(paths.namespace(name));
-    const live = ours(this.#o.cache.namespaces.get('', name) ?? (await read()));
-    let result;
-    try {
-      ({ result } = await createOrPatch({ client, collection: paths.namespaces(), desired, live }));
-    } catch (err) {
-      if (live || !isAlreadyExists(err)) throw err;
-      // Created meanwhile, by us or by someone else: checked like any namespace found under the name.
-      ({ result } = await createOrPatch({ client, collection: paths.namespaces(), desired, live: ours(await read()) }));
-    }
-    if (result !== 'unchanged') this.#o.log.info(`tenant namespace ${result}`, { namespace: name, tenant });
+    const live = ours(this.#o.cache.namespaces.get('', name) ?? (await client.getOrUndefined<Namespace>(paths.namespace(name))));
+    await this.#apply(client, paths.namespaces(), tenantNamespaceObject(name, tenant, this.#o.instance), live, { what: 'namespace', tenant }, ours);
   }
 
   /** The tenant's hard quota, from the ledger unless read within `ttlMs`. */
@@ -135,25 +126,33 @@ export class TenantSpaces {
 
   async #ensureContents(namespace: string, tenant: string, client: KubeClient, hard: Partial<Amounts>, signal: AbortSignal): Promise<void> {
     const quota = tenantResourceQuota(namespace, tenant, hard, { maxReplicas: this.#o.maxReplicas, instance: this.#o.instance });
-    const q = await createOrPatchOnce(client, paths.resourceQuotas(namespace), quota, this.#o.cache.quotas.get(namespace, quota.metadata.name));
-    if (q.result !== 'unchanged') this.#o.log.info(`tenant quota ${q.result}`, { namespace, tenant, hard: quota.spec?.hard });
+    await this.#apply(client, paths.resourceQuotas(namespace), quota, this.#o.cache.quotas.get(namespace, quota.metadata.name), { what: 'quota', tenant, hard: quota.spec?.hard });
     await this.#quotaComputed(namespace, quota, signal);
-    const labels = tenantLabels(tenant, this.#o.instance);
-    for (const np of tenantNetworkPolicies(namespace, this.#o.network)) {
-      const policy = { ...np, metadata: { ...np.metadata, labels: { ...np.metadata.labels, ...labels } } };
-      const p = await createOrPatchOnce(client, paths.networkPolicies(namespace), policy, this.#o.cache.policies.get(namespace, policy.metadata.name));
-      if (p.result !== 'unchanged') this.#o.log.info(`tenant network policy ${p.result}`, { namespace, tenant, policy: policy.metadata.name });
+    for (const policy of tenantNetworkPolicies(namespace, this.#o.network, tenantLabels(tenant, this.#o.instance))) {
+      await this.#apply(client, paths.networkPolicies(namespace), policy, this.#o.cache.policies.get(namespace, policy.metadata.name), { what: 'network policy', tenant });
     }
   }
-}
 
-/** createOrPatch with the cache's view; an object the cache had not seen yet (AlreadyExists) is read live and patched. */
-async function createOrPatchOnce<T extends KubeObject>(client: KubeClient, collection: string, desired: T, cached: T | undefined) {
-  try {
-    return await createOrPatch({ client, collection, desired, live: cached });
-  } catch (err) {
-    if (cached || !isAlreadyExists(err)) throw err;
-    const live = await client.getOrUndefined<T>(`${collection}/${desired.metadata.name}`);
-    return createOrPatch({ client, collection, desired, live });
+  /**
+   * createOrPatch with the cache's view (logged when it writes); an object the cache had not seen
+   * yet (AlreadyExists) is read live, passed through `check`, and patched.
+   */
+  async #apply<T extends KubeObject>(
+    client: KubeClient,
+    collection: string,
+    desired: T,
+    cached: T | undefined,
+    log: { what: string; tenant: string; hard?: unknown },
+    check: (live: T | undefined) => T | undefined = (live) => live,
+  ): Promise<void> {
+    let result;
+    try {
+      ({ result } = await createOrPatch({ client, collection, desired, live: cached }));
+    } catch (err) {
+      if (cached || !isAlreadyExists(err)) throw err;
+      ({ result } = await createOrPatch({ client, collection, desired, live: check(await client.getOrUndefined<T>(`${collection}/${desired.metadata.name}`)) }));
+    }
+    const { what, ...fields } = log;
+    if (result !== 'unchanged') this.#o.log.info(`tenant ${what} ${result}`, { namespace: desired.metadata.namespace ?? desired.metadata.name, name: desired.metadata.name, ...fields });
   }
 }

@@ -15,6 +15,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../controller/runtime/kube.ts';
+import { tenantNamespace } from '../../schema/tenant-namespace.ts';
 
 export const K8S_DIR = 'k8s';
 export const CONTROLLER_SA = 'modeldock-controller';
@@ -29,9 +30,12 @@ export const CLUSTER_ROLE_BINDINGS = ['modeldock-controller', 'modeldock-metrics
  * installation label and tenant namespaces `<namespace>-<tenant>`, so suites sharing the cluster
  * never see each other's tenants (controller/main.ts INSTANCE, TENANT_NAMESPACE_PREFIX).
  */
-export function installEnv(namespace: string): Record<string, string> {
+export function installEnv(namespace: string): { NAMESPACE: string; INSTANCE: string; TENANT_NAMESPACE_PREFIX: string } {
   return { NAMESPACE: namespace, INSTANCE: namespace, TENANT_NAMESPACE_PREFIX: `${namespace}-` };
 }
+
+/** The namespace the controller of an install into `namespace` (installEnv) gives `tenant`. */
+export const installTenantNamespace = (namespace: string, tenant: string): string => tenantNamespace(tenant, installEnv(namespace).TENANT_NAMESPACE_PREFIX);
 
 export interface KubeTarget {
   binDir: string;

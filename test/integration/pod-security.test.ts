@@ -13,6 +13,7 @@ import { modelServiceSpecSchema } from '../../schema/model-service.ts';
 import type { Pod } from '../../controller/modelservice/types.ts';
 import { makeModelService } from '../support/builders.ts';
 import { controllerClient, installModelDock } from '../support/install.ts';
+import { installTenantNamespace } from '../../scripts/testenv/install.ts';
 import { tenantNamespaceObject } from '../../controller/tenant/namespace.ts';
 import { TENANT_QUOTA_NAME, tenantResourceQuota, type ResourceQuota } from '../../controller/tenant/quota.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
@@ -31,7 +32,7 @@ beforeAll(async () => {
   await installModelDock(ns.name);
   await ensureCrd(admin, ns.name);
   op = await startInProcessOperator(ns.name);
-  tenantNs = `${ns.name}-acme`;
+  tenantNs = installTenantNamespace(ns.name, 'acme');
   const sa = await controllerClient(ns.name);
   await sa.create(paths.namespaces(), tenantNamespaceObject(tenantNs, 'acme', ns.name));
   const quota = tenantResourceQuota(tenantNs, 'acme', { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 1, modelservices: 10 }, { maxReplicas: 16, instance: ns.name });

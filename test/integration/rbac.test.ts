@@ -11,6 +11,7 @@ import { KubeClient, paths } from '../../controller/runtime/kube.ts';
 import { tenantNamespaceObject } from '../../controller/tenant/namespace.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { installModelDock, type Install } from '../support/install.ts';
+import { installTenantNamespace } from '../../scripts/testenv/install.ts';
 import { createNamespace, kubeClients } from '../support/kube.ts';
 import { allowedCells, cellsOfRules, rbacMatrix, splitResource } from '../support/rbac-matrix.ts';
 import { waitFor } from '../support/wait.ts';
@@ -28,7 +29,7 @@ beforeAll(async () => {
   [ns, other] = await Promise.all([createNamespace(core, 'rbac'), createNamespace(core, 'rbac-other')]);
   install = await installModelDock(ns.name);
   sa = new KubeClient({ kc: install.kc });
-  tenantNs = `${ns.name}-acme`;
+  tenantNs = installTenantNamespace(ns.name, 'acme');
   // The admission policies are new objects: the API server enforces them within a moment.
   await waitFor('the admission policies to be enforced', async () => {
     try {

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AUDIT_LOG } from '../../scripts/testenv/kube.ts';
 import { NODE_NET, REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from '../../scripts/testenv/node-config.ts';
-import { applyKustomization, createDatabaseSecret, installEnv, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
-import { tenantNamespace } from '../../schema/tenant-namespace.ts';
+import { applyKustomization, createDatabaseSecret, installTenantNamespace, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
 import { startPsHttpSim } from '../../scripts/testenv/ps-http-sim.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
@@ -141,7 +140,7 @@ describe('the controller in-cluster, as shipped', () => {
     expect(post.status, JSON.stringify(post.body)).toBe(201);
     const id = post.body.id as string;
     await untilState(id, 'ready', 180_000);
-    expect(onRealNode(await podsOf(tenantNamespace(TENANT, installEnv(ns.name).TENANT_NAMESPACE_PREFIX), id))).toBe(true);
+    expect(onRealNode(await podsOf(installTenantNamespace(ns.name, TENANT), id))).toBe(true);
     expect((await api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
     await untilState(id, 'released', 120_000);
     expect(await ledger.count('SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ?', [id])).toBe(2);

@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantNamespaceObject } from '../../controller/tenant/namespace.ts';
 import { tenantNetworkPolicies, type NetworkPolicy, type TenantNetworkSettings } from '../../controller/tenant/network-policy.ts';
 import { NODE_NET, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
 import { kubeClients } from '../support/kube.ts';
@@ -21,10 +22,11 @@ const exec = promisify(execFile);
 const R = randomBytes(3).toString('hex');
 const NS = { a: `np-tenant-a-${R}`, b: `np-tenant-b-${R}`, gateway: `np-gateway-${R}`, open: `np-open-${R}`, system: `np-system-${R}` } as const;
 type Role = keyof typeof NS;
-const tenantLabels = (t: string) => ({ 'app.kubernetes.io/managed-by': 'modeldock', 'modeldock.io/tenant': t, 'pod-security.kubernetes.io/enforce': 'restricted' });
+/** As the controller labels a tenant namespace (controller/tenant/namespace.ts). */
+const tenantNsLabels = (tenant: string) => tenantNamespaceObject('', tenant, undefined).metadata.labels!;
 const NS_LABELS: Record<Role, Record<string, string>> = {
-  a: tenantLabels(`np-a-${R}`),
-  b: tenantLabels(`np-b-${R}`),
+  a: tenantNsLabels(`np-a-${R}`),
+  b: tenantNsLabels(`np-b-${R}`),
   gateway: { 'modeldock.io/gateway': 'true' },
   open: {},
   system: {},

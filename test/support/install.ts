@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { KubeClient, paths } from '../../controller/runtime/kube.ts';
-import { LABELS, MANAGED_BY } from '../../schema/model-service.ts';
+import { tenantLabels } from '../../controller/tenant/namespace.ts';
 import {
   adminClient,
   applyKustomization,
@@ -55,7 +55,7 @@ export function installModelDock(namespace: string): Promise<Install> {
  */
 export async function labelAsTenantNamespace(namespace: string, tenant: string): Promise<void> {
   await adminClient(inject('stack').kubeconfig).mergePatch(paths.namespace(namespace), {
-    metadata: { labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.tenant]: tenant } },
+    metadata: { labels: tenantLabels(tenant, undefined) },
   });
 }
 

@@ -3,8 +3,7 @@
 // (`node controller/main.ts`) against the real control plane — each restartable and killable,
 // so crash points can be injected and recovery observed.
 import { expect, inject } from 'vitest';
-import { createDatabaseSecret, installEnv } from '../../scripts/testenv/install.ts';
-import { tenantNamespace } from '../../schema/tenant-namespace.ts';
+import { createDatabaseSecret, installTenantNamespace } from '../../scripts/testenv/install.ts';
 import { checkLedger, type Drift } from '../../scripts/operator/check.ts';
 import { KubeClient, paths } from '../../controller/runtime/kube.ts';
 import { createLedgerDatabase, type LedgerDatabase } from './ledger-database.ts';
@@ -110,7 +109,7 @@ export async function startSystem(
   const system: System = {
     ledger,
     namespace: ns.name,
-    tenantNamespace: tenantNamespace(TENANT, installEnv(ns.name).TENANT_NAMESPACE_PREFIX),
+    tenantNamespace: installTenantNamespace(ns.name, TENANT),
     worker,
     kube,
     async startController(name, env = {}, waitReady = true) {
