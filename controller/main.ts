@@ -9,8 +9,9 @@
 //                       count quota times this
 //   TENANT_SYNC_MS      every tenant namespace's ResourceQuota and NetworkPolicies are brought in step with
 //                       the ledger and these settings this often (default LEDGER_RESYNC_MS)
-//   TENANT_GATEWAY_NAMESPACE_LABELS  JSON object: namespaces whose pods may connect to tenant pods
-//                       (default {"modeldock.io/gateway":"true"})
+//   TENANT_GATEWAY_NAMESPACE_LABELS, TENANT_GATEWAY_POD_LABELS  JSON objects: the gateway's namespaces and
+//                       its pods there, the only pods that may connect to tenant pods (default
+//                       {"modeldock.io/gateway":"true"} and {"app.kubernetes.io/name":"modeldock-gateway"})
 //   TENANT_INGRESS_CIDRS  comma-separated CIDRs outside the cluster that may connect to tenant pods (default none)
 //   TENANT_EGRESS_ALLOW comma-separated CIDRs tenant pods may connect to besides DNS (default none)
 //   TENANT_EGRESS_DENY  comma-separated CIDRs never reachable even inside an allowed one: the cluster's pod,

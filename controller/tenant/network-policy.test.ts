@@ -3,6 +3,7 @@ import { cidrContains, DNS_PEER, egressBlocks, METADATA_CIDR, parseCidr, POLICY_
 
 const settings = (over: Partial<TenantNetworkSettings> = {}): TenantNetworkSettings => ({
   gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' },
+  gatewayPodLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' },
   ingressCidrs: [],
   egressAllow: [],
   egressDeny: [],
@@ -27,12 +28,16 @@ describe('the NetworkPolicies of a tenant namespace', () => {
   });
 
   it.each<[string, Partial<TenantNetworkSettings>, unknown[]]>([
-    ['the gateway namespaces only', {}, [{ namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } } }]],
-    ['other gateway labels', { gatewayNamespaceLabels: { team: 'edge', tier: 'gw' } }, [{ namespaceSelector: { matchLabels: { team: 'edge', tier: 'gw' } } }]],
+    ['the gateway’s pods in the gateway namespaces only (one peer: both selectors)', {}, [{ namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' } } }]],
+    [
+      'other gateway labels',
+      { gatewayNamespaceLabels: { team: 'edge', tier: 'gw' }, gatewayPodLabels: { app: 'gw' } },
+      [{ namespaceSelector: { matchLabels: { team: 'edge', tier: 'gw' } }, podSelector: { matchLabels: { app: 'gw' } } }],
+    ],
     [
       'and the ingress CIDRs, each once',
       { ingressCidrs: ['10.243.255.1/32', '192.0.2.0/24', '10.243.255.1/32'] },
-      [{ namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } } }, { ipBlock: { cidr: '10.243.255.1/32' } }, { ipBlock: { cidr: '192.0.2.0/24' } }],
+      [{ namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' } } }, { ipBlock: { cidr: '10.243.255.1/32' } }, { ipBlock: { cidr: '192.0.2.0/24' } }],
     ],
   ])('ingress: %s', (_n, over, from) => {
     const p = byName(tenantNetworkPolicies('t', settings(over)), POLICY_NAMES.ingress);
@@ -43,7 +48,9 @@ describe('the NetworkPolicies of a tenant namespace', () => {
     const s = settings();
     const p = byName(tenantNetworkPolicies('t', s), POLICY_NAMES.ingress);
     p.spec.ingress![0]!.from[0]!.namespaceSelector!.matchLabels!.x = 'y';
+    p.spec.ingress![0]!.from[0]!.podSelector!.matchLabels!.x = 'y';
     expect(s.gatewayNamespaceLabels).toEqual({ 'modeldock.io/gateway': 'true' });
+    expect(s.gatewayPodLabels).toEqual({ 'app.kubernetes.io/name': 'modeldock-gateway' });
   });
 
   it.each<[string, Partial<TenantNetworkSettings>, unknown[]]>([

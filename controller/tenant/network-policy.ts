@@ -1,7 +1,7 @@
 // The NetworkPolicies of a tenant namespace: PURE functions of the namespace and the operator's
 // network settings (network-settings.ts parses them from the controller's env). Every pod of the
-// namespace is isolated both ways; it accepts connections only from the gateway's namespaces and
-// the operator's ingress CIDRs, and opens them only to the cluster DNS and to the operator's allow
+// namespace is isolated both ways; it accepts connections only from the gateway's pods (in the
+// gateway's namespaces) and the operator's ingress CIDRs, and opens them only to the cluster DNS and to the operator's allow
 // list minus the deny list (the metadata range 169.254.0.0/16 always, and the cluster's own
 // ranges: pods, Services, nodes, the API server). So a tenant reaches neither another tenant, nor
 // the controller, nor the API server, nor a cloud's metadata service.
@@ -13,8 +13,10 @@ import { LABELS, MANAGED_BY } from '../../schema/model-service.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 
 export interface TenantNetworkSettings {
-  /** matchLabels of the namespaces whose pods may connect to tenant pods (the gateway). */
+  /** matchLabels of the namespaces whose gateway pods may connect to tenant pods. */
   gatewayNamespaceLabels: Record<string, string>;
+  /** matchLabels of the gateway's pods in those namespaces: no other pod there may connect. */
+  gatewayPodLabels: Record<string, string>;
   /** CIDRs outside the cluster that may connect to tenant pods (e.g. a gateway running outside, the stack's host end 10.243.255.1/32). */
   ingressCidrs: string[];
   /** CIDRs tenant pods may reach besides DNS (the operator's allow list). */
@@ -72,7 +74,14 @@ export function tenantNetworkPolicies(namespace: string, s: TenantNetworkSetting
     policy(POLICY_NAMES.ingress, {
       podSelector: everyPod,
       policyTypes: ['Ingress'],
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { ...s.gatewayNamespaceLabels } } }, ...unique(s.ingressCidrs).map((cidr) => ({ ipBlock: { cidr } }))] }],
+      ingress: [
+        {
+          from: [
+            { namespaceSelector: { matchLabels: { ...s.gatewayNamespaceLabels } }, podSelector: { matchLabels: { ...s.gatewayPodLabels } } },
+            ...unique(s.ingressCidrs).map((cidr) => ({ ipBlock: { cidr } })),
+          ],
+        },
+      ],
     }),
     policy(POLICY_NAMES.egress, {
       podSelector: everyPod,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DEFAULT_GATEWAY_NAMESPACE_LABELS, invalidCidr, tenantNetworkEnv, tenantNetworkFrom } from './network-settings.ts';
+import { DEFAULT_GATEWAY_NAMESPACE_LABELS, DEFAULT_GATEWAY_POD_LABELS, invalidCidr, tenantNetworkEnv, tenantNetworkFrom } from './network-settings.ts';
 
 const parse = (env: Record<string, string>) => z.object(tenantNetworkEnv).safeParse(env);
 
@@ -8,12 +8,13 @@ describe('the tenant network settings (controller env)', () => {
   it('default: the gateway label, no ingress CIDR, no egress but DNS', () => {
     const r = parse({});
     expect(r.success).toBe(true);
-    expect(tenantNetworkFrom(r.data!)).toEqual({ gatewayNamespaceLabels: DEFAULT_GATEWAY_NAMESPACE_LABELS, ingressCidrs: [], egressAllow: [], egressDeny: [] });
+    expect(tenantNetworkFrom(r.data!)).toEqual({ gatewayNamespaceLabels: DEFAULT_GATEWAY_NAMESPACE_LABELS, gatewayPodLabels: DEFAULT_GATEWAY_POD_LABELS, ingressCidrs: [], egressAllow: [], egressDeny: [] });
   });
 
   it('comma-separated CIDRs (blanks ignored) and a JSON label set', () => {
     const r = parse({
       TENANT_GATEWAY_NAMESPACE_LABELS: '{"team":"edge"}',
+      TENANT_GATEWAY_POD_LABELS: '{"app":"gw"}',
       TENANT_INGRESS_CIDRS: '10.243.255.1/32',
       TENANT_EGRESS_ALLOW: ' 0.0.0.0/0 , ',
       TENANT_EGRESS_DENY: '10.0.0.0/8,192.168.0.0/16',
@@ -21,6 +22,7 @@ describe('the tenant network settings (controller env)', () => {
     expect(r.success).toBe(true);
     expect(tenantNetworkFrom(r.data!)).toEqual({
       gatewayNamespaceLabels: { team: 'edge' },
+      gatewayPodLabels: { app: 'gw' },
       ingressCidrs: ['10.243.255.1/32'],
       egressAllow: ['0.0.0.0/0'],
       egressDeny: ['10.0.0.0/8', '192.168.0.0/16'],
@@ -34,6 +36,7 @@ describe('the tenant network settings (controller env)', () => {
     [{ TENANT_INGRESS_CIDRS: 'fd00::/8' }, 'not an IPv4 CIDR'],
     [{ TENANT_GATEWAY_NAMESPACE_LABELS: '{}' }, 'at least one label'],
     [{ TENANT_GATEWAY_NAMESPACE_LABELS: '{"Bad Key":"x"}' }, 'key'],
+    [{ TENANT_GATEWAY_POD_LABELS: '{}' }, 'at least one label'],
   ])('refused at start: %j', (env, why) => {
     const r = parse(env);
     expect(r.success).toBe(false);

@@ -7,6 +7,10 @@ import { parseCidr, type Cidr, type TenantNetworkSettings } from './network-poli
 
 /** The gateway namespaces' label by default (k8s/base/network-policy.yaml's convention). */
 export const DEFAULT_GATEWAY_NAMESPACE_LABELS: Readonly<Record<string, string>> = { 'modeldock.io/gateway': 'true' };
+/** The gateway's pods by default (k8s/base/gateway.yaml). */
+export const DEFAULT_GATEWAY_POD_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/name': 'modeldock-gateway' };
+
+const labels = jsonSetting(z.record(labelKey, labelValue).refine((l) => Object.keys(l).length > 0, 'must name at least one label'));
 
 /** Why `cidr` is not an IPv4 CIDR in canonical form (no host bits set), or undefined. */
 export function invalidCidr(cidr: string): string | undefined {
@@ -36,7 +40,8 @@ const cidrList = z
   });
 
 export const tenantNetworkEnv = {
-  TENANT_GATEWAY_NAMESPACE_LABELS: jsonSetting(z.record(labelKey, labelValue).refine((l) => Object.keys(l).length > 0, 'must name at least one label')),
+  TENANT_GATEWAY_NAMESPACE_LABELS: labels,
+  TENANT_GATEWAY_POD_LABELS: labels,
   TENANT_INGRESS_CIDRS: cidrList,
   TENANT_EGRESS_ALLOW: cidrList,
   TENANT_EGRESS_DENY: cidrList,
@@ -46,6 +51,7 @@ export type TenantNetworkEnv = z.output<z.ZodObject<typeof tenantNetworkEnv>>;
 export function tenantNetworkFrom(env: TenantNetworkEnv): TenantNetworkSettings {
   return {
     gatewayNamespaceLabels: env.TENANT_GATEWAY_NAMESPACE_LABELS ?? { ...DEFAULT_GATEWAY_NAMESPACE_LABELS },
+    gatewayPodLabels: env.TENANT_GATEWAY_POD_LABELS ?? { ...DEFAULT_GATEWAY_POD_LABELS },
     ingressCidrs: env.TENANT_INGRESS_CIDRS,
     egressAllow: env.TENANT_EGRESS_ALLOW,
     egressDeny: env.TENANT_EGRESS_DENY,

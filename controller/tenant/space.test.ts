@@ -63,7 +63,7 @@ function spaces(w: ReturnType<typeof world>, hard: Record<string, Record<string,
     prefix: 'md-',
     instance: undefined,
     maxReplicas: 16,
-    network: { gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' }, ingressCidrs: [], egressAllow: [], egressDeny: [] },
+    network: { gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' }, gatewayPodLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' }, ingressCidrs: [], egressAllow: [], egressDeny: [] },
     readHard: async (tenant) => {
       reads.push(tenant);
       return hard[tenant] ?? {};

@@ -109,7 +109,7 @@ describe('bounded ledger resync', () => {
     const mgr = new Manager({ client, instance: ns.name, log: testLogger(), metrics });
     const { controller } = setupReservationController(mgr, {
       db: L.db,
-      tenants: { prefix: `${ns.name}-`, instance: ns.name, maxReplicas: 16, network: { gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' }, ingressCidrs: [], egressAllow: [], egressDeny: [] } },
+      tenants: { prefix: `${ns.name}-`, instance: ns.name, maxReplicas: 16, network: { gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' }, gatewayPodLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' }, ingressCidrs: [], egressAllow: [], egressDeny: [] } },
       holder: 'resync-test',
       config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 120_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },
       fastPaths: true,

@@ -20,7 +20,8 @@ import { isNotFoundError, waitFor } from '../support/wait.ts';
 
 const exec = promisify(execFile);
 const R = randomBytes(3).toString('hex');
-const NS = { a: `np-tenant-a-${R}`, b: `np-tenant-b-${R}`, gateway: `np-gateway-${R}`, open: `np-open-${R}`, system: `np-system-${R}` } as const;
+// `bystander` is another pod in the gateway's namespace: not the gateway, so no tenant admits it.
+const NS = { a: `np-tenant-a-${R}`, b: `np-tenant-b-${R}`, gateway: `np-gateway-${R}`, bystander: `np-gateway-${R}`, open: `np-open-${R}`, system: `np-system-${R}` } as const;
 type Role = keyof typeof NS;
 /** As the controller labels a tenant namespace (controller/tenant/namespace.ts). */
 const tenantNsLabels = (tenant: string) => tenantNamespaceObject('', tenant, undefined).metadata.labels!;
@@ -28,6 +29,7 @@ const NS_LABELS: Record<Role, Record<string, string>> = {
   a: tenantNsLabels(`np-a-${R}`),
   b: tenantNsLabels(`np-b-${R}`),
   gateway: { 'modeldock.io/gateway': 'true' },
+  bystander: { 'modeldock.io/gateway': 'true' },
   open: {},
   system: {},
 };
@@ -46,6 +48,7 @@ const CONNECT_DEADLINE_MS = 2000;
 /** The operator's settings as for the local stack: the host's end of the veth may connect in; the cluster's own ranges are denied. */
 const SETTINGS: TenantNetworkSettings = {
   gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' },
+  gatewayPodLabels: { app: 'np-gateway' },
   ingressCidrs: [`${NODE_NET.hostIp}/32`],
   egressAllow: ['0.0.0.0/0'],
   // pods, Services, and the veth's /30 (node addresses: the API server and the registry listen on its host end).
@@ -146,7 +149,8 @@ beforeAll(async () => {
   nodeNetns = stack.realNode!.netns;
   const { core } = kubeClients();
   const roles = Object.keys(NS) as Role[];
-  for (const role of roles) await core.createNamespace({ body: { metadata: { name: NS[role], labels: NS_LABELS[role] } } });
+  const namespaces = new Map(roles.map((role) => [NS[role], NS_LABELS[role]]));
+  for (const [name, labels] of namespaces) await core.createNamespace({ body: { metadata: { name, labels } } });
   for (const role of roles) await core.createNamespacedPod({ namespace: NS[role], body: podManifest(role, role === 'system' ? METRICS_PORT : MODEL_PORT) });
   await Promise.all(
     roles.map(async (role) => {
@@ -170,8 +174,9 @@ afterAll(async () => {
   if (stubListener?.pid) process.kill(stubListener.pid, 'SIGKILL');
   if (nodeNetns) for (const a of [METADATA.host, ALLOWED.host]) await inNodeNetns('ip', ['addr', 'del', `${a}/32`, 'dev', 'lo']).catch(() => undefined);
   const { core } = kubeClients();
-  await Promise.all((Object.values(NS) as string[]).map((name) => core.deleteNamespace({ name }).catch(() => undefined)));
-  for (const name of Object.values(NS)) {
+  const namespaces = [...new Set(Object.values(NS))];
+  await Promise.all(namespaces.map((name) => core.deleteNamespace({ name }).catch(() => undefined)));
+  for (const name of namespaces) {
     await waitFor(`namespace ${name} gone`, async () => {
       try {
         await core.readNamespace({ name });
@@ -208,6 +213,7 @@ describe('NetworkPolicies on the real node', () => {
     expect(before, 'from tenant A, before the policies').toEqual(every(names, 'connected'));
     expect(await connect(pods.open.netns, toA)).toBe('connected');
     expect(await connect(pods.b.netns, toA)).toBe('connected');
+    expect(await connect(pods.bystander.netns, toA)).toBe('connected');
 
     for (const ns of [NS.a, NS.b]) expect(await applyAsIs(tenantNetworkPolicies(ns, SETTINGS))).toEqual(tenantNetworkPolicies(ns, SETTINGS).map((p) => p.spec));
     // kube-router syncs on the policies' events; the first target to close says it has.
@@ -226,10 +232,15 @@ describe('NetworkPolicies on the real node', () => {
     const toB = { host: pods.b.ip, port: MODEL_PORT };
     expect(await connect(pods.gateway.netns, toB), 'gateway → tenant B').toBe('connected');
 
-    // Into a tenant: from the gateway's namespace and the ingress CIDR (the host's end of the veth) only.
+    // Into a tenant: from the gateway's pods and the ingress CIDR (the host's end of the veth) only.
     expect(await connect(pods.gateway.netns, toA), 'gateway → tenant A').toBe('connected');
     expect(await connect(undefined, toA), 'host (10.243.255.1) → tenant A').toBe('connected');
-    const refused = { 'open → tenant A': await connect(pods.open.netns, toA), 'open → tenant B': await connect(pods.open.netns, toB), 'tenant B → tenant A': await connect(pods.b.netns, toA) };
+    const refused = {
+      'open → tenant A': await connect(pods.open.netns, toA),
+      'open → tenant B': await connect(pods.open.netns, toB),
+      'tenant B → tenant A': await connect(pods.b.netns, toA),
+      'another pod of the gateway’s namespace → tenant A': await connect(pods.bystander.netns, toA),
+    };
     expect(verdicts(refused)).toEqual(every(Object.keys(refused), 'blocked'));
   }, 240_000);
 });
