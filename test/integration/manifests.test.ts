@@ -56,6 +56,7 @@ describe('kubectl apply --dry-run=server -k', () => {
   it('the pod templates checked include the controller Deployment (the check did not pass for want of templates)', async () => {
     const kinds = (await Promise.all(kustomizations.map(dryRun))).flat().map((o) => `${o.kind}/${o.metadata.name}`);
     expect(kinds).toContain('Deployment/modeldock-controller');
+    expect(kinds).toContain('Deployment/modeldock-gateway');
   });
 
   it('production: images by digest, 2 replicas, topology spread, requests and limits, a PodDisruptionBudget of minAvailable 1', async () => {
@@ -72,9 +73,13 @@ describe('kubectl apply --dry-run=server -k', () => {
       expect(c.resources.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
     }
     expect(pod.topologySpreadConstraints?.map((t) => t.topologyKey)).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
-    const pdb = find(objs, 'PodDisruptionBudget', 'modeldock-controller') as Obj & { spec: { minAvailable: number; selector: unknown } };
-    expect(pdb.spec.minAvailable).toBe(1);
-    expect(pdb.spec.selector).toEqual({ matchLabels: { 'app.kubernetes.io/name': 'modeldock-controller' } });
+    for (const name of ['modeldock-controller', 'modeldock-gateway']) {
+      const pdb = find(objs, 'PodDisruptionBudget', name) as Obj & { spec: { minAvailable: number; selector: unknown } };
+      expect(pdb.spec.minAvailable).toBe(1);
+      expect(pdb.spec.selector).toEqual({ matchLabels: { 'app.kubernetes.io/name': name } });
+    }
+    const gateway = find(objs, 'Deployment', 'modeldock-gateway') as Obj & { spec: { template: { spec: { containers: Array<{ image: string }> } } } };
+    expect(gateway.spec.template.spec.containers[0]!.image).toMatch(/@sha256:[a-f0-9]{64}$/);
   });
 
   it('the controller\'s image policy: a list in the base (ModelDock\'s own images) and in production (its placeholder), never empty or *', async () => {
@@ -90,7 +95,7 @@ describe('kubectl apply --dry-run=server -k', () => {
     expect(await registries('k8s/overlays/production')).toEqual([{ host: 'registry.example.com', pathPrefix: 'models' }]);
   });
 
-  it('NetworkPolicy: the controller takes only the metrics port from the monitoring namespace; no tenant policy ships (the controller writes them per tenant namespace)', async () => {
+  it('NetworkPolicy: the controller takes only the metrics port from the monitoring namespace, the gateway inference from anywhere and metrics from monitoring; no tenant policy ships (the controller writes them per tenant namespace)', async () => {
     const objs = await dryRun('k8s');
     const ctl = find(objs, 'NetworkPolicy', 'modeldock-controller');
     expect(ctl.spec).toEqual({
@@ -98,7 +103,18 @@ describe('kubectl apply --dry-run=server -k', () => {
       policyTypes: ['Ingress'],
       ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'modeldock.io/monitoring': 'true' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }],
     });
-    expect(objs.filter((o) => o.kind === 'NetworkPolicy').map((o) => o.metadata.name)).toEqual(['modeldock-controller']);
+    expect(find(objs, 'NetworkPolicy', 'modeldock-gateway').spec).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { ports: [{ port: 'http', protocol: 'TCP' }] },
+        { from: [{ namespaceSelector: { matchLabels: { 'modeldock.io/monitoring': 'true' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] },
+      ],
+    });
+    expect(objs.filter((o) => o.kind === 'NetworkPolicy').map((o) => o.metadata.name).sort()).toEqual(['modeldock-controller', 'modeldock-gateway']);
+    // The gateway's namespace carries the label tenant namespaces admit (controller/tenant/network-settings.ts defaults).
+    const gatewayNs = find(objs, 'Namespace', 'modeldock-gateway');
+    expect((gatewayNs.metadata as { labels?: Record<string, string> }).labels).toMatchObject({ 'modeldock.io/gateway': 'true', 'pod-security.kubernetes.io/enforce': 'restricted' });
     const monitoring = find(await dryRun('k8s/monitoring'), 'Namespace', 'modeldock-monitoring');
     expect((monitoring.metadata as { labels?: Record<string, string> }).labels).toMatchObject({ 'modeldock.io/monitoring': 'true' });
   });

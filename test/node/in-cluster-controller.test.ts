@@ -67,12 +67,11 @@ beforeAll(async () => {
   const sim = await startPsHttpSim({ binary: join(stack.binDir, 'ps-http-sim'), mysql: stack.mysql, database: ledger.name, logDir: stack.logDir, runDir: stack.runDir, name: `ps-http-sim-pods-${ledger.name}`, host: NODE_NET.hostIp });
   podSim = sim.process;
   ns = await createNamespace(core, 'incluster');
-  const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', ns.name), ns.name, [
-    '{path: placement.json, target: {kind: Deployment, name: modeldock-controller}}',
-    '{path: metrics-from-host.json, target: {kind: NetworkPolicy, name: modeldock-controller}}',
-  ]);
-  writeFileSync(join(dir, 'placement.json'), placementPatch());
-  writeFileSync(join(dir, 'metrics-from-host.json'), metricsFromHostPatch());
+  const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', ns.name), ns.name, {
+    system: ['{path: placement.json, target: {kind: Deployment, name: modeldock-controller}}', '{path: metrics-from-host.json, target: {kind: NetworkPolicy, name: modeldock-controller}}'],
+  });
+  writeFileSync(join(dir, 'system', 'placement.json'), placementPatch());
+  writeFileSync(join(dir, 'system', 'metrics-from-host.json'), metricsFromHostPatch());
   await createDatabaseSecret(stack, ns.name, sim.url);
   await applyKustomization(stack, dir);
   worker = await startWorker({ databaseUrl: ledger.url, keys: { [TENANT]: KEY } });

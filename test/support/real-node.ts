@@ -9,21 +9,44 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { nodePaths, REAL_NODE, REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from '../../scripts/testenv/node-config.ts';
 import { kubeClients } from './kube.ts';
+import { realNodeGatewayPatches, startRealNodeGateway, type RealNodeGateway } from './gateway.ts';
 import { startSystem, type System } from './system.ts';
 
 /** As a tenant writes it; containerd resolves docker.io names to the node's own registry only. */
 export const MOCK_IMAGE = 'modeldock/mock-model:0.1.0';
 
-/** The system with one leader-elected controller whose pods land on the real node. */
-export async function startNodeSystem(opts: { controllerEnv?: Record<string, string>; quota?: string[] } = {}): Promise<System> {
-  const system = await startSystem({ quota: opts.quota ?? ['cpu=4', 'memory=8Gi', 'modelservices=50'] });
+export interface NodeSystemOptions {
+  controllerEnv?: Record<string, string>;
+  quota?: string[];
+  /** The inference gateway too (k8s/gateway on the real node), with the Worker pointed at it. */
+  gateway?: boolean;
+  /** More tenants the Worker knows: tenant → key. */
+  keys?: Record<string, string>;
+}
+
+/** The system with one leader-elected controller whose pods land on the real node (and the gateway's, when asked). */
+export async function startNodeSystem(opts: NodeSystemOptions = {}): Promise<System & { gateway?: RealNodeGateway }> {
+  let gateway: RealNodeGateway | undefined;
+  const system = await startSystem({
+    quota: opts.quota ?? ['cpu=4', 'memory=8Gi', 'modelservices=50'],
+    keys: opts.keys,
+    ...(opts.gateway
+      ? {
+          install: realNodeGatewayPatches(),
+          beforeWorker: async (ns: string) => {
+            gateway = await startRealNodeGateway(ns);
+            return gateway.workerVars;
+          },
+        }
+      : {}),
+  });
   await system.startController('controller-0', { ...REAL_NODE_PLACEMENT, ...REAL_NODE_TENANT_NETWORK, ...opts.controllerEnv });
-  return system;
+  return Object.assign(system, { gateway });
 }
 
 /** The suite's system: started before its tests, stopped after them; the getter reads it inside a test. */
-export function useNodeSystem(opts: Parameters<typeof startNodeSystem>[0] = {}): () => System {
-  let system: System | undefined;
+export function useNodeSystem(opts: NodeSystemOptions = {}): () => System & { gateway?: RealNodeGateway } {
+  let system: (System & { gateway?: RealNodeGateway }) | undefined;
   beforeAll(async () => {
     system = await startNodeSystem(opts);
   }, 180_000);

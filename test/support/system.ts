@@ -10,7 +10,7 @@ import { createLedgerDatabase, type LedgerDatabase } from './ledger-database.ts'
 import type { DatabaseStack } from './test-database.ts';
 import { startController, type ControllerProcess } from './controller-process.ts';
 export type { ControllerProcess };
-import { installModelDock } from './install.ts';
+import { installModelDock, type InstallPatches } from './install.ts';
 import { createNamespace, kubeClients } from './kube.ts';
 import { ensureCrd } from './operator.ts';
 import { HttpAnswerError, waitFor, type WaitOptions } from './wait.ts';
@@ -53,9 +53,20 @@ export interface System {
 // The API's JSON, loosely typed for assertions.
 export type ApiBody = Record<string, unknown> & { error?: { code: string; message: string } };
 
-export async function startSystem(
-  opts: { quota?: string[]; workerVars?: Record<string, string>; /** Default: the stack's MariaDB. */ database?: DatabaseStack } = {},
-): Promise<System> {
+export interface SystemOptions {
+  quota?: string[];
+  workerVars?: Record<string, string>;
+  /** Default: the stack's MariaDB. */
+  database?: DatabaseStack;
+  /** Operator patches of the install (e.g. the gateway on the real node). */
+  install?: InstallPatches;
+  /** After the install, before the Worker starts: more Worker vars (e.g. the gateway's URL and key). */
+  beforeWorker?: (namespace: string) => Promise<Record<string, string>>;
+  /** More tenants the Worker knows: tenant → key (TENANT is always there). */
+  keys?: Record<string, string>;
+}
+
+export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const { kc, core } = kubeClients();
   const kube = new KubeClient({ kc });
   const ledger = await createLedgerDatabase(opts.database);
@@ -63,10 +74,11 @@ export async function startSystem(
   const ns = await createNamespace(core, 'e2e');
   await waitFor('default service account', () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name }));
   // ModelDock as a user installs it, with the ledger database in the Secret the Deployment reads.
-  await installModelDock(ns.name);
+  await installModelDock(ns.name, opts.install);
   await createDatabaseSecret(inject('stack'), ns.name, ledger.url);
   await ensureCrd(kube, ns.name);
-  const worker = await startWorker({ databaseUrl: ledger.url, keys: { [TENANT]: TENANT_KEY }, vars: opts.workerVars });
+  const extraVars = opts.beforeWorker ? await opts.beforeWorker(ns.name) : {};
+  const worker = await startWorker({ databaseUrl: ledger.url, keys: { ...opts.keys, [TENANT]: TENANT_KEY }, vars: { ...extraVars, ...opts.workerVars } });
   const controllers: ControllerProcess[] = [];
   let n = 0;
   const api: System['api'] = async (path, init = {}) => {
