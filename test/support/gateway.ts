@@ -4,11 +4,16 @@
 // node's network namespace, scripts/testenv/node-net.ts). Its /metrics port admits the host too (a
 // patch of its NetworkPolicy), so a test reads what the gateway saw.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { inject } from 'vitest';
 import { paths } from '../../controller/runtime/kube.ts';
 import type { CredentialKey } from '../../schema/gateway-credential.ts';
 import { NODE_NET, REAL_NODE_PLACEMENT } from '../../scripts/testenv/node-config.ts';
-import { adminClient, installGatewayNamespace } from '../../scripts/testenv/install.ts';
+import { adminClient, GATEWAY_SA, installEnv, installGatewayNamespace, mintToken, tokenKubeconfig } from '../../scripts/testenv/install.ts';
+import { freePort } from '../../scripts/testenv/net.ts';
+import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
+import { repoRoot } from '../../scripts/testenv/stack.ts';
 import type { InstallPatches } from './install.ts';
 import { kubeClients } from './kube.ts';
 import { waitFor } from './wait.ts';
@@ -74,4 +79,50 @@ export async function startRealNodeGateway(namespace: string): Promise<RealNodeG
     metricsUrl: `http://${pod.status!.podIP!}:${GATEWAY_METRICS_PORT}/metrics`,
     workerVars: { GATEWAY_URL: url, GATEWAY_CREDENTIAL_KEY: JSON.stringify(key) },
   };
+}
+
+export interface HostGateway {
+  /** http://127.0.0.1:<port> (inference) */
+  url: string;
+  metricsUrl: string;
+  proc: ManagedProcess;
+}
+
+/**
+ * The gateway's code as a process on the host, as the install's gateway ServiceAccount (a minted
+ * token), with other settings — e.g. BALANCE=round-robin as a baseline in the same test. It reaches
+ * tenant pods from the host's end of the veth (the node tests' TENANT_INGRESS_CIDRS).
+ */
+export async function startHostGateway(namespace: string, key: CredentialKey, env: Record<string, string>): Promise<HostGateway> {
+  const stack = inject('stack');
+  const gwNs = installGatewayNamespace(namespace);
+  const dir = join(stack.runDir, 'host-gateways', `${namespace}-${randomBytes(3).toString('hex')}`);
+  mkdirSync(join(dir, 'keys'), { recursive: true });
+  writeFileSync(join(dir, 'keys', key.id), key.secret, { mode: 0o600 });
+  const token = await mintToken(adminClient(stack.kubeconfig), gwNs, GATEWAY_SA, 3600);
+  writeFileSync(join(dir, 'kubeconfig'), tokenKubeconfig(stack.kubeconfig, `system:serviceaccount:${gwNs}:${GATEWAY_SA}`, token, gwNs), { mode: 0o600 });
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const proc = await startProcess(
+    {
+      name: `gateway-${basename(dir)}`,
+      command: process.execPath,
+      args: [join(repoRoot, 'gateway/main.ts')],
+      cwd: repoRoot,
+      logDir: stack.logDir,
+      env: {
+        KUBECONFIG: join(dir, 'kubeconfig'),
+        INSTANCE: installEnv(namespace).INSTANCE,
+        TENANT_NAMESPACE_PREFIX: installEnv(namespace).TENANT_NAMESPACE_PREFIX,
+        CREDENTIAL_KEYS_DIR: join(dir, 'keys'),
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        LOG_LEVEL: 'debug',
+        ...env,
+      },
+      ready: async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok,
+      timeoutMs: 30_000,
+    },
+    stack.runDir,
+  );
+  return { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, proc };
 }
