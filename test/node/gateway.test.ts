@@ -2,9 +2,10 @@
 // through the edge (the Worker in workerd) and the in-cluster gateway (k8s/gateway, a pod on the
 // real node) to the mock model's pods; the pods' own /metrics say where each request ran.
 import OpenAI, { AuthenticationError, NotFoundError, RateLimitError } from 'openai';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { claimsFor, CREDENTIAL_HEADER, signCredential } from '../../schema/gateway-credential.ts';
-import { startHostGateway, type HostGateway } from '../support/gateway.ts';
+import { startHostGateway, type HostGateway } from '../../scripts/testenv/gateway.ts';
+import { installEnv, installGatewayNamespace } from '../../scripts/testenv/install.ts';
 import { parsePrometheus } from '../support/prom-text.ts';
 import { mockAdmission, onRealNode, podsOf, useNodeSystem } from '../support/real-node.ts';
 import { readOpenAiStream, readSse } from '../support/sse-client.ts';
@@ -137,7 +138,9 @@ describe('the tenant reaches its model through the edge and the gateway', () => 
     await waitFor('both pods idle', async () => idle(await loads(model.ips)), { timeoutMs: 15_000 });
 
     // The baseline, same pods, same situation: the same gateway code with BALANCE=round-robin.
-    const rr = await startHostGateway(system().namespace, system().gateway!.key, { BALANCE: 'round-robin' });
+    const ns = system().namespace;
+    const { INSTANCE, TENANT_NAMESPACE_PREFIX } = installEnv(ns);
+    const rr = await startHostGateway(inject('stack'), { name: `gateway-rr-${ns}`, namespace: installGatewayNamespace(ns), key: system().gateway!.key, env: { INSTANCE, TENANT_NAMESPACE_PREFIX, BALANCE: 'round-robin' } });
     hostGateways.push(rr);
     direct = await busyA();
     await gatewayLoad(rr.metricsUrl, a);

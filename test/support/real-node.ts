@@ -7,9 +7,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { gatewayMetricsFromHostPatch, gatewayPlacementPatch, startNodeGateway, type NodeGateway } from '../../scripts/testenv/gateway.ts';
+import { installGatewayNamespace } from '../../scripts/testenv/install.ts';
 import { nodePaths, REAL_NODE, REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from '../../scripts/testenv/node-config.ts';
 import { kubeClients } from './kube.ts';
-import { realNodeGatewayPatches, startRealNodeGateway, type RealNodeGateway } from './gateway.ts';
 import { startSystem, type System } from './system.ts';
 
 /** As a tenant writes it; containerd resolves docker.io names to the node's own registry only. */
@@ -25,16 +26,22 @@ export interface NodeSystemOptions {
 }
 
 /** The system with one leader-elected controller whose pods land on the real node (and the gateway's, when asked). */
-export async function startNodeSystem(opts: NodeSystemOptions = {}): Promise<System & { gateway?: RealNodeGateway }> {
-  let gateway: RealNodeGateway | undefined;
+export async function startNodeSystem(opts: NodeSystemOptions = {}): Promise<System & { gateway?: NodeGateway }> {
+  let gateway: NodeGateway | undefined;
   const system = await startSystem({
     quota: opts.quota ?? ['cpu=4', 'memory=8Gi', 'modelservices=50'],
     keys: opts.keys,
     ...(opts.gateway
       ? {
-          install: realNodeGatewayPatches(),
+          // The gateway on the real node; its /metrics open to the host too (a test reads what it saw).
+          install: {
+            gateway: {
+              'gateway-placement.json': { target: '{kind: Deployment, name: modeldock-gateway}', content: JSON.stringify(gatewayPlacementPatch()) },
+              'gateway-metrics-from-host.json': { target: '{kind: NetworkPolicy, name: modeldock-gateway}', content: JSON.stringify(gatewayMetricsFromHostPatch()) },
+            },
+          },
           beforeWorker: async (ns: string) => {
-            gateway = await startRealNodeGateway(ns);
+            gateway = await startNodeGateway(inject('stack').kubeconfig, installGatewayNamespace(ns));
             return gateway.workerVars;
           },
         }
@@ -45,8 +52,8 @@ export async function startNodeSystem(opts: NodeSystemOptions = {}): Promise<Sys
 }
 
 /** The suite's system: started before its tests, stopped after them; the getter reads it inside a test. */
-export function useNodeSystem(opts: NodeSystemOptions = {}): () => System & { gateway?: RealNodeGateway } {
-  let system: (System & { gateway?: RealNodeGateway }) | undefined;
+export function useNodeSystem(opts: NodeSystemOptions = {}): () => System & { gateway?: NodeGateway } {
+  let system: (System & { gateway?: NodeGateway }) | undefined;
   beforeAll(async () => {
     system = await startNodeSystem(opts);
   }, 180_000);
