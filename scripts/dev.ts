@@ -3,14 +3,17 @@
 // and a demo tenant, writes .dev.vars, serves the tenant API with `wrangler dev` on
 // 127.0.0.1:8787, installs k8s/ as shipped (`kubectl apply --server-side -k k8s`, plus the
 // k8s/monitoring example), creates the database Secret, and runs the controller as its
-// ServiceAccount (a TokenRequest token in its own kubeconfig). Prints a curl session; Ctrl-C
+// ServiceAccount (a TokenRequest token in its own kubeconfig). On the real node the inference
+// gateway (k8s/gateway) runs there too, with a fresh credential key shared with the Worker
+// (.dev.vars), so the tenant calls its model through the API. Prints a curl session; Ctrl-C
 // tears everything down.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDb } from '../ledger/db.ts';
 import { migrate } from '../ledger/migrate.ts';
 import { setTenantQuota, parseLimits } from './tenant.ts';
-import { BASE_NAMESPACE, controllerCredentials, createDatabaseSecret, installBase } from './testenv/install.ts';
+import { GATEWAY_DEPLOYMENT, gatewayPlacementPatch, startNodeGateway } from './testenv/gateway.ts';
+import { adminClient, BASE_NAMESPACE, controllerCredentials, createDatabaseSecret, GATEWAY_NAMESPACE, installBase } from './testenv/install.ts';
 import { startProcess, type ManagedProcess } from './testenv/proc.ts';
 import { chooseNode, NODE_FLAGS, type NodeChoice } from './testenv/node-choice.ts';
 import { REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from './testenv/node-config.ts';
@@ -50,12 +53,19 @@ try {
   const db = createDb({ url: info.databaseUrl });
   await migrate(db);
   await setTenantQuota(db, TENANT, parseLimits(['cpu=8', 'memory=32Gi', 'nvidia.com/gpu=2']));
-  writeFileSync(join(repoRoot, '.dev.vars'), `DATABASE_URL=${info.databaseUrl}\nADMISSION_KEYS_JSON=${JSON.stringify({ [TENANT]: KEY })}\nMODELDOCK_ENV=development\n`);
 
   // The install a user makes (docs/local-stack.md): k8s/, then the database Secret.
   const target = { binDir: info.binDir, kubeconfig: info.kubeconfig };
   const { metricsToken } = await installBase(target, repoRoot, TOKEN_SECONDS);
   await createDatabaseSecret(target, BASE_NAMESPACE, info.databaseUrl);
+  // The gateway on the real node (the operator's placement), then its key Secret; KWOK runs no gateway.
+  let gatewayVars: Record<string, string> = {};
+  if (info.realNode) {
+    await adminClient(info.kubeconfig).mergePatch(`/apis/apps/v1/namespaces/${GATEWAY_NAMESPACE}/deployments/${GATEWAY_DEPLOYMENT}`, gatewayPlacementPatch());
+    gatewayVars = (await startNodeGateway(info.kubeconfig, GATEWAY_NAMESPACE)).workerVars;
+  }
+  const vars = { DATABASE_URL: info.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify({ [TENANT]: KEY }), MODELDOCK_ENV: 'development', ...gatewayVars };
+  writeFileSync(join(repoRoot, '.dev.vars'), Object.entries(vars).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
   const metricsTokenFile = join(info.runDir, 'metrics-token');
   writeFileSync(metricsTokenFile, metricsToken, { mode: 0o600 });
   const controller = await controllerCredentials(target, BASE_NAMESPACE, join(info.runDir, 'controller.kubeconfig'), TOKEN_SECONDS);
@@ -119,7 +129,7 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
 
 The controller runs as system:serviceaccount:${BASE_NAMESPACE}:modeldock-controller (${controller.kubeconfig}).
 Node: ${node.why}.
-${info.realNode ? streamCommand() : `  (KWOK's pods run nothing: start with ${NODE_FLAGS.real} as root on Linux to stream tokens from a real pod.)`}
+${info.realNode ? streamCommand(api) : `  (KWOK's pods run nothing: start with ${NODE_FLAGS.real} as root on Linux to stream tokens from a real pod.)`}
 
 Logs: ${info.logDir}   Press Ctrl-C to stop.`);
 } catch (err) {
@@ -137,11 +147,11 @@ function nodeChoiceOrExit(): NodeChoice {
   }
 }
 
-/** The last command of the session: tokens streamed from the tenant's model on the real node (through its Service's ClusterIP, which the stack routes to the node). */
-function streamCommand(): string {
-  return `  Tokens from the model, streamed by its real pod (after the submit above is ready):
+/** The last command of the session: tokens streamed from the tenant's model on the real node, through the API and the gateway. */
+function streamCommand(api: string): string {
+  return `  Tokens from the model, streamed by its real pod through the API and the gateway (after the submit above is ready):
 
-  IP=$(kubectl -n ${tenantNamespace(TENANT)} get svc -l modeldock.io/tenant=${TENANT} -o jsonpath='{.items[0].spec.clusterIP}')
-  curl -N http://$IP:8000/v1/chat/completions -H 'Content-Type: application/json' \\
+  npx modeldock chat <id> "hello"
+  curl -N ${api}/v1/models/<id>/chat/completions -H "$K" -H 'Content-Type: application/json' \\
        -d '{"model":"mock-model","messages":[{"role":"user","content":"hello"}],"stream":true,"max_tokens":24}'`;
 }

@@ -20,6 +20,8 @@ import { tenantNamespace } from '../../schema/tenant-namespace.ts';
 export const K8S_DIR = 'k8s';
 export const CONTROLLER_SA = 'modeldock-controller';
 export const BASE_NAMESPACE = 'modeldock-system';
+/** The gateway's namespace as shipped (k8s/gateway). */
+export const GATEWAY_NAMESPACE = 'modeldock-gateway';
 export const MONITORING_NAMESPACE = 'modeldock-monitoring';
 export const METRICS_SA = 'metrics-scraper';
 /** ClusterRoleBindings of k8s/base/rbac.yaml and k8s/gateway: the ones a per-namespace install suffixes. */
