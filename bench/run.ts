@@ -1,6 +1,7 @@
 // `npm run bench` (the whole suite) and `npm run bench -- --quick` (small N, for CI: it keeps the
 // scripts from rotting; its numbers are not kept). `--only B1,B7` runs a selection; B6L (memory at
-// 10,000 ModelServices, ≈ 40 min) runs only on its own: `npm run bench -- --only B6L`.
+// 10,000 ModelServices, ≈ 40 min) runs only on its own: `npm run bench -- --only B6L`, and so does
+// B10 (inference through the edge and the gateway: the real node, root only): `--only B10`.
 // Starts the local stack once (.stack/bench, or MODELDOCK_BENCH_STACK_DIR) with k8s/ installed as
 // shipped; every benchmark starts what else it needs, measures its baseline in the same run,
 // prints ONE summary line with its ratio, and is cleaned up before the next one starts. A full
@@ -23,11 +24,12 @@ import { b6, b6l } from './b6-memory.ts';
 import { b7 } from './b7-bundle.ts';
 import { b8 } from './b8-ledger-scale.ts';
 import { b9 } from './b9.ts';
+import { b10 } from './b10-gateway.ts';
 
 // Order: what needs no controller first (B9 beside the other reads); B3 leaves its converged
 // objects for B5 and B6; B8 runs during B5's idle window (the suite must fit 15 minutes), in its
 // own place when B5 is not run.
-const ALL: Benchmark[] = [b7, b1, b2, b9, b4, b3, b5, b8, b6, b6l];
+const ALL: Benchmark[] = [b7, b1, b2, b9, b4, b3, b5, b8, b6, b6l, b10];
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
 const quick = values.quick ?? false;

@@ -12,9 +12,10 @@ export interface Benchmark {
   stack?: false;
   /**
    * Runs only when `--only` names it, and alone: on a stack started with these options (B6L's
-   * kube-controller-manager client QPS would change what the others compare with).
+   * kube-controller-manager client QPS would change what the others compare with; B10 needs the
+   * real node, which the others do without).
    */
-  alone?: { kcmArgs: string[] };
+  alone?: { kcmArgs?: string[]; realNode?: boolean };
   /**
    * Runs at the same time as the benchmark with this id when both are selected (its own result
    * line): B8 touches neither the cluster nor B3's controller, whose idle window B5 counts.

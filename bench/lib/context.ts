@@ -5,7 +5,7 @@
 // `cleanup()` (the runner calls it after each benchmark), and the stack's run dir records every
 // pid, so a hard-killed run is cleaned up by the next start.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
@@ -50,8 +50,12 @@ export interface BenchContext {
   defer(fn: () => Promise<unknown>): void;
   ledger(): Promise<LedgerDatabase>;
   worker(databaseUrl: string, keys: Record<string, string>, vars?: Record<string, string>): Promise<WorkerInstance>;
-  /** A namespace with ModelDock installed as a user installs it; returns its name and the controller's kubeconfig. */
-  namespace(prefix: string): Promise<{ name: string; kubeconfig: string }>;
+  /**
+   * A namespace with ModelDock installed as a user installs it (with the operator's `patches`:
+   * file name → target and content, in the overlay's system or gateway part); returns its name and
+   * the controller's kubeconfig.
+   */
+  namespace(prefix: string, patches?: Partial<Record<'system' | 'gateway', Record<string, { target: string; content: string }>>>): Promise<{ name: string; kubeconfig: string }>;
   controller(name: string, ns: { name: string; kubeconfig: string }, env: Record<string, string>): Promise<Controller>;
   /** pid of a control-plane component of the stack (kube-controller-manager, kube-apiserver, …). */
   componentPid(name: string): number;
@@ -89,15 +93,19 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       defer(() => w.stop());
       return w;
     },
-    async namespace(prefix) {
+    async namespace(prefix, patches = {}) {
       const name = `${prefix}-${randomBytes(3).toString('hex')}`;
       const admin = adminClient(need().kubeconfig);
       await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       defer(async () => {
         await Promise.all(CLUSTER_ROLE_BINDINGS.map((b) => admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${b}-${name}`).catch(() => undefined)));
-        await admin.delete(`/api/v1/namespaces/${name}`).catch(() => undefined);
+        // The install's gateway and tenant namespaces carry its installation label.
+        const installed = await admin.list<{ metadata: { name: string } }>('/api/v1/namespaces', { labelSelector: `modeldock.io/instance=${name}` }).catch(() => ({ items: [] }));
+        await Promise.all([name, ...installed.items.map((n) => n.metadata.name)].map((n) => admin.delete(`/api/v1/namespaces/${n}`).catch(() => undefined)));
       });
-      const dir = writeNamespaceOverlay(repoRoot, join(need().runDir, 'installs', name), name);
+      const list = (part: Record<string, { target: string }> = {}) => Object.entries(part).map(([file, { target }]) => `{path: ${file}, target: ${target}}`);
+      const dir = writeNamespaceOverlay(repoRoot, join(need().runDir, 'installs', name), name, { system: list(patches.system), gateway: list(patches.gateway) });
+      for (const part of ['system', 'gateway'] as const) for (const [file, { content }] of Object.entries(patches[part] ?? {})) writeFileSync(join(dir, part, file), content);
       await applyKustomization(need(), dir);
       // ModelServices made by hand here are reconciled in place: the namespace stands in for a
       // tenant's (the admission policies let the controller write only in one, docs/tenancy.md).
