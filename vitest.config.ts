@@ -5,7 +5,7 @@ import { ProjectTimesReporter } from './test/support/project-times-reporter.ts';
 export const unitProject = {
   test: {
     name: 'unit',
-    include: ['{functions,controller,schema,ledger,mock,scripts,cli,dashboard,bench}/**/*.test.ts', 'test/support/**/*.test.ts'],
+    include: ['{functions,controller,gateway,schema,ledger,mock,scripts,cli,dashboard,bench}/**/*.test.ts', 'test/support/**/*.test.ts'],
     environment: 'node' as const,
     sequence: { groupOrder: 0 }, // fast unit tests first
   },

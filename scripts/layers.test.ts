@@ -39,6 +39,13 @@ describe('layering (eslint no-restricted-imports)', () => {
     ['bench/b2-reads.ts', "import { viaWorker } from './b1-admission.ts';\nvoid viaWorker;\n", /never another benchmark or run.ts/],
     ['bench/b1-admission.ts', "import type { Benchmark } from './run.ts';\nexport type B = Benchmark;\n", /never another benchmark or run.ts/],
     ['bench/lib/api.ts', "import { b1 } from '../b1-admission.ts';\nvoid b1;\n", /never another benchmark or run.ts/],
+    ['gateway/proxy.ts', "import { createDb } from '../ledger/db.ts';\nvoid createDb;\n", /gateway\/ imports schema\/ and controller\/runtime\/ only/],
+    ['gateway/routes.ts', "import { childLabels } from '../controller/modelservice/desired.ts';\nvoid childLabels;\n", /gateway\/ imports schema\/ and controller\/runtime\/ only/],
+    ['gateway/gateway.ts', "import { createMockServer } from '../mock/server.ts';\nvoid createMockServer;\n", /gateway\/ imports schema\/ and controller\/runtime\/ only/],
+    ['gateway/gateway.test.ts', "import { createApp } from '../functions/app.ts';\nvoid createApp;\n", /gateway\/ imports schema\/ and controller\/runtime\/ only/],
+    ['controller/runtime/informer.ts', "import { routesFrom } from '../../gateway/routes.ts';\nvoid routesFrom;\n", /higher layer/],
+    ['schema/gateway-credential.ts', "import { routesFrom } from '../gateway/routes.ts';\nvoid routesFrom;\n", /higher layer/],
+    ['functions/app.ts', "import { routesFrom } from '../gateway/routes.ts';\nvoid routesFrom;\n", /higher layer/],
   ])('%s: an upward import is refused', async (file, source, message) => {
     const messages = await restricted(file, source);
     expect(messages.length, `no-restricted-imports did not fire in ${file}`).toBe(1);
@@ -54,6 +61,9 @@ describe('layering (eslint no-restricted-imports)', () => {
     ['bench/lib/context.ts', "import { startWorker } from '../../test/support/worker.ts';\nvoid startWorker;\n"],
     ['bench/b1-admission.ts', "import { startApi } from './lib/api.ts';\nvoid startApi;\n"],
     ['bench/run.ts', "import { b1 } from './b1-admission.ts';\nvoid b1;\n"],
+    ['gateway/main.ts', "import { Informer } from '../controller/runtime/informer.ts';\nimport { LABELS } from '../schema/model-service.ts';\nvoid Informer;\nvoid LABELS;\n"],
+    ['gateway/gateway.test.ts', "import { createMockServer } from '../mock/server.ts';\nimport { startMock } from '../test/support/mock-server.ts';\nvoid createMockServer;\nvoid startMock;\n"],
+    ['scripts/images/build.ts', "import { routesFrom } from '../../gateway/routes.ts';\nvoid routesFrom;\n"],
   ])('%s: a downward import is allowed', async (file, source) => {
     expect(await restricted(file, source)).toEqual([]);
   });

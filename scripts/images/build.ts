@@ -52,7 +52,7 @@ const SPECS: Record<ImageName, ImageSpec> = {
     name: 'controller',
     dockerfile: 'controller/Dockerfile',
     context: '.',
-    inputs: ['.dockerignore', 'package.json', 'controller', 'schema', 'ledger'],
+    inputs: ['.dockerignore', 'package.json', 'controller', 'gateway', 'schema', 'ledger'],
   },
   'mock-model': { name: 'mock-model', dockerfile: 'mock/Dockerfile', context: 'mock', inputs: ['mock'] },
 };

@@ -1,5 +1,6 @@
 // The Dockerfiles ship exactly what the programs load: the controller image copies the folders
-// controller/main.ts reaches through its imports (no more, no fewer), the mock image needs
+// its two programs, controller/main.ts and gateway/main.ts, reach through their imports (no more,
+// no fewer), the mock image needs
 // mock/ only, and the versions the mock's docker-build stage installs are the lockfile's.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,9 +21,12 @@ function finalStageCopies(dockerfile: string): string[] {
     .flatMap((l) => l.trim().split(/\s+/).slice(1, -1));
 }
 
+/** The programs the controller image runs: its CMD, and the gateway (k8s/gateway/gateway.yaml's command). */
+const CONTROLLER_IMAGE_ENTRIES = ['controller/main.ts', 'gateway/main.ts'];
+
 describe('controller/Dockerfile', () => {
-  it('copies exactly the folders controller/main.ts imports', () => {
-    const { files } = importGraph(repoRoot, ['controller/main.ts']);
+  it('copies exactly the folders its programs import', () => {
+    const { files } = importGraph(repoRoot, CONTROLLER_IMAGE_ENTRIES);
     const sources = finalStageCopies(read('controller/Dockerfile')).filter((s) => s !== 'package.json');
     const under = (f: string, s: string) => f === s || f.startsWith(`${s}/`);
     expect(files.filter((f) => !sources.some((s) => under(f, s))), 'imported but not copied').toEqual([]);
@@ -31,7 +35,7 @@ describe('controller/Dockerfile', () => {
 
   it('ships production dependencies that cover its imports', () => {
     const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
-    expect(importGraph(repoRoot, ['controller/main.ts']).packages.filter((p) => !(p in pkg.dependencies))).toEqual([]);
+    expect(importGraph(repoRoot, CONTROLLER_IMAGE_ENTRIES).packages.filter((p) => !(p in pkg.dependencies))).toEqual([]);
   });
 });
 
