@@ -92,5 +92,6 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 const { url, metricsUrl } = await gateway.listen({ port: env.PORT, metricsPort: env.METRICS_PORT });
 log.info('listening', { url, metricsUrl, balance: env.BALANCE, instance: env.INSTANCE, keysDir: env.CREDENTIAL_KEYS_DIR });
 await keys.start();
-await slices.start();
 gateway.start();
+// Resolves after the first list and watch; a failure is retried by the informer (and /readyz waits).
+await slices.start();
