@@ -1,7 +1,8 @@
 // The Hono app: middleware, routes, and the ONE place errors are rendered. Handlers validate
 // (zod, through the route definitions) → call a service → c.json.
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { every } from 'hono/combine';
 import type { ZodError } from 'zod';
 import { toAdmission } from '../schema/admission.ts';
@@ -9,9 +10,10 @@ import type { FieldIssue } from '../schema/api.ts';
 import type { KeyRing } from './auth/keys.ts';
 import type { Config, Env } from './config.ts';
 import { mountDashboard } from './dashboard.ts';
-import { envelope, notFound, toApiError, validationFailed } from './errors.ts';
+import { envelope, inferenceUnavailable, notFound, toApiError, validationFailed } from './errors.ts';
+import { forward, type Fetch, type InferenceOperation } from './inference/forward.ts';
 import { bearerTenant } from './middleware/auth.ts';
-import { jsonBody } from './middleware/json-body.ts';
+import { forwardedJsonBody, jsonBody } from './middleware/json-body.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { addressKey, RATE_LIMITS, type RateLimiters } from './rate-limit.ts';
 import { accessLog, jsonLogger, type Logger } from './middleware/log.ts';
@@ -19,9 +21,11 @@ import { requestId } from './middleware/request-id.ts';
 import { routes } from './routes.ts';
 import { admit } from './services/admit.ts';
 import type { ServiceDeps } from './services/deps.ts';
+import { listModels, requireReadyModel } from './services/models.ts';
 import { getQuota } from './services/quota.ts';
 import { scaleAdmission } from './services/scale.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from './services/requests.ts';
+import { publicBase, shown } from './tenant-url.ts';
 
 export interface AppOptions {
   config: Config;
@@ -30,6 +34,8 @@ export interface AppOptions {
   keyRing: (env: Env) => Promise<KeyRing>;
   /** The rate limiters of an environment (its bindings, a fake in unit tests); undefined only with RATE_LIMITS = "off". */
   rateLimiters: (env: Env) => RateLimiters | undefined;
+  /** The fetch the in-cluster gateway is called with (a fake gateway in unit tests); default: the runtime's. */
+  gatewayFetch?: Fetch;
   log?: Logger;
 }
 
@@ -49,6 +55,7 @@ export function fieldIssues(error: ZodError, target: string): FieldIssue[] {
 
 export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
   const log = opts.log ?? jsonLogger;
+  const gatewayFetch: Fetch = opts.gatewayFetch ?? ((url, init) => fetch(url, init));
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationFailed(fieldIssues(result.error, result.target));
@@ -80,7 +87,10 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     tenantRateLimit,
     optionalAuth,
     jsonBody: jsonBody({ maxBytes: opts.config.maxBodyBytes }),
+    forwardedJsonBody: forwardedJsonBody({ maxBytes: opts.config.maxBodyBytes }),
   });
+  /** The base of the URLs in this request's answer (an admission's endpoint). */
+  const base = (c: Context<AppEnv>) => publicBase(opts.config.publicUrl, c.req.url);
 
   app.use(requestId());
   app.use(accessLog({ log }));
@@ -93,13 +103,17 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     const key = c.req.valid('header')['idempotency-key'];
     const result = await admit(opts.deps(c.env), { tenant: c.var.tenant, idempotencyKey: key, requestId: c.var.requestId, parsed });
     c.set('admissionId', result.admission.id);
-    return result.outcome === 'created' ? c.json(result.admission, 201) : c.json(result.admission, 200);
+    const admission = shown(result.admission, base(c));
+    return result.outcome === 'created' ? c.json(admission, 201) : c.json(admission, 200);
   });
-  app.openapi(r.list, async (c) => c.json(await listAdmissions(opts.deps(c.env), c.var.tenant, c.req.valid('query')), 200));
+  app.openapi(r.list, async (c) => {
+    const page = await listAdmissions(opts.deps(c.env), c.var.tenant, c.req.valid('query'));
+    return c.json({ items: page.items.map((a) => shown(a, base(c))), nextCursor: page.nextCursor }, 200);
+  });
   app.openapi(r.get, async (c) => {
     const { id } = c.req.valid('param');
     c.set('admissionId', id);
-    return c.json(await getAdmission(opts.deps(c.env), c.var.tenant, id), 200);
+    return c.json(shown(await getAdmission(opts.deps(c.env), c.var.tenant, id), base(c)), 200);
   });
   app.openapi(r.scale, async (c) => {
     const { id } = c.req.valid('param');
@@ -107,13 +121,43 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     const { replicas } = c.req.valid('json');
     const idempotencyKey = c.req.valid('header')['idempotency-key'];
     const result = await scaleAdmission(opts.deps(c.env), { tenant: c.var.tenant, id, idempotencyKey, requestId: c.var.requestId, replicas });
-    return result.outcome === 'accepted' ? c.json(result.admission, 202) : c.json(result.admission, 200);
+    const admission = shown(result.admission, base(c));
+    return result.outcome === 'accepted' ? c.json(admission, 202) : c.json(admission, 200);
   });
   app.openapi(r.remove, async (c) => {
     const { id } = c.req.valid('param');
     c.set('admissionId', id);
-    return c.json(await deleteAdmission(opts.deps(c.env), c.var.tenant, id, c.var.requestId), 202);
+    return c.json(shown(await deleteAdmission(opts.deps(c.env), c.var.tenant, id, c.var.requestId), base(c)), 202);
   });
+  // Without a gateway no model can be called: listing them would only point at 503s.
+  app.openapi(r.models, async (c) => {
+    if (!opts.config.gateway) throw inferenceUnavailable();
+    return c.json(await listModels(opts.deps(c.env), c.var.tenant), 200);
+  });
+  // Inference: the admission must be the caller's and ready (read every time), then the request
+  // goes to the gateway with a credential in place of the key, and the answer streams back.
+  const infer = async (c: Context<AppEnv>, operation: InferenceOperation, id: string): Promise<Response> => {
+    c.set('admissionId', id);
+    const gateway = opts.config.gateway;
+    if (!gateway) throw inferenceUnavailable();
+    const deps = opts.deps(c.env);
+    await requireReadyModel(deps, c.var.tenant, id);
+    return forward(
+      { fetch: gatewayFetch, gateway, now: deps.clock, log },
+      {
+        tenant: c.var.tenant,
+        admission: id,
+        requestId: c.var.requestId,
+        operation,
+        body: await c.req.arrayBuffer(),
+        contentType: c.req.header('Content-Type') ?? 'application/json',
+        accept: c.req.header('Accept'),
+        signal: c.req.raw.signal,
+      },
+    );
+  };
+  app.openapi(r.chatCompletions, (c) => infer(c, 'chat/completions', c.req.valid('param').id));
+  app.openapi(r.completions, (c) => infer(c, 'completions', c.req.valid('param').id));
   app.openapi(r.quota, async (c) => c.json(await getQuota(opts.deps(c.env), c.var.tenant), 200));
   // Anonymous: liveness only, no database round trip. Authenticated by optionalAuth (a key was sent): the deep check.
   app.openapi(r.health, async (c) => {
@@ -134,10 +178,19 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
   app.onError((err, c) => {
     const api = toApiError(err);
     if (api.status >= 500) {
-      log({ level: 'error', msg: 'request failed', reqId: c.var.requestId, code: api.code, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+      log({
+        level: 'error',
+        msg: 'request failed',
+        reqId: c.var.requestId,
+        ...(c.var.tenant ? { tenant: c.var.tenant } : {}),
+        ...(c.var.admissionId ? { admissionId: c.var.admissionId } : {}),
+        code: api.code,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      });
     }
     for (const [k, v] of Object.entries(api.headers)) c.header(k, v);
-    return c.json(envelope(api), api.status);
+    // Hono's status type lists the registered codes only; 499 (client_closed) is nginx's and valid on a Response.
+    return c.json(envelope(api), api.status as ContentfulStatusCode);
   });
   return app;
 }

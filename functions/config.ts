@@ -1,5 +1,5 @@
-// Worker configuration: vars from wrangler.toml, secrets (DATABASE_URL, ADMISSION_KEYS_JSON)
-// from `wrangler secret put` in production and `.dev.vars` locally. MODELDOCK_ENV says whether
+// Worker configuration: vars from wrangler.toml, secrets (DATABASE_URL, ADMISSION_KEYS_JSON,
+// GATEWAY_CREDENTIAL_KEY) from `wrangler secret put` in production and `.dev.vars` locally. MODELDOCK_ENV says whether
 // the Worker runs in production (wrangler.toml sets "production"; unset means production too):
 // there ADMISSION_KEYS_JSON must hold digests only. Local dev and tests set "development".
 // Validated with zod once per isolate; an invalid configuration fails every request with a fixed
@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { DEFAULT_MAX_REPLICAS, type AdmissionPolicy } from '../schema/admission.ts';
 import { cpuMillis, memoryMiB } from '../schema/quantity.ts';
 import { parseRegistryList } from '../schema/policy.ts';
+import { gatewayOf, publicUrlOf, type GatewayConfig, type Parsed } from './gateway-config.ts';
 
 export interface Env {
   DATABASE_URL?: string;
@@ -32,6 +33,13 @@ export interface Env {
   /** Rate-limiting bindings (wrangler.toml [[ratelimits]]; functions/rate-limit.ts). */
   IP_RATE_LIMITER?: unknown;
   TENANT_RATE_LIMITER?: unknown;
+  /** The in-cluster gateway's base URL (functions/gateway-config.ts); with GATEWAY_CREDENTIAL_KEY or not at all. */
+  GATEWAY_URL?: string;
+  /** Secret: {"id":"k1","secret":"…"}, the key the inference credential is signed with. */
+  GATEWAY_CREDENTIAL_KEY?: string;
+  GATEWAY_HEADERS_TIMEOUT_MS?: string | number;
+  /** https://host[:port]: the base of the URLs tenants are given; unset = the request's origin. */
+  PUBLIC_URL?: string;
 }
 
 const intVar = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -81,6 +89,8 @@ const configSchema = z.object({
   DB_TIMEOUT_MS: intVar(5000, 100, 60_000),
   /** "off" runs without the rate-limiting bindings (functions/rate-limit.ts); anything else is refused. */
   RATE_LIMITS: z.enum(['on', 'off'], { error: 'RATE_LIMITS must be "on" or "off"' }).default('on'),
+  /** Deadline of the gateway's response headers: a request the model queues gets them only when a slot takes it. */
+  GATEWAY_HEADERS_TIMEOUT_MS: intVar(120_000, 1000, 600_000),
 });
 
 export interface Config {
@@ -97,6 +107,10 @@ export interface Config {
   dbTimeoutMs: number;
   /** RATE_LIMITS: true = the rate-limiting bindings are required and applied. */
   rateLimits: boolean;
+  /** Where inference requests go and how they are signed; undefined = the inference routes answer 503 inference_unavailable. */
+  gateway: GatewayConfig | undefined;
+  /** PUBLIC_URL as an origin (no trailing slash), or undefined: tenant-facing URLs use the request's origin. */
+  publicUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -104,6 +118,11 @@ export class ConfigError extends Error {
     super(message);
     this.name = 'ConfigError';
   }
+}
+
+function checked<T>(r: Parsed<T>): T {
+  if (!r.ok) throw new ConfigError(`invalid Worker configuration: ${r.problem}`);
+  return r.value;
 }
 
 export function parseConfig(env: Env): Config {
@@ -133,6 +152,8 @@ export function parseConfig(env: Env): Config {
     }
   }
   return {
+    gateway: checked(gatewayOf(env, c.GATEWAY_HEADERS_TIMEOUT_MS)),
+    publicUrl: checked(publicUrlOf(env.PUBLIC_URL)),
     databaseUrl: c.DATABASE_URL,
     production: c.MODELDOCK_ENV === 'production',
     maxReplicas: c.MAX_REPLICAS,

@@ -2,9 +2,12 @@
 // error as {error: {code, message, details?}} via toErrorResponse().
 import { HTTPException } from 'hono/http-exception';
 import type { ErrorCode, ErrorEnvelope, FieldIssue, Shortfall } from '../schema/api.ts';
+import type { ReservationState } from '../schema/admission.ts';
 import { DatabaseUnavailable } from '../ledger/db.ts';
+import { GatewayFailure } from './inference/gateway-failure.ts';
 
-export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+/** 499: the client closed the request before its answer (nginx's code; nobody reads the body, the access log does). */
+export type ErrorStatus = 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 499 | 500 | 502 | 503 | 504;
 
 export class ApiError extends Error {
   readonly status: ErrorStatus;
@@ -63,6 +66,25 @@ export const rateLimited = (scope: 'ip' | 'tenant', periodSeconds: number) =>
 export const MISCONFIGURED_MESSAGE = 'the service is misconfigured; its operator has been notified';
 export const misconfigured = () => new ApiError(500, 'misconfigured', MISCONFIGURED_MESSAGE);
 
+/** A model is called only while its admission is ready (a DELETE refuses the next call at once). */
+export const modelNotReady = (state: ReservationState) =>
+  new ApiError(409, 'model_not_ready', `this model is ${state}: it takes requests only while its admission is ready`, { state });
+
+/** The Worker has no gateway configured (GATEWAY_URL and GATEWAY_CREDENTIAL_KEY unset): the admission API still works. */
+export const inferenceUnavailable = () => new ApiError(503, 'inference_unavailable', 'calling models is not enabled on this service');
+
+/** No replica can take the request now (none ready, or the gateway restarting): retry after `retryAfter` seconds. */
+export const modelUnavailable = (retryAfter: number) =>
+  new ApiError(503, 'model_unavailable', `no replica of this model can take the request now; retry after ${retryAfter} s`, { retryAfterSeconds: retryAfter }, { 'Retry-After': String(retryAfter) });
+
+const GATEWAY_ERRORS: Record<GatewayFailure['kind'], () => ApiError> = {
+  // Our side failed (the gateway unreachable, our credential refused): nothing the tenant can fix.
+  unreachable: () => new ApiError(502, 'gateway_error', 'the model gateway could not be reached; retry later'),
+  refused: () => new ApiError(502, 'gateway_error', 'the model gateway refused the request; its operator has been notified'),
+  timeout: () => new ApiError(504, 'gateway_timeout', 'the model did not start answering in time'),
+  client_closed: () => new ApiError(499, 'client_closed', 'the client closed the request'),
+};
+
 const HTTP_CODES: Partial<Record<number, ErrorCode>> = {
   400: 'bad_request',
   401: 'unauthorized',
@@ -75,6 +97,7 @@ const HTTP_CODES: Partial<Record<number, ErrorCode>> = {
 /** Maps anything thrown to an API error; unknown errors are 500 `internal` (message not leaked). */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof GatewayFailure) return GATEWAY_ERRORS[err.kind]();
   if (err instanceof DatabaseUnavailable) return new ApiError(503, 'database_unavailable', 'the database is unavailable; retry later', undefined, { 'Retry-After': '1' });
   if (err instanceof HTTPException) {
     const status = err.status as number;

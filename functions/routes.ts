@@ -5,9 +5,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { DASHBOARD_PATHS } from './dashboard.ts';
+import { MODEL_LIST_LIMIT } from './db/models.ts';
 import { admissionRequestSchema, idempotencyKey } from '../schema/admission.ts';
 import { scaleRequestSchema } from '../schema/scale.ts';
-import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, quotaSchema } from '../schema/api.ts';
+import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, modelListSchema, quotaSchema } from '../schema/api.ts';
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
 const err = (description: string) => json(errorEnvelopeSchema, description);
@@ -30,6 +31,8 @@ export interface RouteOptions {
   optionalAuth: MiddlewareHandler;
   /** Body guards of JSON endpoints (size, Content-Type), after authentication. */
   jsonBody: MiddlewareHandler[];
+  /** Body guards of a JSON body forwarded byte for byte (inference): size, Content-Type, the bytes read first. */
+  forwardedJsonBody: MiddlewareHandler[];
 }
 
 const idParam = z.object({
@@ -40,6 +43,11 @@ const idParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: '01JD5Y3QW5ZC8Y1G1M5N8D4X7K' }),
 });
 
+/** An OpenAI request body: the Worker checks only that it is a JSON object. */
+const inferenceBody = z
+  .looseObject({})
+  .describe('An OpenAI request body (messages or prompt, stream, max_tokens, …), forwarded to the model byte for byte. `model` may be left out: the URL names the model.');
+
 const tooMany = err('Too many requests from this address or for this tenant (Retry-After: seconds).');
 const common = {
   401: err('Missing or invalid API key.'),
@@ -47,8 +55,37 @@ const common = {
   503: err('The database is unavailable.'),
 };
 
-export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonBody }: RouteOptions) {
+export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonBody, forwardedJsonBody }: RouteOptions) {
   const secured = { security: [{ bearer: [] }], middleware: [auth, tenantRateLimit] };
+  const inferenceRoute = <P extends 'chat/completions' | 'completions'>(operation: P, summary: string) =>
+    createRoute({
+      method: 'post',
+      path: `/v1/models/{id}/${operation}` as `/v1/models/{id}/${P}`,
+      summary,
+      description:
+        'Forwarded to the model through the in-cluster gateway with the same API key as the rest of the API (it never reaches the model). ' +
+        "The model's answer — its status, its JSON or its server-sent events — is streamed back as it comes.",
+      security: secured.security,
+      middleware: [...secured.middleware, ...forwardedJsonBody],
+      request: { params: idParam, body: { required: true, content: { 'application/json': { schema: inferenceBody } } } },
+      responses: {
+        200: {
+          description: "The model's answer: JSON, or with \"stream\": true server-sent events (text/event-stream). Any other status of the model's (400, 404, 429, …) is passed on as it is.",
+          content: { 'application/json': { schema: z.unknown() }, 'text/event-stream': { schema: z.string() } },
+        },
+        400: err('The body is not a JSON object, or an invalid id.'),
+        404: err('No such admission for this tenant.'),
+        409: err('model_not_ready: the admission is not ready (details.state).'),
+        413: err('Body too large.'),
+        415: err('Not JSON.'),
+        499: err('client_closed: the client left before the model answered (logged; nobody reads it).'),
+        502: err('gateway_error: the model gateway could not be reached or refused the request.'),
+        503: err('model_unavailable (Retry-After): no replica can take the request now; inference_unavailable: calling models is not enabled; database_unavailable.'),
+        504: err('gateway_timeout: the model did not start answering within the deadline.'),
+        401: common[401],
+        429: common[429],
+      },
+    });
   return {
     submit: createRoute({
       method: 'post',
@@ -139,6 +176,21 @@ export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonB
       ...secured,
       responses: { 200: json(quotaSchema, 'Per resource: hard, reserved, active, releasing, blocked.'), ...common },
     }),
+    models: createRoute({
+      method: 'get',
+      path: '/v1/models',
+      summary: 'The ready models of the calling tenant (OpenAI list)',
+      description: `The admissions in state \`ready\`, newest first (at most ${MODEL_LIST_LIMIT}). Each is called at /v1/models/{id}/chat/completions or /v1/models/{id}/completions.`,
+      ...secured,
+      responses: {
+        200: json(modelListSchema, 'The ready models.'),
+        401: common[401],
+        429: common[429],
+        503: err('inference_unavailable: calling models is not enabled on this service; database_unavailable.'),
+      },
+    }),
+    chatCompletions: inferenceRoute('chat/completions', 'Chat completion from a model (OpenAI-compatible, streaming with "stream": true)'),
+    completions: inferenceRoute('completions', 'Text completion from a model (OpenAI-compatible, streaming with "stream": true)'),
     health: createRoute({
       method: 'get',
       path: '/healthz',

@@ -1,4 +1,5 @@
-// The Cloudflare Worker: `fetch` serves the admission API, `scheduled` (cron trigger in
+// The Cloudflare Worker: `fetch` serves the admission API and the tenants' calls to their models
+// (forwarded to the in-cluster gateway), `scheduled` (cron trigger in
 // wrangler.toml) enqueues safety-net reconcile rows. Configuration is validated per isolate;
 // a bad configuration answers every request with the fixed 500 `misconfigured` and logs why once.
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -47,6 +48,7 @@ function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
     // checked once per environment, like the rest of the configuration (the app is cached with it).
     const limiters = rateLimitersOf(env, config.rateLimits);
     if (!config.rateLimits) jsonLogger({ level: 'warn', msg: 'RATE_LIMITS is "off": no request is rate limited' });
+    if (!config.gateway) jsonLogger({ level: 'info', msg: 'GATEWAY_URL and GATEWAY_CREDENTIAL_KEY unset: calling models is off (the /v1/models routes answer 503 inference_unavailable)' });
     const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }), rateLimiters: () => limiters });
     cached = { env, config, app };
   }

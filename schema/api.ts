@@ -49,7 +49,12 @@ export const admissionSchema = z
     updatedAt: timestamp,
     stateChangedAt: timestamp,
     binding: bindingSchema.nullable(),
-    endpoint: z.string().nullable().describe('In-cluster URL of the model service, once delivered: http://<name>.<namespace>.svc:<port>.'),
+    endpoint: z
+      .string()
+      .nullable()
+      .describe(
+        'The URL the tenant calls its model at, once delivered: <API base>/v1/models/<id>, serving POST …/chat/completions and …/completions with the same API key (404 to another tenant; 409 model_not_ready until the admission is ready). null before delivery and once deleting.',
+      ),
     releaseBlockedSince: timestamp.nullable().describe('Set while the release is blocked (ReleaseBlocked): pods still terminating, or the ModelService stays in deletion.'),
     releaseBlockedReason: z
       .enum(RELEASE_BLOCKED_REASONS)
@@ -92,6 +97,21 @@ export const listQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size (1..100).'),
   cursor: admissionId.optional().describe('The `nextCursor` of the previous page.'),
 });
+
+export const modelSchema = z
+  .object({
+    id: admissionId.describe('The admission id: the model is called at /v1/models/{id}/chat/completions and /v1/models/{id}/completions.'),
+    object: z.literal('model'),
+    created: z.number().int().describe('When it was admitted, in seconds since the epoch.'),
+    owned_by: z.string().describe('The tenant.'),
+    name: z.string().describe('The admission name.'),
+  })
+  .describe('One ready model of the calling tenant (OpenAI model object).');
+
+export const modelListSchema = z
+  .object({ object: z.literal('list'), data: z.array(modelSchema) })
+  .describe('The calling tenant\'s admissions in state `ready`, newest first (OpenAI list).');
+export type ModelList = z.output<typeof modelListSchema>;
 
 export const resourceUsageSchema = z.object({
   unit: z.enum(['millicores', 'MiB', 'count']),
@@ -138,6 +158,12 @@ export const ERROR_CODES = [
   'database_unavailable',
   'misconfigured',
   'internal',
+  'model_not_ready',
+  'model_unavailable',
+  'inference_unavailable',
+  'gateway_error',
+  'gateway_timeout',
+  'client_closed',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

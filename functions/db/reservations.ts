@@ -1,6 +1,6 @@
 // SQL of the reservation family: reservation (+ its binding and dead outbox rows for reads)
 // and quota_movement. No business rules here: services decide, these statements execute.
-import { endpointFor, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
+import type { Amounts, ModelServiceSpec } from '../../schema/model-service.ts';
 import { timelineOf } from '../../schema/timeline.ts';
 import { readLastError } from '../../schema/tenant-errors.ts';
 import { chargedReplicasOf, pendingChangeOf, type ChangeProgress } from '../../schema/scale.ts';
@@ -67,8 +67,15 @@ const SELECT_ADMISSION = selectAdmission();
 const SELECT_PAGE = selectAdmission(' FORCE INDEX (ix_reservation_tenant_id)');
 
 
+/**
+ * An admission as the ledger holds it: all the API shows but `endpoint`, the tenant-facing URL,
+ * which depends on where the API is reached and is added where a response is built
+ * (functions/tenant-url.ts). Without it the type says so: a response cannot forget it.
+ */
+export type AdmissionRecord = Omit<Admission, 'endpoint'>;
+
 export interface StoredAdmission {
-  admission: Admission;
+  admission: AdmissionRecord;
   requestHash: string;
 }
 
@@ -114,10 +121,6 @@ function toStored(row: Row): StoredAdmission {
               everReady: bool(row.b_ever_ready),
               firstReadyAt: timeOrNull(row.b_first_ready_at),
             },
-      endpoint:
-        row.b_namespace === null || row.b_namespace === undefined || !['delivered', 'ready'].includes(state)
-          ? null
-          : endpointFor(str(row.b_cr_name), str(row.b_namespace), spec.port),
       releaseBlockedSince: timeOrNull(row.release_blocked_since),
       releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
       releaseBlockedPods: stringListOrNull(row.release_blocked_pods),
@@ -148,7 +151,7 @@ export async function findByIdempotencyKey(q: Queryable, tenant: string, key: st
 }
 
 /** Newest first; `before` is an exclusive id cursor. Returns up to `limit` rows. */
-export async function listByTenant(q: Queryable, tenant: string, limit: number, before?: string): Promise<Admission[]> {
+export async function listByTenant(q: Queryable, tenant: string, limit: number, before?: string): Promise<AdmissionRecord[]> {
   const r = before
     ? await q.execute(`${SELECT_PAGE} WHERE r.tenant = ? AND r.id < ? ORDER BY r.id DESC LIMIT ?`, [tenant, before, limit])
     : await q.execute(`${SELECT_PAGE} WHERE r.tenant = ? ORDER BY r.id DESC LIMIT ?`, [tenant, limit]);

@@ -5,14 +5,14 @@
 // find the first admission instead of charging twice.
 import type { ParsedAdmission } from '../../schema/admission.ts';
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
-import type { Admission, Shortfall } from '../../schema/api.ts';
+import type { Shortfall } from '../../schema/api.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { sha256Hex } from '../auth/digest.ts';
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { enqueue } from '../db/outbox.ts';
 import { dedupeKey } from '../../ledger/outbox.ts';
 import { chargeQuota, readQuota } from '../db/quota.ts';
-import { findByIdempotencyKey, insertMovement, insertReservation } from '../db/reservations.ts';
+import { findByIdempotencyKey, insertMovement, insertReservation, type AdmissionRecord } from '../db/reservations.ts';
 import { idempotencyKeyReused, quotaExceeded } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
 import { timelineOf } from '../../schema/timeline.ts';
@@ -29,7 +29,7 @@ export interface AdmitInput {
 export interface AdmitResult {
   /** `created` → 201; `replayed` → 200 (same key, same body). */
   outcome: 'created' | 'replayed';
-  admission: Admission;
+  admission: AdmissionRecord;
 }
 
 class DuplicateKey extends Error {}
@@ -60,7 +60,7 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
   }
 }
 
-async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: string): Promise<Admission> {
+async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: string): Promise<AdmissionRecord> {
   const now = deps.clock();
   const id = deps.newId(now);
   const { tenant, parsed } = input;
@@ -103,7 +103,6 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     updatedAt: at,
     stateChangedAt: at,
     binding: null,
-    endpoint: null,
     releaseBlockedSince: null,
     releaseBlockedReason: null,
     releaseBlockedPods: null,

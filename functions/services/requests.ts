@@ -1,14 +1,13 @@
 // Reading and deleting a tenant's admissions. Every lookup is scoped by tenant: another
 // tenant's id is indistinguishable from a missing one (404).
 import { ACTIVE_STATES } from '../../schema/admission.ts';
-import type { Admission } from '../../schema/api.ts';
 import { enqueue } from '../db/outbox.ts';
 import { dedupeKey } from '../../ledger/outbox.ts';
-import { findById, listByTenant, markDeleting } from '../db/reservations.ts';
+import { findById, listByTenant, markDeleting, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
 
-export async function getAdmission(deps: ServiceDeps, tenant: string, id: string): Promise<Admission> {
+export async function getAdmission(deps: ServiceDeps, tenant: string, id: string): Promise<AdmissionRecord> {
   const found = await findById(deps.db, tenant, id);
   if (!found) throw notFound('admission');
   return found.admission;
@@ -18,7 +17,7 @@ export async function listAdmissions(
   deps: ServiceDeps,
   tenant: string,
   opts: { limit: number; cursor?: string | undefined },
-): Promise<{ items: Admission[]; nextCursor: string | null }> {
+): Promise<{ items: AdmissionRecord[]; nextCursor: string | null }> {
   const rows = await listByTenant(deps.db, tenant, opts.limit + 1, opts.cursor);
   const items = rows.slice(0, opts.limit);
   const last = items.at(-1);
@@ -33,7 +32,7 @@ export async function listAdmissions(
  * ours exists under its name, and returns it to `conflict` if a foreign object sits there. A
  * conflict with a bound CR is refused (an operator must resolve it).
  */
-export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: string, requestId: string): Promise<Admission> {
+export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: string, requestId: string): Promise<AdmissionRecord> {
   const found = await findById(deps.db, tenant, id);
   if (!found) throw notFound('admission');
   const state = found.admission.state;
@@ -55,10 +54,10 @@ export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: str
   return after.admission;
 }
 
-/** An admission as markDeleting (+ a new delete row, due at once) leaves it: deleting since `now`, no endpoint, no change pending. */
-function asDeleting(a: Admission, now: Date, enqueued: boolean): Admission {
+/** An admission as markDeleting (+ a new delete row, due at once) leaves it: deleting since `now`, no change pending (and so no endpoint). */
+function asDeleting(a: AdmissionRecord, now: Date, enqueued: boolean): AdmissionRecord {
   const at = now.toISOString();
-  return { ...a, state: 'deleting', stateChangedAt: at, updatedAt: at, endpoint: null, pendingChange: null, nextAttemptAt: enqueued && (a.nextAttemptAt === null || at < a.nextAttemptAt) ? at : a.nextAttemptAt };
+  return { ...a, state: 'deleting', stateChangedAt: at, updatedAt: at, pendingChange: null, nextAttemptAt: enqueued && (a.nextAttemptAt === null || at < a.nextAttemptAt) ? at : a.nextAttemptAt };
 }
 
 const conflictError = () =>

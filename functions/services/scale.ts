@@ -13,7 +13,6 @@
 // that committed first wins (409 here); a change committed first is superseded by the DELETE — a
 // pending increase is given back with the release, a pending decrease is part of it.
 import { ACTIVE_STATES } from '../../schema/admission.ts';
-import type { Admission } from '../../schema/api.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
 import { chargedReplicasOf, pendingChangeOf, scaleDelta, type ChangeProgress } from '../../schema/scale.ts';
 import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts } from '../../schema/model-service.ts';
@@ -23,7 +22,7 @@ import { sha256Hex } from '../auth/digest.ts';
 import { findChangeByKey, insertChange, NOOP_GENERATION } from '../db/changes.ts';
 import { enqueue } from '../db/outbox.ts';
 import { chargeQuota, readQuota } from '../db/quota.ts';
-import { advanceGeneration, findById, insertMovement } from '../db/reservations.ts';
+import { advanceGeneration, findById, insertMovement, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
 import { shortfallsOf } from './admit.ts';
@@ -41,7 +40,7 @@ export interface ScaleInput {
 export interface ScaleResult {
   /** `accepted` → 202 (a new generation); `replayed` (same key, same body) and `unchanged` (already at these replicas: only its key is recorded) → 200. */
   outcome: 'accepted' | 'replayed' | 'unchanged';
-  admission: Admission;
+  admission: AdmissionRecord;
 }
 
 class Raced extends Error {}
@@ -110,7 +109,7 @@ async function bindNoop(deps: ServiceDeps, input: ScaleInput, replicas: number, 
 }
 
 /** Runs the change's transaction; returns the admission as it left it (the read + what it wrote: no second read). */
-async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: Admission, requestHash: string): Promise<Admission> {
+async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, requestHash: string): Promise<AdmissionRecord> {
   const now = deps.clock();
   const { tenant, id } = input;
   const generation = a.generation + 1;
@@ -167,7 +166,7 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: Admission, re
 const notRunning = (state: string) =>
   new ApiError(409, 'conflict', `this admission is ${state}: only an admitted, delivered or ready admission can change its replicas`);
 
-const changePending = (a: Admission) =>
+const changePending = (a: AdmissionRecord) =>
   new ApiError(
     409,
     'change_pending',
