@@ -103,7 +103,8 @@ export function createApi(opts: ApiOptions): Api {
   };
 }
 
-function causeOf(e: Error): string {
+/** The reason a fetch failed, in a word when Node has one (ECONNREFUSED), else the message. */
+export function causeOf(e: Error): string {
   const cause = (e as { cause?: unknown }).cause;
   if (cause instanceof Error) return (cause as { code?: string }).code ?? cause.message;
   return e.message;

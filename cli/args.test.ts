@@ -48,8 +48,33 @@ describe('parseCommand', () => {
     expect(() => parseCommand(['scale', '01ABC', 'two'], env)).toThrow(/replicas must be a whole number/);
     expect(() => parseCommand(['scale', '01ABC', '-1'], env)).toThrow();
   });
+  it('chat: the id, then the message words (or none: standard input), the model from --model, MODELDOCK_MODEL or "default"', () => {
+    expect(parseCommand(['chat', '01ABC', 'Hello', 'there'], env)).toEqual({
+      kind: 'chat',
+      conn: { url: env.MODELDOCK_URL, key: env.MODELDOCK_KEY, requestTimeoutMs: DEFAULTS.requestTimeoutMs },
+      id: '01ABC',
+      message: 'Hello there',
+      model: 'default',
+      system: undefined,
+      maxTokens: undefined,
+    });
+    expect(parseCommand(['chat', '01ABC'], env)).toMatchObject({ kind: 'chat', id: '01ABC', message: undefined });
+    expect(parseCommand(['chat', '01ABC', 'hi'], { ...env, MODELDOCK_MODEL: 'mock-model' })).toMatchObject({ model: 'mock-model' });
+    expect(parseCommand(['chat', '01ABC', 'hi'], { ...env, MODELDOCK_MODEL: '' })).toMatchObject({ model: 'default' });
+    expect(parseCommand(['chat', '01ABC', '--model', 'llama', '--system', 'be brief', '--max-tokens', '64', '--', '-x'], { ...env, MODELDOCK_MODEL: 'mock-model' })).toMatchObject({
+      model: 'llama',
+      system: 'be brief',
+      maxTokens: 64,
+      message: '-x',
+    });
+    expect(parseCommand(['chat', '--help'], env)).toEqual({ kind: 'help', topic: 'chat' });
+  });
   it.each([
     [['frobnicate'], /unknown command "frobnicate"/],
+    [['chat'], /chat takes an id, then the message/],
+    [['chat', 'x', 'hi', '--max-tokens', '0'], /--max-tokens must be a whole number from 1/],
+    [['chat', 'x', 'hi', '--model', ''], /--model must not be empty/],
+    [['chat', 'x', 'hi', '-o', 'json'], /Unknown option '-o'/],
     [['quota', '--bogus'], /Unknown option '--bogus'/],
     [['get'], /exactly one id/],
     [['get', 'a', 'b'], /exactly one id/],

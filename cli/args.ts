@@ -42,9 +42,10 @@ export type Command =
   | { kind: 'list'; conn: Connection; output: Output; limit: number; all: boolean }
   | { kind: 'quota'; conn: Connection; output: Output }
   | { kind: 'scale'; conn: Connection; output: Output; id: string; replicas: number; idempotencyKey?: string; wait: WaitFlags }
-  | { kind: 'delete'; conn: Connection; output: Output; id: string; wait: WaitFlags };
+  | { kind: 'delete'; conn: Connection; output: Output; id: string; wait: WaitFlags }
+  | { kind: 'chat'; conn: Connection; id: string; /** From the arguments; undefined: read standard input. */ message?: string; model: string; system?: string; maxTokens?: number };
 
-export const COMMANDS = ['submit', 'get', 'list', 'quota', 'scale', 'delete', 'help'] as const;
+export const COMMANDS = ['submit', 'get', 'list', 'quota', 'scale', 'delete', 'chat', 'help'] as const;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 const connOptions = {
@@ -75,6 +76,12 @@ export const DEFAULTS = {
   waitTimeoutMs: 10 * 60_000,
   intervalMs: 1_000,
   listLimit: 20,
+  /**
+   * chat's `model` when neither --model nor MODELDOCK_MODEL names one. The edge passes the body to
+   * the tenant's own server unchanged, and only that server knows what it serves: the CLI cannot
+   * look it up, so it sends a name an OpenAI-compatible server may take as "whatever you serve".
+   */
+  chatModel: 'default',
 } as const;
 
 /** "500ms", "30s", "10m", "1h" or plain seconds → milliseconds. */
@@ -208,6 +215,23 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       if (values.help) return { kind: 'help', topic: command };
       const id = one(positionals, 'id', command);
       return { kind: 'delete', conn: connection(values, env), output: parseOutput(values.output), id, wait: waitFlags(values) };
+    }
+    case 'chat': {
+      const { values, positionals } = parse(rest, { ...connOptions, model: { type: 'string' }, system: { type: 'string' }, 'max-tokens': { type: 'string' } });
+      if (values.help) return { kind: 'help', topic: command };
+      const [id, ...words] = positionals;
+      if (id === undefined) throw new UsageError('chat takes an id, then the message (modeldock chat <id> [message…]; without one it reads standard input)');
+      const model = values.model ?? (env.MODELDOCK_MODEL || DEFAULTS.chatModel);
+      if (model === '') throw new UsageError('--model must not be empty');
+      return {
+        kind: 'chat',
+        conn: connection(values, env),
+        id,
+        message: words.length ? words.join(' ') : undefined,
+        model,
+        system: values.system,
+        maxTokens: parseInteger('max-tokens', values['max-tokens'], 1, 1_000_000),
+      };
     }
     default:
       throw new UsageError(`unknown command "${command}"; commands: ${COMMANDS.join(', ')} (modeldock help)`);

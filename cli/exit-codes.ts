@@ -16,10 +16,12 @@ export const EXIT = {
   timedOut: 6,
   /** 401: missing or invalid API key. */
   unauthorized: 7,
-  /** The API could not be reached in time, or answered 5xx. */
+  /** The API could not be reached in time, answered 429 (retry later) or 5xx; chat: the reply stream broke or the model failed mid-reply. */
   unavailable: 8,
   /** 409 conflict: deleting an admission in conflict (an operator must resolve it), scaling one that no longer runs or has a change in flight; --wait: a change superseded. */
   conflict: 9,
+  /** Ctrl-C ended the command (chat): 128 + SIGINT, as a shell reports a process the signal killed. */
+  interrupted: 130,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -32,9 +34,12 @@ export const EXIT_HELP = `Exit codes:
   5  failed to start (--wait): a pod failure, deleted or in conflict before ready
   6  timed out (--wait)
   7  unauthorized: missing or invalid API key
-  8  API unavailable: unreachable, no answer within --request-timeout, or 5xx
+  8  API unavailable: unreachable, no answer within --request-timeout, 429 (too many
+     requests: retry later) or 5xx; chat: the reply broke off
   9  conflict: the admission is in conflict (an operator must resolve it), or a change of
-     replicas is refused (one is in flight, or the admission no longer runs) or superseded`;
+     replicas is refused (one is in flight, or the admission no longer runs) or superseded;
+     chat: the model is not ready yet (model_not_ready)
+  130 interrupted (Ctrl-C)`;
 
 /** The exit code for an API error (HTTP status + error code). */
 export function exitForApiError(status: number, code: string): ExitCode {
@@ -42,6 +47,8 @@ export function exitForApiError(status: number, code: string): ExitCode {
   if (status === 409) return EXIT.conflict;
   if (status === 404) return EXIT.notFound;
   if (status === 401) return EXIT.unauthorized;
+  // Too many requests: nothing was done, and the same request succeeds later, like a 503.
+  if (status === 429) return EXIT.unavailable;
   if (status >= 500) return EXIT.unavailable;
   if (status >= 400) return EXIT.usage;
   return EXIT.error;

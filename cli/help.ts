@@ -25,6 +25,7 @@ Commands:
   quota     the tenant's quota per resource, with a bar of used / hard
   scale     change the replicas of an admission, optionally --wait until settled
   delete    delete an admission, optionally --wait until its quota is released
+  chat      send a message to a ready admission's model and stream the reply
   help      this text, or 'modeldock help <command>'
 
 ${CONNECTION}
@@ -76,6 +77,22 @@ gone. One change at a time: while one is in flight the API refuses another (exit
   --idempotency-key KEY  reuse after a lost answer: the change is made once (default: a new key)
 ${WAIT}
 ${OUTPUT}
+
+${CONNECTION}`,
+  chat: `Usage: modeldock chat <id> [message…] [--model NAME] [--system TEXT] [--max-tokens N]
+
+Sends one message to the admission's model through the API (POST /v1/models/<id>/chat/completions,
+OpenAI-compatible) and prints the reply on stdout as it streams in, ending with a newline;
+nothing else goes to stdout. Without a message after the id, the message is standard input,
+read to its end (a pipe, or Ctrl-D on a terminal). A message that starts with '-' goes after '--'.
+  --model NAME            the request's "model", passed to your server as is (default
+                          $MODELDOCK_MODEL, else "default"; the mock model answers to "mock-model")
+  --system TEXT           a system message before yours
+  --max-tokens N          at most N tokens in the reply
+
+--request-timeout bounds the wait for the reply to start, not the reply: Ctrl-C stops it (exit
+130). A model that is not ready yet is exit 9 (model_not_ready: see modeldock get <id>); a reply
+that breaks off is exit 8.
 
 ${CONNECTION}`,
   delete: `Usage: modeldock delete <id> [--wait] [-o table|json|yaml]

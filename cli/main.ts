@@ -36,5 +36,9 @@ process.exitCode = await run(process.argv.slice(2), {
     const t = setInterval(tick, ms);
     return () => clearInterval(t);
   },
+  onInterrupt(handler) {
+    process.once('SIGINT', handler);
+    return () => void process.off('SIGINT', handler);
+  },
   version,
 });

@@ -41,6 +41,7 @@ async function cli(argv: string[], answer: (url: string) => { status: number; bo
     readFile: async () => '',
     newIdempotencyKey: () => 'k-1',
     every: () => () => undefined,
+    onInterrupt: () => () => undefined,
     version: 'test',
   };
   const code = await run(argv, io);

@@ -2,6 +2,7 @@
 // so the same code runs for real (main.ts) and under test.
 import { stringify as toYaml } from 'yaml';
 import { createApi, CliError, type Api } from './api.ts';
+import { streamChat } from './chat.ts';
 import { parseCommand, UsageError, type Command, type Output, type WaitFlags } from './args.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { HELP } from './help.ts';
@@ -30,6 +31,8 @@ export interface Io {
   newIdempotencyKey(): string;
   /** Calls `tick` every `ms` until the returned function is called (the spinner). */
   every(ms: number, tick: () => void): () => void;
+  /** Calls `handler` on the next Ctrl-C (SIGINT) until the returned function is called; a second one is the default again. */
+  onInterrupt(handler: () => void): () => void;
   version: string;
 }
 
@@ -148,6 +151,26 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       if (cmd.output !== 'table') structured(final, cmd.output);
       return code;
     }
+    case 'chat': {
+      const message = (cmd.message ?? (await readStdin(io))).trim();
+      if (!message) throw new UsageError('no message: give it after the id, or on standard input');
+      const interrupt = new AbortController();
+      const off = io.onInterrupt(() => interrupt.abort());
+      // Only the reply goes to stdout, as it comes; it ends with a newline, even when cut short.
+      let last = '';
+      try {
+        const { id, model, system, maxTokens } = cmd;
+        await streamChat({ ...cmd.conn, fetch: io.fetch }, { id, model, message, system, maxTokens }, (text) => {
+          if (!text) return;
+          out.write(text);
+          last = text;
+        }, interrupt.signal);
+      } finally {
+        off();
+        if (last && !last.endsWith('\n')) out.write('\n');
+      }
+      return EXIT.ok;
+    }
     case 'delete': {
       const a0 = await api.remove(cmd.id);
       const human = cmd.output === 'table' ? out : io.stderr;
@@ -171,7 +194,8 @@ async function withRetryHint<T>(what: string, key: string, call: () => Promise<T
   try {
     return await call();
   } catch (e) {
-    if (e instanceof CliError && e.exitCode === EXIT.unavailable) {
+    // A 429 refused the request before anything was done: there is nothing to retry safely.
+    if (e instanceof CliError && e.exitCode === EXIT.unavailable && e.code !== 'rate_limited') {
       throw new CliError(e.exitCode, `${e.message} (${what} may have been made: retry with --idempotency-key ${key})`);
     }
     throw e;
@@ -179,6 +203,14 @@ async function withRetryHint<T>(what: string, key: string, call: () => Promise<T
 }
 
 const lineWriter = (s: OutStream) => (l: string) => s.write(`${l}\n`);
+
+async function readStdin(io: Io): Promise<string> {
+  try {
+    return await io.readFile('-');
+  } catch (e) {
+    throw new UsageError(`cannot read standard input: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
 
 async function readSpec(io: Io, path: string): Promise<string> {
   try {
