@@ -47,7 +47,7 @@ describe('modeldock submit --wait', () => {
     expect(lines[order[0]!]).toMatch(/^ok admitted +\d{4}-\d\d-\d\dT[\d:.]+Z$/);
     for (const s of ['delivered', 'scheduled', 'started']) expect(lines[stage(s)]).toMatch(new RegExp(`^ok ${s} +\\+[\\d.]+m?s$`));
     expect(lines[order[4]!]).toMatch(/^ok ready +\+[\d.]+(ms|s|m\d\ds)$/);
-    expect(lines.at(-1)).toBe(`ready: http://md-${id.toLowerCase()}.${sys.tenantNamespace}.svc:8000`);
+    expect(lines.at(-1)).toBe(`ready: ${sys.worker.url}/v1/models/${id}`);
     expect((await sys.api(`/requests/${id}`)).body.state).toBe('ready');
   });
 

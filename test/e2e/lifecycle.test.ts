@@ -35,7 +35,8 @@ describe('admission lifecycle', () => {
     const [ready] = await sys.untilState([id], 'ready', 60_000);
     if (!ready) throw new Error('untilState returned no body');
     const name = `md-${id.toLowerCase()}`;
-    expect(ready.endpoint).toBe(`http://${name}.${sys.tenantNamespace}.svc:8000`);
+    // The tenant-facing URL (docs/gateway.md); the CR's status keeps the in-cluster one for operators.
+    expect(ready.endpoint).toBe(`${sys.worker.url}/v1/models/${id}`);
     expect(ready.binding).toMatchObject({ namespace: sys.tenantNamespace, crName: name, everReady: true });
     // The startup timeline: every moment reached, in order (Kubernetes' times have second
     // precision, so moments are compared by the second), each with its time since admission.

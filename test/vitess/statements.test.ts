@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admissionOf } from '../support/policy.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.ts';
+import { listModels, requireReadyModel } from '../../functions/services/models.ts';
 import { getQuota } from '../../functions/services/quota.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
 import { sweep } from '../../functions/services/sweep.ts';
@@ -89,6 +90,9 @@ async function exerciseEverything(): Promise<void> {
   );
   await as('controller/reservation/transitions.ts:markReady', () => markReady(db, at(id), epoch, new Date()));
   await as('controller/reservation/transitions.ts:touchReconciled', () => touchReconciled(db, at(id), epoch, new Date()));
+  // The tenant calls its ready model (every inference request reads its state), and lists them.
+  await as('functions/services/models.ts:requireReadyModel', () => requireReadyModel(deps, tenant, id));
+  await as('functions/services/models.ts:listModels', () => listModels(deps, tenant));
 
   // The tenant scales up (charged at once), then down (refunded by the controller once the pods are gone).
   const scale = (key: string, replicas: number) => scaleAdmission(deps, { tenant, id, idempotencyKey: key, requestId: key, replicas });
@@ -232,6 +236,8 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'functions/db/reservations.ts:findByIdempotencyKey',
       'functions/db/reservations.ts:listByTenant',
       'functions/db/reservations.ts:markDeleting',
+      'functions/db/models.ts:modelState',
+      'functions/db/models.ts:readyModels',
       'functions/db/outbox.ts:enqueue',
       'functions/db/outbox.ts:purgeDone',
       'functions/db/scheduled-runs.ts:claimRun',
