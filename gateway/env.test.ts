@@ -20,6 +20,7 @@ describe('gateway environment', () => {
         UPSTREAM_HEADERS_TIMEOUT_MS: 120_000,
         UPSTREAM_IDLE_TIMEOUT_MS: 60_000,
         REQUEST_TIMEOUT_MS: 900_000,
+        ENDPOINT_WAIT_MS: 5000,
         SHUTDOWN_GRACE_MS: 25_000,
         LOG_LEVEL: 'info',
       },
@@ -28,16 +29,16 @@ describe('gateway environment', () => {
   });
 
   it('reads the settings given, an empty one as unset', () => {
-    const r = parseEnv({ PORT: '9000', BALANCE: 'round-robin', LOAD_METRICS: ' a_b , vllm:x ,', INSTANCE: 'blue', KUBECONFIG: '', LOG_LEVEL: '' });
-    expect(r.ok && r.env).toMatchObject({ PORT: 9000, BALANCE: 'round-robin', LOAD_METRICS: ['a_b', 'vllm:x'], INSTANCE: 'blue', LOG_LEVEL: 'info' });
+    const r = parseEnv({ PORT: '9000', BALANCE: 'round-robin', LOAD_METRICS: ' a_b , vllm:x ,', INSTANCE: 'blue', KUBECONFIG: '', LOG_LEVEL: '', ENDPOINT_WAIT_MS: '0' });
+    expect(r.ok && r.env).toMatchObject({ PORT: 9000, BALANCE: 'round-robin', LOAD_METRICS: ['a_b', 'vllm:x'], INSTANCE: 'blue', LOG_LEVEL: 'info', ENDPOINT_WAIT_MS: 0 });
     expect(r.ok && r.env.KUBECONFIG).toBeUndefined();
   });
 
   it('names every bad variable once, with why', () => {
-    const r = parseEnv({ PORT: 'x', METRICS_PORT: '70000', BALANCE: 'fastest', TENANT_NAMESPACE_PREFIX: 'MD_', LOAD_METRICS: 'ok,not a name', INSTANCE: 'Blue', SCRAPE_INTERVAL_MS: '10' });
+    const r = parseEnv({ PORT: 'x', METRICS_PORT: '70000', BALANCE: 'fastest', TENANT_NAMESPACE_PREFIX: 'MD_', LOAD_METRICS: 'ok,not a name', INSTANCE: 'Blue', SCRAPE_INTERVAL_MS: '10', ENDPOINT_WAIT_MS: '-1' });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(Object.keys(r.invalid).sort()).toEqual(['BALANCE', 'INSTANCE', 'LOAD_METRICS', 'METRICS_PORT', 'PORT', 'SCRAPE_INTERVAL_MS', 'TENANT_NAMESPACE_PREFIX']);
+    expect(Object.keys(r.invalid).sort()).toEqual(['BALANCE', 'ENDPOINT_WAIT_MS', 'INSTANCE', 'LOAD_METRICS', 'METRICS_PORT', 'PORT', 'SCRAPE_INTERVAL_MS', 'TENANT_NAMESPACE_PREFIX']);
     expect(r.invalid.LOAD_METRICS).toMatch(/Prometheus metric name/);
     expect(r.invalid.TENANT_NAMESPACE_PREFIX).toMatch(/lower-case/);
   });

@@ -38,6 +38,7 @@ export const gatewayEnvSchema = z.object({
   UPSTREAM_HEADERS_TIMEOUT_MS: int(120_000, 1),
   UPSTREAM_IDLE_TIMEOUT_MS: int(60_000, 1),
   REQUEST_TIMEOUT_MS: int(900_000, 1),
+  ENDPOINT_WAIT_MS: int(5_000),
   SHUTDOWN_GRACE_MS: int(25_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });

@@ -10,6 +10,7 @@ import { createGate, slotState, startMock, waitFor, type TestMock } from '../tes
 import { metricValue, parsePrometheus } from '../test/support/prom-text.ts';
 import { readOpenAiStream, readSse } from '../test/support/sse-client.ts';
 import { createGateway, type GatewaySettings } from './gateway.ts';
+import type { RouteSource } from './proxy.ts';
 import type { Endpoint, Route } from './routes.ts';
 
 const KEY: CredentialKey = { id: 'k1', secret: 's'.repeat(32) };
@@ -59,16 +60,45 @@ const DEFAULTS: GatewaySettings = {
   headersTimeoutMs: 10_000,
   idleTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
+  endpointWaitMs: 0,
   policy: 'least-load',
   staleMs: 60_000,
   scrapeIntervalMs: 500,
   loadMetrics: ['modeldock_mock_slots_busy', 'modeldock_mock_queue_depth'],
 };
 
-async function gateway(routes: Map<string, Route>, settings: Partial<GatewaySettings> = {}, keys = new Map([[KEY.id, KEY.secret]])) {
+/** A route table that changes under the test and says so, as the informer's does. */
+function changingRoutes(routes = new Map<string, Route>()) {
+  const waiters = new Set<() => void>();
+  const source: RouteSource = {
+    table: () => routes,
+    changed: (signal) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          waiters.delete(done);
+          resolve();
+        };
+        if (signal.aborted) return resolve();
+        waiters.add(done);
+        signal.addEventListener('abort', done, { once: true });
+      }),
+  };
+  return {
+    source,
+    routes,
+    waiting: () => waiters.size,
+    set(admission: string, r: Route) {
+      routes.set(admission, r);
+      for (const wake of [...waiters]) wake();
+    },
+  };
+}
+
+async function gateway(routes: Map<string, Route> | RouteSource, settings: Partial<GatewaySettings> = {}, keys = new Map([[KEY.id, KEY.secret]])) {
   const lines: Array<Record<string, unknown>> = [];
   const log = createLogger({ write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
-  const gw = createGateway({ settings: { ...DEFAULTS, ...settings }, routes: { table: () => routes }, keys: { keys }, log, ready: () => true });
+  const source: RouteSource = routes instanceof Map ? { table: () => routes } : routes;
+  const gw = createGateway({ settings: { ...DEFAULTS, ...settings }, routes: source, keys: { keys }, log, ready: () => true });
   const { url, metricsUrl } = await gw.listen({ port: 0, metricsPort: 0, host: '127.0.0.1' });
   cleanups.push(() => gw.close(0));
   const requestLines = () => lines.filter((l) => l.msg === 'request');
@@ -115,17 +145,18 @@ describe('gateway: credentials and routing', () => {
     expect((await a.scrape()).filter((x) => x.name === 'modeldock_mock_requests_total')).toEqual([]); // nothing reached the model
   });
 
-  it('404 for another tenant\'s admission (and an unknown one), 503 + Retry-After for a known one without a ready endpoint', async () => {
+  it('404 for another tenant\'s admission; 503 + Retry-After for an unknown one and for a known one without a ready endpoint', async () => {
     const a = await mock('a');
     const g = await gateway(new Map([[A1, route(a.endpoint)], [A2, route()]]));
     const other = await g.post({ tenant: 'globex', admission: A1 });
     expect([other.status, await errorCode(other)]).toEqual([404, 'not_found']);
     const unknown = await g.post({ admission: '01JZZZZZZZZZZZZZZZZZZZZZZZ' });
-    expect(unknown.status).toBe(404);
+    expect([unknown.status, unknown.headers.get('retry-after'), await errorCode(unknown)]).toEqual([503, '1', 'no_ready_endpoint']);
     const none = await g.post({ admission: A2 });
     expect([none.status, none.headers.get('retry-after'), await errorCode(none)]).toEqual([503, '1', 'no_ready_endpoint']);
     const s = await g.scrape();
     expect(metricValue(s, 'modeldock_gateway_requests_total', { tenant: 'globex', admission: '', code: '404' })).toBe(1);
+    expect(metricValue(s, 'modeldock_gateway_requests_total', { tenant: 'acme', admission: '', code: '503' })).toBe(1); // no route: no series of its own
     expect(metricValue(s, 'modeldock_gateway_requests_total', { tenant: 'acme', admission: A2, code: '503' })).toBe(1);
   });
 
@@ -278,6 +309,138 @@ describe('gateway: balancing', () => {
     expect([none.status, await errorCode(none)]).toEqual([502, 'upstream_unreachable']);
     expect(g.requestLines()[1]).toMatchObject({ status: 502, outcome: 'upstream_error' });
     expect(metricValue(await g.scrape(), 'modeldock_gateway_upstream_connect_errors_total')).toBe(2);
+  });
+});
+
+describe('gateway: waiting for a ready endpoint', () => {
+  it('a route that gains a ready endpoint during the wait is served, as is an admission whose route appears', async () => {
+    const a = await mock('a');
+    const t = changingRoutes(new Map([[A1, route()]]));
+    const g = await gateway(t.source, { endpointWaitMs: 5000 });
+    const pending = [g.post(), g.post({ admission: A2, requestId: 'req-2' })];
+    await waitFor(() => t.waiting() === 2, 'both requests wait');
+    await new Promise((r) => setTimeout(r, 200));
+    t.set(A1, route(a.endpoint));
+    t.set(A2, route(a.endpoint));
+    for (const res of await Promise.all(pending)) {
+      expect(res.status).toBe(200);
+      expect((await readOpenAiStream(res.body!)).done).toBe(true);
+    }
+    await waitFor(() => g.requestLines().length === 2, 'the request lines');
+    for (const l of g.requestLines()) {
+      expect(l).toMatchObject({ status: 200, outcome: 'completed', pod: 'a' });
+      expect(l.endpointWaitMs).toBeGreaterThanOrEqual(190);
+      expect(l.endpointWaitMs).toBeLessThan(5000);
+    }
+    expect(t.waiting()).toBe(0);
+  });
+
+  it('one that never gets a ready endpoint is 503 + Retry-After after ENDPOINT_WAIT_MS, an unknown one too', async () => {
+    const g = await gateway(changingRoutes(new Map([[A1, route()]])).source, { endpointWaitMs: 150 });
+    for (const admission of [A1, A2]) {
+      const started = Date.now();
+      const res = await g.post({ admission });
+      expect([res.status, res.headers.get('retry-after'), await errorCode(res)]).toEqual([503, '1', 'no_ready_endpoint']);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(145);
+    }
+    expect(g.requestLines().map((l) => [l.admission, l.status, l.outcome, (l.endpointWaitMs as number) >= 145])).toEqual([
+      [A1, 503, 'rejected', true],
+      [A2, 503, 'rejected', true],
+    ]);
+  });
+
+  it('a table that cannot say when it changed is re-read until the endpoint appears', async () => {
+    const a = await mock('a');
+    const routes = new Map([[A1, route()]]);
+    const g = await gateway(routes, { endpointWaitMs: 5000 });
+    const pending = g.post();
+    await new Promise((r) => setTimeout(r, 100));
+    routes.set(A1, route(a.endpoint));
+    const res = await pending;
+    expect(res.status).toBe(200);
+    await res.text();
+  });
+
+  it('another tenant\'s admission is 404 with no wait', async () => {
+    const a = await mock('a');
+    const g = await gateway(changingRoutes(new Map([[A1, route(a.endpoint)], [A2, route()]])).source, { endpointWaitMs: 5000 });
+    const started = Date.now();
+    for (const admission of [A1, A2]) expect((await g.post({ tenant: 'globex', admission })).status).toBe(404);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(g.requestLines().map((l) => [l.status, l.endpointWaitMs])).toEqual([
+      [404, undefined],
+      [404, undefined],
+    ]);
+  });
+
+  it('a client that leaves mid-wait ends it at once (499, client_closed)', async () => {
+    const t = changingRoutes(new Map([[A1, route()]]));
+    const g = await gateway(t.source, { endpointWaitMs: 10_000 });
+    const client = new AbortController();
+    const pending = g.post({ signal: client.signal }).catch((err: unknown) => err);
+    await waitFor(() => t.waiting() === 1, 'the request waits');
+    client.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await waitFor(() => g.requestLines().length === 1, 'the request line', 1000);
+    expect(g.requestLines()[0]).toMatchObject({ status: 499, outcome: 'client_closed', admission: A1 });
+    expect(g.requestLines()[0]!.endpointWaitMs).toBeLessThan(1000);
+    expect(t.waiting()).toBe(0);
+    expect(metricValue(await g.scrape(), 'modeldock_gateway_requests_total', { tenant: 'acme', admission: A1, code: '499' })).toBe(1);
+  });
+
+  it('the request deadline ends the wait (503: no endpoint was ever there)', async () => {
+    const t = changingRoutes(new Map([[A1, route()]]));
+    const g = await gateway(t.source, { endpointWaitMs: 10_000, requestTimeoutMs: 100 });
+    const started = Date.now();
+    const res = await g.post();
+    expect([res.status, await errorCode(res)]).toEqual([503, 'no_ready_endpoint']);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(t.waiting()).toBe(0);
+  });
+});
+
+describe('gateway: endpoint load gauge', () => {
+  const loadOf = async (g: Awaited<ReturnType<typeof gateway>>, pod: string) =>
+    (await g.scrape()).filter((x) => x.name === 'modeldock_gateway_endpoint_load' && x.labels.pod === pod).map((x) => [x.labels, x.value]);
+
+  for (const policy of ['least-load', 'round-robin'] as const) {
+    it(`${policy}: a pod scraped at busy 2 shows 2; the gateway's own request adds 1 until the pod counts it`, async () => {
+      const a = await mock('a', { slots: 3, sleep: createGate().sleep });
+      const routes = new Map([[A1, route(a.endpoint)]]);
+      const g = await gateway(routes, { policy });
+      const labels = { tenant: 'acme', admission: A1, pod: 'a', address: '127.0.0.1' };
+      expect(await loadOf(g, 'a')).toEqual([[labels, 0]]);
+
+      const direct = new AbortController();
+      await Promise.all([1, 2].map(() => a.post('/v1/chat/completions', CHAT, { signal: direct.signal })));
+      await waitFor(async () => slotState(await a.scrape()).busy === 2, 'two slots busy');
+      await g.gw.scraper.scrapeOnce();
+      expect(await loadOf(g, 'a')).toEqual([[labels, 2]]);
+
+      const client = new AbortController();
+      const res = await g.post({ signal: client.signal });
+      expect(res.status).toBe(200);
+      await waitFor(async () => slotState(await a.scrape()).busy === 3, 'the gateway\'s request holds a slot');
+      expect(await loadOf(g, 'a')).toEqual([[labels, 3]]);
+      await g.gw.scraper.scrapeOnce();
+      expect(await loadOf(g, 'a'), 'the pod counts it now: not twice').toEqual([[labels, 3]]);
+
+      client.abort();
+      await waitFor(() => g.requestLines().length === 1, 'the request ended');
+      expect(await loadOf(g, 'a'), 'until the next scrape, the request that ended is taken off').toEqual([[labels, 2]]);
+      direct.abort();
+    });
+  }
+
+  it('an endpoint whose route is gone has no series', async () => {
+    const a = await mock('a');
+    const b = await mock('b');
+    const routes = new Map([[A1, route(a.endpoint)], [A2, route(b.endpoint)]]);
+    const g = await gateway(routes);
+    expect((await loadOf(g, 'a')).length + (await loadOf(g, 'b')).length).toBe(2);
+    routes.delete(A2);
+    expect(await loadOf(g, 'a')).toHaveLength(1);
+    expect(await loadOf(g, 'b')).toEqual([]);
   });
 });
 

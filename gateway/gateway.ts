@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../controller/runtime/log.ts';
 import { Balancer } from './balancer.ts';
+import { endpointLoads } from './endpoint-loads.ts';
 import { LoadBook } from './load-book.ts';
 import { GatewayMetrics } from './metrics.ts';
 import type { Policy } from './picker.ts';
@@ -52,6 +53,7 @@ export function createGateway(o: GatewayOptions): Gateway {
   const now = o.now ?? Date.now;
   const metrics = o.metrics ?? new GatewayMetrics();
   const book = new LoadBook();
+  metrics.readEndpointLoadsFrom(() => endpointLoads(o.routes.table(), book.loads, now(), o.settings.staleMs));
   const agent = new Agent({ keepAlive: true });
   const inflight = new Set<Promise<void>>();
   let draining = false;

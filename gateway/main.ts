@@ -12,6 +12,7 @@
 //   SCRAPE_INTERVAL_MS, METRICS_STALE_MS, LOAD_METRICS   least-load's scrape of pods' /metrics
 //   UPSTREAM_CONNECT_TIMEOUT_MS (5 s; a pod not connected by then: the next one is tried),
 //   UPSTREAM_HEADERS_TIMEOUT_MS (120 s), UPSTREAM_IDLE_TIMEOUT_MS (60 s), REQUEST_TIMEOUT_MS (15 min)
+//   ENDPOINT_WAIT_MS       how long a request waits for its admission's first ready endpoint (5 s; 0: 503 at once)
 //   SHUTDOWN_GRACE_MS      on SIGTERM, how long requests in flight may go on (default 25 s)
 //   LOG_LEVEL              debug | info | warn | error
 import { KubeConfig } from '@kubernetes/client-node';
@@ -64,6 +65,7 @@ const gateway = createGateway({
     headersTimeoutMs: env.UPSTREAM_HEADERS_TIMEOUT_MS,
     idleTimeoutMs: env.UPSTREAM_IDLE_TIMEOUT_MS,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+    endpointWaitMs: env.ENDPOINT_WAIT_MS,
     policy: env.BALANCE,
     staleMs: env.METRICS_STALE_MS,
     scrapeIntervalMs: env.SCRAPE_INTERVAL_MS,

@@ -63,3 +63,26 @@ describe('GatewayMetrics', () => {
     expect(metricValue(s, 'modeldock_gateway_ignored_endpointslices', { reason: 'foreign_namespace' })).toBe(2);
   });
 });
+
+describe('GatewayMetrics: endpoint load', () => {
+  it('reads every endpoint\'s load at each scrape; an endpoint no longer read has no series', async () => {
+    const m = new GatewayMetrics();
+    let samplesNow = [
+      { ...A, pod: 'p1', address: '10.0.0.1', load: 2 },
+      { ...A, pod: 'p2', address: '10.0.0.2', load: 0 },
+    ];
+    m.readEndpointLoadsFrom(() => samplesNow);
+    const loadsOf = async () => (await samples(m)).filter((s) => s.name === 'modeldock_gateway_endpoint_load').map((s) => [s.labels, s.value]);
+    expect(await loadsOf()).toEqual([
+      [{ ...A, pod: 'p1', address: '10.0.0.1' }, 2],
+      [{ ...A, pod: 'p2', address: '10.0.0.2' }, 0],
+    ]);
+    samplesNow = [{ ...A, pod: 'p2', address: '10.0.0.2', load: 3 }];
+    expect(await loadsOf()).toEqual([[{ ...A, pod: 'p2', address: '10.0.0.2' }, 3]]);
+  });
+
+  it('none before a source is set', async () => {
+    const m = new GatewayMetrics();
+    expect((await samples(m)).filter((s) => s.name === 'modeldock_gateway_endpoint_load')).toEqual([]);
+  });
+});

@@ -1,9 +1,11 @@
 // The gateway's Prometheus metrics, on a registry of its own (tests run several gateways in one
 // process). Per-request series carry the tenant and the admission; an admission's series are
 // removed once its route is gone and its last request ended, so a deleted admission does not stay
-// in /metrics forever. A request that reached no route (401, 404) is counted under admission "".
+// in /metrics forever. A request that reached no route (401, 404, 503 for an admission without
+// one) is counted under admission "".
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CredentialRejection } from '../schema/gateway-credential.ts';
+import type { EndpointLoadSample } from './endpoint-loads.ts';
 import type { PickSource } from './picker.ts';
 import type { IgnoreReason } from './routes.ts';
 import type { ScrapeResult } from './scraper.ts';
@@ -80,6 +82,19 @@ export class GatewayMetrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  // Set at each scrape from what the picker sees then (endpoint-loads.ts), never kept between
+  // scrapes: an endpoint that left its route has no series to remove.
+  readonly #endpointLoad = new Gauge({
+    name: 'modeldock_gateway_endpoint_load',
+    help: 'Each routed endpoint\'s load as the picker reads it now: the pod\'s scraped gauges corrected by this gateway\'s in-flight change since, or its in-flight count when the scrape is stale.',
+    labelNames: ['tenant', 'admission', 'pod', 'address'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.#endpointLoad.reset();
+      for (const s of this.#readEndpointLoads()) this.#endpointLoad.set({ tenant: s.tenant, admission: s.admission, pod: s.pod, address: s.address }, s.load);
+    },
+  });
+  #readEndpointLoads: () => Iterable<EndpointLoadSample> = () => [];
   /** Every admission with series: its tenant, the codes counted, its requests in flight. */
   readonly #series = new Map<string, { tenant: string; codes: Set<string>; inflight: number }>();
   /** The admissions with a route, as last told; undefined before the first table. */
@@ -126,6 +141,11 @@ export class GatewayMetrics {
 
   ignoredSlices(counts: Readonly<Record<IgnoreReason, number>>): void {
     for (const [reason, n] of Object.entries(counts)) this.#ignored.set({ reason }, n);
+  }
+
+  /** Where modeldock_gateway_endpoint_load reads its samples, at every scrape. */
+  readEndpointLoadsFrom(read: () => Iterable<EndpointLoadSample>): void {
+    this.#readEndpointLoads = read;
   }
 
   /** The admissions that have a route now: the series of every other one go once it is idle. */

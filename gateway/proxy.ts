@@ -1,11 +1,12 @@
-// The inference handler: credential → route → body → pick → forward → relay, one JSON log line
-// and the metrics at the end of every request. The admission comes from the credential, never
-// from the path or the body; the body goes to the pod byte for byte, with only content-type,
-// accept and the edge's request id beside it (never the credential).
+// The inference handler: credential → route (waiting for a ready endpoint) → body → pick →
+// forward → relay, one JSON log line and the metrics at the end of every request. The admission
+// comes from the credential, never from the path or the body; the body goes to the pod byte for
+// byte, with only content-type, accept and the edge's request id beside it (never the credential).
 import type { Agent, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../controller/runtime/log.ts';
 import { CREDENTIAL_HEADER, verifyCredential } from '../schema/gateway-credential.ts';
 import type { Balancer } from './balancer.ts';
+import { waitable, waitForEndpoint } from './endpoint-wait.ts';
 import { answerFor, GatewayError, statusOf, type GatewayErrorCode } from './errors.ts';
 import type { LoadBook } from './load-book.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -21,6 +22,11 @@ export const CLIENT_CLOSED = 499;
 /** The routes now (an informer's table in the cluster, a fixed one in tests). */
 export interface RouteSource {
   table(): ReadonlyMap<string, Route>;
+  /**
+   * Resolves at the table's next change, or at once when `signal` aborts; a request waiting for a
+   * ready endpoint re-reads the table then. Without it, a waiting request re-reads it every ENDPOINT_POLL_MS.
+   */
+  changed?(signal: AbortSignal): Promise<void>;
 }
 export interface KeySource {
   readonly keys: ReadonlyMap<string, string>;
@@ -32,6 +38,8 @@ export interface ProxySettings {
   headersTimeoutMs: number;
   idleTimeoutMs: number;
   requestTimeoutMs: number;
+  /** How long a request waits for its admission's first ready endpoint (ENDPOINT_WAIT_MS; 0: not at all). */
+  endpointWaitMs: number;
 }
 
 export interface ProxyDeps {
@@ -61,6 +69,8 @@ interface RequestRecord {
   outcome: Outcome;
   /** Why the credential was refused (log only). */
   reason?: string;
+  /** How long the request waited for a ready endpoint, when it had to. */
+  endpointWaitMs?: number;
   forwarded: boolean;
 }
 
@@ -112,10 +122,7 @@ export function createProxy(deps: ProxyDeps): (req: IncomingMessage, res: Server
     const { claims } = verified;
     Object.assign(rec, { requestId: claims.requestId, tenant: claims.tenant, admission: claims.admission });
 
-    const resolution = resolveRoute(deps.routes.table(), claims.tenant, claims.admission);
-    if (resolution.kind === 'not_found') throw new GatewayError('not_found');
-    rec.routed = true;
-    if (resolution.kind === 'no_ready_endpoint') throw new GatewayError('no_ready_endpoint');
+    const route = await routeFor(claims.tenant, claims.admission, rec, clientGone, deadline);
     const body = await readBody(req, settings.maxBodyBytes);
 
     const headers: Record<string, string> = { 'x-request-id': claims.requestId, 'content-length': String(body.length) };
@@ -125,7 +132,6 @@ export function createProxy(deps: ProxyDeps): (req: IncomingMessage, res: Server
     }
     rec.forwarded = true;
     metrics.requestStarted(labels(rec));
-    const route = resolution.route;
     const tried = new Set<string>();
     for (;;) {
       const picked = deps.balancer.choose(route, route.endpoints.filter((e) => !tried.has(endpointKey(e))));
@@ -177,6 +183,29 @@ export function createProxy(deps: ProxyDeps): (req: IncomingMessage, res: Server
     }
   }
 
+  /** The admission's route with a ready endpoint, waiting up to ENDPOINT_WAIT_MS for one to appear. */
+  async function routeFor(tenant: string, admission: string, rec: RequestRecord, clientGone: AbortSignal, deadline: AbortSignal): Promise<Route> {
+    const resolve = () => resolveRoute(deps.routes.table(), tenant, admission);
+    let resolution = resolve();
+    if (waitable(resolution) && settings.endpointWaitMs > 0) {
+      const started = now();
+      resolution = await waitForEndpoint({
+        resolve,
+        changed: deps.routes.changed?.bind(deps.routes),
+        waitMs: settings.endpointWaitMs,
+        signal: AbortSignal.any([clientGone, deadline]),
+      });
+      rec.endpointWaitMs = now() - started;
+    }
+    if (resolution.kind === 'not_found') throw new GatewayError('not_found');
+    // An admission without a route at all is counted under admission "": its series would go at once.
+    rec.routed = resolution.kind !== 'unknown';
+    if (clientGone.aborted) throw new ClientGoneError();
+    // Unknown too: the edge vouched for the admission, so it is one whose endpoint is not here yet.
+    if (resolution.kind !== 'route') throw new GatewayError('no_ready_endpoint');
+    return resolution.route;
+  }
+
   function finish(rec: RequestRecord, meter: SseMeter, receivedAt: number): void {
     const ttftMs = meter.firstTokenAt === undefined ? undefined : meter.firstTokenAt - receivedAt;
     const tokensPerSecond = meter.tokensPerSecond();
@@ -197,6 +226,7 @@ export function createProxy(deps: ProxyDeps): (req: IncomingMessage, res: Server
       durationMs: now() - receivedAt,
       outcome: rec.outcome,
       reason: rec.reason,
+      endpointWaitMs: rec.endpointWaitMs,
     });
   }
 }

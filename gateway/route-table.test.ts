@@ -65,4 +65,25 @@ describe('RouteTable', () => {
     expect(lines.map((l) => [l.msg, l.namespace, l.slice, l.reason])).toEqual([['EndpointSlice ignored', 'default', 'stray', 'foreign_namespace']]);
     expect(counts).toEqual({ missing_labels: 0, foreign_namespace: 1, conflicting_tenant: 0 });
   });
+
+  it('changed() resolves at the next event (every waiter, once), or at once when its signal aborts', async () => {
+    const inf = fakeInformer([slice('s', 'md-acme', false)]);
+    const table = new RouteTable({ slices: inf.source, prefix: 'md-', log: createLogger({ write: () => undefined }) });
+    expect(table.table().get(A1)?.endpoints).toEqual([]);
+    const heard: string[] = [];
+    const a = table.changed(new AbortController().signal).then(() => heard.push('a'));
+    const b = table.changed(new AbortController().signal).then(() => heard.push('b'));
+    const gone = new AbortController();
+    const c = table.changed(gone.signal).then(() => heard.push('c'));
+    gone.abort();
+    await c;
+    expect(heard).toEqual(['c']);
+    inf.items[0] = slice('s', 'md-acme', true);
+    inf.fire();
+    inf.fire();
+    await Promise.all([a, b]);
+    expect(heard).toEqual(['c', 'a', 'b']);
+    expect(table.table().get(A1)?.endpoints).toHaveLength(1);
+    await table.changed(AbortSignal.abort()); // already aborted: at once
+  });
 });

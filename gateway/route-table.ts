@@ -2,6 +2,8 @@
 // recomputed on the next read (a request, or the scraper's round every SCRAPE_INTERVAL_MS), so the
 // initial list's thousands of 'add' events cost one computation, not one each. Every computation
 // tells the metrics which admissions still have a route, and says once why a slice is ignored.
+// Requests waiting for a ready endpoint (endpoint-wait.ts) hear of the next change: the first event
+// wakes every waiter and empties the set, so the rest of a burst finds nobody to wake.
 import { LABELS, MANAGED_BY } from '../schema/model-service.ts';
 import type { Informer } from '../controller/runtime/informer.ts';
 import type { Logger } from '../controller/runtime/log.ts';
@@ -28,11 +30,31 @@ export class RouteTable {
   #stale = true;
   /** Slices ignored at the last computation (namespace/name: reason), each logged when it started to be. */
   #ignored = new Map<string, IgnoreReason>();
+  /** Requests waiting for the next change. */
+  readonly #waiters = new Set<() => void>();
 
   constructor(opts: RouteTableOptions) {
     this.#opts = opts;
-    const stale = () => void (this.#stale = true);
+    const stale = () => {
+      this.#stale = true;
+      for (const wake of this.#waiters) wake();
+      this.#waiters.clear();
+    };
     opts.slices.addHandlers({ add: stale, update: stale, delete: stale });
+  }
+
+  /** Resolves at the next change of the slices (read table() again), or at once when `signal` aborts. */
+  changed(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#waiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   get synced(): boolean {

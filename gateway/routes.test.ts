@@ -110,9 +110,10 @@ describe('resolveRoute', () => {
     expect(resolveRoute(routes, 'acme', A1)).toEqual({ kind: 'route', route: routes.get(A1) });
   });
 
-  it('another tenant\'s admission is not found, like an unknown one', () => {
+  it('another tenant\'s admission is not found; an admission without a route is unknown (its slice may be on its way)', () => {
     expect(resolveRoute(routes, 'globex', A1)).toEqual({ kind: 'not_found' });
-    expect(resolveRoute(routes, 'acme', '01JZZZZZZZZZZZZZZZZZZZZZZZ')).toEqual({ kind: 'not_found' });
+    expect(resolveRoute(routes, 'globex', A2)).toEqual({ kind: 'not_found' }); // even without a ready endpoint
+    expect(resolveRoute(routes, 'acme', '01JZZZZZZZZZZZZZZZZZZZZZZZ')).toEqual({ kind: 'unknown' });
   });
 
   it('a known admission without a ready endpoint', () => {

@@ -96,15 +96,22 @@ function sortedUnique(endpoints: Endpoint[]): Endpoint[] {
   return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
 }
 
-export type Resolution = { kind: 'route'; route: Route } | { kind: 'not_found' } | { kind: 'no_ready_endpoint'; route: Route };
+export type Resolution =
+  | { kind: 'route'; route: Route }
+  | { kind: 'unknown' }
+  | { kind: 'not_found' }
+  | { kind: 'no_ready_endpoint'; route: Route };
 
 /**
  * What a request for `admission` of `tenant` gets: its route only when both match. Another
- * tenant's admission is not found, the same as one that does not exist (nothing to learn by probing).
+ * tenant's admission is `not_found`, at once. No route at all is `unknown`: the edge signs a
+ * credential only for the tenant's own admission, so its slice may just not be in this table yet
+ * (the caller waits for it; telling unknown from foreign teaches nothing to a credential's holder).
  */
 export function resolveRoute(routes: ReadonlyMap<string, Route>, tenant: string, admission: string): Resolution {
   const route = routes.get(admission);
-  if (!route || route.tenant !== tenant) return { kind: 'not_found' };
+  if (!route) return { kind: 'unknown' };
+  if (route.tenant !== tenant) return { kind: 'not_found' };
   if (route.endpoints.length === 0) return { kind: 'no_ready_endpoint', route };
   return { kind: 'route', route };
 }
