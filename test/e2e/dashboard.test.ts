@@ -1,8 +1,9 @@
 // The dashboard in a real headless browser (Debian's chromium through playwright-core) against
 // the whole system: paste the key, see the quota as bars and an admission become ready with its
-// timeline and endpoint, cancel and then confirm a delete, and see it released. The page must
-// keep the key in sessionStorage only (no cookie, never in the URL) and run without a single
-// Content-Security-Policy violation. A screenshot of the page is saved for the README.
+// timeline and endpoint (with a curl example and a Copy button), cancel and then confirm a
+// delete, and see it released. The page must keep the key in sessionStorage only (no cookie,
+// never in the URL, never shown) and run without a single Content-Security-Policy violation.
+// A screenshot of the page is saved for the README.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -41,7 +42,7 @@ async function openDashboard(): Promise<{ page: Page; problems: string[] }> {
 }
 
 describe('dashboard', () => {
-  it('key → quota bars and admissions; ready with timeline and endpoint; delete with confirmation; released', async () => {
+  it('key → quota bars and admissions; ready with timeline, endpoint and how to call it; delete with confirmation; released', async () => {
     const { page, problems } = await openDashboard();
     const row = (id: string) => page.locator(`tr[data-id="${id}"]`);
     await page.fill('#key', TENANT_KEY);
@@ -56,7 +57,19 @@ describe('dashboard', () => {
     expect(await ready.locator('.state').textContent()).toBe('ready');
     expect(await ready.locator('li[data-stage="ready"]').getAttribute('data-status')).toBe('done');
     expect(await ready.locator('li[data-stage="admitted"]').getAttribute('data-status')).toBe('done');
-    expect(await ready.locator('.endpoint').textContent()).toBe(`http://md-${id!.toLowerCase()}.${sys.tenantNamespace}.svc:8000`);
+    // The endpoint: the model's URL at the edge (as the API reports it), a Copy button, and a curl
+    // example that names the key as $MODELDOCK_KEY — the key itself is nowhere on the page.
+    const endpoint = (await sys.api(`/requests/${id}`)).body.endpoint as string;
+    expect(endpoint).toMatch(new RegExp(`^https?://[^/]+/v1/models/${id}$`));
+    expect(await ready.locator('.endpoint code.url').textContent()).toBe(endpoint);
+    expect(await ready.locator('.endpoint code.example').textContent()).toBe(
+      `curl -N '${endpoint}/chat/completions' -H "Authorization: Bearer $MODELDOCK_KEY" -H 'Content-Type: application/json' -d '{"model":"default","messages":[{"role":"user","content":"Hello"}],"stream":true}'`,
+    );
+    expect(await page.locator('body').textContent()).not.toContain(TENANT_KEY);
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(sys.worker.url).origin });
+    await ready.locator('button[data-action="copy-url"]').click();
+    await page.locator('#notice', { hasText: 'Copied the URL.' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(endpoint);
     expect(await ready.locator('.replicas').textContent()).toBe('2 replicas');
     // A change of replicas made elsewhere (the CLI, the API) shows up, then settles.
     expect((await sys.api(`/requests/${id}`, { method: 'PATCH', body: { replicas: 1 }, idempotencyKey: 'dash-scale-1' })).status).toBe(202);

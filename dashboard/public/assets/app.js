@@ -6,13 +6,16 @@
 // The startup stages are schema/timeline.ts: the bundle serves it as ./startup.js and points
 // this import there (scripts/gen-dashboard.ts). Every text the page shows passes printable()
 // (schema/text.ts, served as ./text.js): a pod's message or any other server string shows no
-// control character.
+// control character. An admission with an endpoint shows how to call its model: the URL and a
+// curl command, each with a Copy button (./usage.js).
 import { describeFailure, formatDuration, startupStages } from '../../../schema/timeline.ts';
 import { printable } from '../../../schema/text.ts';
+import { copyText, curlExample } from './usage.js';
 
 const KEY_ITEM = 'modeldock.key';
 const REFRESH_MS = 2000;
 const REQUEST_TIMEOUT_MS = 10_000;
+const NOTICE_MS = 3000;
 
 /**
  * @typedef {import('../../../schema/timeline.ts').StartupFacts & {
@@ -150,7 +153,7 @@ function admissionRow(a, onDelete) {
   }
   if (a.lastFailure) tl.append(el('div', 'failure', describeFailure(a.lastFailure)));
   else if (a.lastError) tl.append(el('div', 'failure', a.lastErrorCode ? `${a.lastErrorCode}: ${a.lastError}` : a.lastError));
-  const endpoint = el('td', 'endpoint', a.endpoint ?? '—');
+  const endpoint = a.endpoint ? endpointCell(a, a.endpoint) : el('td', 'endpoint', '—');
   const actions = el('td');
   if (['admitted', 'delivered', 'ready'].includes(a.state)) {
     const del = /** @type {HTMLButtonElement} */ (el('button', 'danger', 'Delete'));
@@ -161,6 +164,74 @@ function admissionRow(a, onDelete) {
   }
   tr.append(name, state, tl, endpoint, actions);
   return tr;
+}
+
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let noticeTimer;
+
+/**
+ * Says what a Copy button did, outside the table (which is redrawn every refresh). When the
+ * browser cannot copy, the text is shown here selected, for the tenant to copy by hand.
+ * @param {string | undefined} message
+ * @param {string} [text]
+ */
+function showNotice(message, text) {
+  clearTimeout(noticeTimer);
+  const box = $('notice', HTMLElement);
+  if (!message) {
+    box.replaceChildren();
+    box.hidden = true;
+    return;
+  }
+  box.replaceChildren(el('span', undefined, message));
+  box.hidden = false;
+  if (text === undefined) {
+    noticeTimer = setTimeout(() => showNotice(undefined), NOTICE_MS);
+    return;
+  }
+  const code = el('code', 'manual-copy', text);
+  const dismiss = /** @type {HTMLButtonElement} */ (el('button', undefined, 'Dismiss'));
+  dismiss.type = 'button';
+  dismiss.addEventListener('click', () => showNotice(undefined));
+  box.append(code, dismiss);
+  getSelection()?.selectAllChildren(code);
+}
+
+/** @param {string} what @param {string} text */
+async function copy(what, text) {
+  if (await copyText(text, navigator.clipboard)) showNotice(`Copied the ${what}.`);
+  else showNotice(`This browser does not let the page copy: the ${what} is selected below, copy it with Ctrl+C (⌘C).`, text);
+}
+
+/** A line of text to copy, with its Copy button. @param {string} className @param {string} what @param {string} text */
+function copyLine(className, what, text) {
+  const line = el('div', 'copy-line');
+  const code = el('code', className, text);
+  const button = /** @type {HTMLButtonElement} */ (el('button', 'copy', 'Copy'));
+  button.type = 'button';
+  button.dataset.action = `copy-${className}`;
+  button.title = `Copy the ${what}`;
+  // What is copied is what is shown (printable): no hidden character reaches the tenant's shell.
+  button.addEventListener('click', () => void copy(what, code.textContent ?? ''));
+  line.append(code, button);
+  return line;
+}
+
+/**
+ * The endpoint (<API>/v1/models/<id>, OpenAI-compatible: a client's base URL) and a curl command
+ * that streams a chat completion from it. The command reads the key from $MODELDOCK_KEY: the
+ * key itself never appears on the page.
+ * @param {Admission} a @param {string} endpoint
+ */
+function endpointCell(a, endpoint) {
+  const td = el('td', 'endpoint');
+  const ready = a.state === 'ready';
+  td.append(
+    copyLine('url', 'URL', endpoint),
+    copyLine('example', 'example', curlExample(endpoint)),
+    el('div', 'hint', `${ready ? '' : 'Takes requests once ready. '}Set MODELDOCK_KEY to your API key first; "model" goes to your server as is. OpenAI clients take the URL as their base URL.`),
+  );
+  return td;
 }
 
 /** @param {Admission[]} items @param {(a: Admission) => void} onDelete */
@@ -187,7 +258,10 @@ function showSignedIn(signedIn) {
   $('forget', HTMLButtonElement).hidden = !signedIn;
   $('quota-section', HTMLElement).hidden = !signedIn;
   $('admissions-section', HTMLElement).hidden = !signedIn;
-  if (!signedIn) $('tenant', HTMLSpanElement).textContent = '';
+  if (!signedIn) {
+    $('tenant', HTMLSpanElement).textContent = '';
+    showNotice(undefined);
+  }
 }
 
 /** Asks for confirmation in the page's dialog; resolves true when the tenant confirms. */
