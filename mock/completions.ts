@@ -16,6 +16,9 @@ import { QueueFullError, type Lease, type SlotScheduler } from './slots.ts';
 
 export type Log = (entry: Record<string, unknown>) => void;
 
+/** A model name every mock accepts besides MODEL_NAME. */
+export const DEFAULT_MODEL_ALIAS = 'default';
+
 export type CompletionDeps = {
   scheduler: SlotScheduler;
   metrics: MockMetrics;
@@ -72,7 +75,9 @@ async function admitAndRun(
   arrivedAt: number,
   clientGone: AbortSignal,
 ): Promise<Outcome> {
-  if (job.model !== deps.modelName) {
+  // `default` names whatever this server serves: the CLI's and the dashboard's examples use it,
+  // as they cannot know the name a tenant's server was started with.
+  if (job.model !== deps.modelName && job.model !== DEFAULT_MODEL_ALIAS) {
     const body = openAiError(`The model '${job.model}' does not exist`, 'invalid_request_error', 'model', 'model_not_found');
     throw new HttpError(404, body, 'invalid');
   }
@@ -100,7 +105,7 @@ async function admitAndRun(
   deps.metrics.queueWait.observe(lease.waitedMs / 1000);
   deps.log({ msg: 'started', reqId, waitedMs: lease.waitedMs });
   try {
-    return await generateTokenStream(deps, endpoint, job, res, { reqId, arrivedAt, signal });
+    return await generateTokenStream(deps, endpoint, { ...job, model: deps.modelName }, res, { reqId, arrivedAt, signal });
   } finally {
     lease.release();
   }

@@ -87,6 +87,13 @@ describe('bad input → OpenAI error shape', { timeout: 20_000 }, () => {
     expect(json.error).toMatchObject({ type: 'invalid_request_error', param, message: expect.any(String) });
   });
 
+  test('"default" names the served model: 200 with the served name in the answer', async () => {
+    t = await startMock({ modelName: 'tiny-llama' });
+    const res = await t.post(CHAT, chat({ model: 'default' }));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ model: 'tiny-llama' });
+  });
+
   test('unknown model → 404 model_not_found (counted as invalid); unknown route → 404', async () => {
     t = await startMock();
     const res = await t.post(CHAT, chat({ model: 'gpt-9' }));
