@@ -26,6 +26,7 @@ import { getQuota } from './services/quota.ts';
 import { scaleAdmission } from './services/scale.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from './services/requests.ts';
 import { publicBase, shown } from './tenant-url.ts';
+import { callWhenAllowed } from './inference/when-allowed.ts';
 
 export interface AppOptions {
   config: Config;
@@ -134,26 +135,27 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     if (!opts.config.gateway) throw inferenceUnavailable();
     return c.json(await listModels(opts.deps(c.env), c.var.tenant), 200);
   });
-  // Inference: the admission must be the caller's and ready (read every time), then the request
-  // goes to the gateway with a credential in place of the key, and the answer streams back.
+  // Inference: the admission must be the caller's and ready (read every time); the request goes to
+  // the gateway with a credential in place of the key while that is read, and the answer streams
+  // back only once it said yes (inference/when-allowed.ts).
   const infer = async (c: Context<AppEnv>, operation: InferenceOperation, id: string): Promise<Response> => {
     c.set('admissionId', id);
     const gateway = opts.config.gateway;
     if (!gateway) throw inferenceUnavailable();
     const deps = opts.deps(c.env);
-    await requireReadyModel(deps, c.var.tenant, id);
-    return forward(
-      { fetch: gatewayFetch, gateway, now: deps.clock, log },
-      {
-        tenant: c.var.tenant,
-        admission: id,
-        requestId: c.var.requestId,
-        operation,
-        body: await c.req.arrayBuffer(),
-        contentType: c.req.header('Content-Type') ?? 'application/json',
-        accept: c.req.header('Accept'),
-        signal: c.req.raw.signal,
-      },
+    const call = {
+      tenant: c.var.tenant,
+      admission: id,
+      requestId: c.var.requestId,
+      operation,
+      body: await c.req.arrayBuffer(),
+      contentType: c.req.header('Content-Type') ?? 'application/json',
+      accept: c.req.header('Accept'),
+    };
+    return callWhenAllowed(
+      () => requireReadyModel(deps, c.var.tenant, id),
+      (signal) => forward({ fetch: gatewayFetch, gateway, now: deps.clock, log }, { ...call, signal }),
+      c.req.raw.signal,
     );
   };
   app.openapi(r.chatCompletions, (c) => infer(c, 'chat/completions', c.req.valid('param').id));

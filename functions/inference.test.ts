@@ -1,6 +1,6 @@
 // The inference routes in-process: GET /v1/models and POST /v1/models/{id}/(chat/)completions
 // against a fake ledger (test-ledger.ts) and a fake gateway (the injected fetch). What is checked
-// before the gateway is called (key, rate limit, owner, state, body), what the gateway gets (the
+// before the gateway is called (key, rate limit, body) and beside the call (owner, state: a refusal aborts it), what the gateway gets (the
 // credential, never the tenant's key, the body byte for byte), and how its answer comes back
 // (streamed chunk by chunk, the gateway's own errors translated, the model's passed on).
 import { describe, expect, it } from 'vitest';
@@ -54,6 +54,15 @@ function fakeGateway(respond: (call: GatewayCall) => Promise<Response> | Respons
   return { fetch, calls };
 }
 
+/**
+ * A refused call: the forward, started beside the ledger read (inference/when-allowed.ts), was
+ * aborted (at most one call per request, and it answered nobody).
+ */
+function expectAllAborted(calls: readonly GatewayCall[], requests = 1): void {
+  expect(calls.length).toBeLessThanOrEqual(requests);
+  expect(calls.every((c) => c.signal.aborted)).toBe(true);
+}
+
 const allow: RateLimiter = { limit: () => Promise.resolve({ success: true }) };
 
 function setup(o: { gateway?: ReturnType<typeof fakeGateway>; env?: Env; headersTimeoutMs?: number; tenantLimiter?: RateLimiter } = {}) {
@@ -84,7 +93,7 @@ const within = <T>(ms: number, p: T | Promise<T>, what: string): Promise<T> =>
   Promise.race([Promise.resolve(p), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms))]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('POST /v1/models/{id}/…: refused before the gateway', () => {
+describe('POST /v1/models/{id}/…: refused (nothing of the gateway reaches the client)', () => {
   it('401 without a key, with a bad key: the gateway is not called and nothing is read', async () => {
     const s = setup();
     for (const auth of [{}, { Authorization: 'Bearer nobody-has-this-key-01234' }] as Record<string, string>[]) {
@@ -103,7 +112,7 @@ describe('POST /v1/models/{id}/…: refused before the gateway', () => {
     expect(theirs.status).toBe(404);
     expect(missing.status).toBe(404);
     expect(await theirs.json()).toEqual(await missing.json());
-    expect(s.gateway.calls).toHaveLength(0);
+    expectAllAborted(s.gateway.calls, 2);
   });
 
   it.each(['admitted', 'delivered', 'deleting', 'releasing', 'released', 'conflict'])('409 model_not_ready while %s, the state in details', async (state) => {
@@ -112,7 +121,7 @@ describe('POST /v1/models/{id}/…: refused before the gateway', () => {
     const res = await s.chat(id);
     expect(res.status).toBe(409);
     expect(await errorOf(res)).toMatchObject({ code: 'model_not_ready', details: { state } });
-    expect(s.gateway.calls).toHaveLength(0);
+    expectAllAborted(s.gateway.calls);
   });
 
   it('the state is read on every request: refused at once after a DELETE moved the admission on', async () => {
@@ -122,7 +131,7 @@ describe('POST /v1/models/{id}/…: refused before the gateway', () => {
     const res = await s.chat();
     expect(res.status).toBe(409);
     expect(await errorOf(res)).toMatchObject({ code: 'model_not_ready', details: { state: 'deleting' } });
-    expect(s.gateway.calls).toHaveLength(1);
+    expect(s.gateway.calls.map((c) => c.signal.aborted)).toEqual([false, true]);
   });
 
   it('429 over the tenant limit, before the database and the gateway', async () => {

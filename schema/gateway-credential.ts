@@ -84,8 +84,19 @@ function decodeJson(part: string): unknown {
   }
 }
 
-const hmacKey = (secret: string, usage: 'sign' | 'verify') =>
-  crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [usage]);
+/** Imported keys by usage and secret: importing costs more than signing a credential. A handful of keys ever live. */
+const imported = new Map<string, Promise<CryptoKey>>();
+const MAX_IMPORTED = 64;
+function hmacKey(secret: string, usage: 'sign' | 'verify'): Promise<CryptoKey> {
+  const id = `${usage}:${secret}`;
+  let key = imported.get(id);
+  if (!key) {
+    if (imported.size >= MAX_IMPORTED) imported.clear();
+    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [usage]);
+    imported.set(id, key);
+  }
+  return key;
+}
 
 /** A credential for `claims`, signed with `key`. */
 export async function signCredential(key: CredentialKey, claims: CredentialClaims): Promise<string> {
