@@ -57,7 +57,7 @@ describe('modeldock submit --wait', () => {
     expect(r.stdout).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*waiting for (delivered|scheduled|started|ready) …/);
     expect(hasColour(r.stdout)).toBe(true);
     expect(r.stdout).toMatch(/✔.* ready +.*\+[\d.]+/);
-    expect(r.stdout).toMatch(/ready.*: http:\/\/md-[0-9a-z]{26}\./);
+    expect(r.stdout).toMatch(/ready.*: http:\/\/127\.0\.0\.1:\d+\/v1\/models\/[0-9A-Z]{26}/);
 
     const plain = ok(await runCli(submitArgs(), { env: env({ NO_COLOR: '1' }), tty: true, timeoutMs: 120_000 }));
     expect(plain.stdout).toContain(CLEAR_LINE);

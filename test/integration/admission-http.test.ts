@@ -324,7 +324,15 @@ describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
     expect((await call('GET', '/healthz', { key: 'wrong-key-0123456789abcdef' })).status).toBe(401);
     const doc = await call('GET', '/openapi.json', { key: null });
     expect(doc.status).toBe(200);
-    expect(Object.keys(doc.body.paths as object).sort()).toEqual(['/healthz', '/quota', '/requests', '/requests/{id}']);
+    expect(Object.keys(doc.body.paths as object).sort()).toEqual([
+      '/healthz',
+      '/quota',
+      '/requests',
+      '/requests/{id}',
+      '/v1/models',
+      '/v1/models/{id}/chat/completions',
+      '/v1/models/{id}/completions',
+    ]);
     const post = (doc.body.paths as Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, { maximum?: number }> } }> } }>>)['/requests']?.post;
     expect(post?.requestBody.content['application/json']?.schema.properties.replicas?.maximum).toBe(8);
     const nf = await call('GET', '/nope');

@@ -119,6 +119,15 @@ describe('kubectl apply --dry-run=server -k', () => {
     expect((monitoring.metadata as { labels?: Record<string, string> }).labels).toMatchObject({ 'modeldock.io/monitoring': 'true' });
   });
 
+  it('the gateway may list and watch EndpointSlices, nothing else; its ServiceAccount is bound to exactly that', async () => {
+    const objs = await dryRun('k8s');
+    const role = find(objs, 'ClusterRole', 'modeldock-gateway') as Obj & { rules: unknown[] };
+    expect(role.rules).toEqual([{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] }]);
+    const binding = find(objs, 'ClusterRoleBinding', 'modeldock-gateway') as Obj & { roleRef: unknown; subjects: unknown[] };
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'modeldock-gateway' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'modeldock-gateway', namespace: 'modeldock-gateway' }]);
+  });
+
   it('the controller Deployment reads DATABASE_URL from the Secret modeldock-database and runs as a numeric non-root user', async () => {
     const dep = find(await dryRun('k8s'), 'Deployment', 'modeldock-controller') as Obj & {
       spec: { template: { spec: { securityContext: Record<string, unknown>; containers: Array<{ env: Array<{ name: string; valueFrom?: unknown }> }> } } };
