@@ -58,10 +58,11 @@ try {
   const target = { binDir: info.binDir, kubeconfig: info.kubeconfig };
   const { metricsToken } = await installBase(target, repoRoot, TOKEN_SECONDS);
   await createDatabaseSecret(target, BASE_NAMESPACE, info.databaseUrl);
-  // The gateway on the real node (the operator's placement), then its key Secret; KWOK runs no gateway.
+  // The gateway on the real node (the operator's placement; one replica: the node has 2 cores for
+  // the demo's model too), then its key Secret; KWOK runs no gateway.
   let gatewayVars: Record<string, string> = {};
   if (info.realNode) {
-    await adminClient(info.kubeconfig).mergePatch(`/apis/apps/v1/namespaces/${GATEWAY_NAMESPACE}/deployments/${GATEWAY_DEPLOYMENT}`, gatewayPlacementPatch());
+    await adminClient(info.kubeconfig).mergePatch(`/apis/apps/v1/namespaces/${GATEWAY_NAMESPACE}/deployments/${GATEWAY_DEPLOYMENT}`, gatewayPlacementPatch(1));
     gatewayVars = (await startNodeGateway(info.kubeconfig, GATEWAY_NAMESPACE)).workerVars;
   }
   const vars = { DATABASE_URL: info.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify({ [TENANT]: KEY }), MODELDOCK_ENV: 'development', ...gatewayVars };
@@ -107,14 +108,14 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
   Dashboard: ${api}/  (paste the key ${KEY})
 
   export MODELDOCK_URL=${api} MODELDOCK_KEY=${KEY}
-  npx modeldock submit --name chat --image modeldock/mock-model:0.1.0 --replicas 2 --cpu 1 --memory 2Gi --wait
+  npx modeldock submit --name chat --image modeldock/mock-model:0.1.0 --replicas 2 --cpu 500m --memory 1Gi --wait
   npx modeldock list; npx modeldock quota; npx modeldock scale <id> 3 --wait; npx modeldock delete <id> --wait
 
   Or with curl:
 
   K="Authorization: Bearer ${KEY}"
   curl -s -XPOST ${api}/requests -H "$K" -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-1' \\
-       -d '{"name":"chat","image":"modeldock/mock-model:0.1.0","replicas":2,"resources":{"cpu":"1","memory":"2Gi"}}'
+       -d '{"name":"chat","image":"modeldock/mock-model:0.1.0","replicas":2,"resources":{"cpu":"500m","memory":"1Gi"}}'
   curl -s ${api}/requests -H "$K"            # list (state: admitted → delivered → ready)
   curl -s ${api}/requests/<id> -H "$K"       # one admission, with its endpoint
   curl -s -XPATCH ${api}/requests/<id> -H "$K" -H 'Content-Type: application/json' -H 'Idempotency-Key: demo-scale-3' \\

@@ -18,13 +18,14 @@ export const GATEWAY_PORT = 8080;
 export const GATEWAY_METRICS_PORT = 9090;
 export const GATEWAY_KEYS_SECRET = 'modeldock-gateway-keys';
 
-/** The gateway Deployment on the real node: a strategic-merge patch (the operator's placement). */
-export function gatewayPlacementPatch(): object {
+/** The gateway Deployment on the real node (the operator's placement), with `replicas` when given: a merge patch. */
+export function gatewayPlacementPatch(replicas?: number): object {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: GATEWAY_DEPLOYMENT },
     spec: {
+      ...(replicas === undefined ? {} : { replicas }),
       template: {
         spec: {
           nodeSelector: JSON.parse(REAL_NODE_PLACEMENT.POD_NODE_SELECTOR!) as unknown,
