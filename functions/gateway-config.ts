@@ -30,7 +30,7 @@ function asUrl(text: string): URL | undefined {
 export function parseGatewayUrl(text: string): Parsed<string> {
   const u = asUrl(text.trim());
   if (!u || !['http:', 'https:'].includes(u.protocol) || u.username || u.password || u.search || u.hash) {
-    return { ok: false, problem: 'GATEWAY_URL must be an http(s) URL without credentials, query or fragment (e.g. http://modeldock-gateway.modeldock-system.svc:8080)' };
+    return { ok: false, problem: 'GATEWAY_URL must be an http(s) URL without credentials, query or fragment (e.g. http://modeldock-gateway.modeldock-gateway.svc:8080)' };
   }
   return { ok: true, value: `${u.origin}${u.pathname}`.replace(/\/+$/, '') };
 }
