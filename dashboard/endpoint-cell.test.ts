@@ -3,87 +3,14 @@
 // to the clipboard and says so; without a clipboard the text is shown selected, to copy by hand.
 // The key the page holds appears nowhere. (The real browser, CSP and all: test/e2e/dashboard.test.ts.)
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ELEMENT_CLASSES, fakeDocument } from './fake-dom.ts';
 import { curlExample } from './public/assets/usage.js';
 
 const KEY = 'tenant-key-0123456789abcdef';
 const ENDPOINT = 'https://api.example.test/v1/models/01JD5Y3QW5ZC8Y1G1M5N8D4X7K';
 
-class FakeNode {
-  readonly tag: string;
-  readonly children: FakeNode[] = [];
-  readonly dataset: Record<string, string> = {};
-  readonly listeners = new Map<string, (() => void)[]>();
-  className = '';
-  title = '';
-  hidden = false;
-  type = '';
-  value: unknown = '';
-  #text = '';
-  constructor(tag: string) {
-    this.tag = tag;
-  }
-  get textContent(): string {
-    return this.#text + this.children.map((c) => c.textContent).join('');
-  }
-  set textContent(t: string) {
-    this.#text = t;
-    this.children.length = 0;
-  }
-  append(...nodes: FakeNode[]): void {
-    this.children.push(...nodes);
-  }
-  replaceChildren(...nodes: FakeNode[]): void {
-    this.children.splice(0, this.children.length, ...nodes);
-  }
-  setAttribute(): void {}
-  addEventListener(type: string, f: () => void): void {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), f]);
-  }
-  removeEventListener(): void {}
-  click(): void {
-    for (const f of this.listeners.get('click') ?? []) f();
-  }
-  get tBodies(): FakeNode[] {
-    return this.children.filter((c) => c.tag === 'tbody');
-  }
-  /** Every node below this one (depth first) that `match` accepts. */
-  find(match: (n: FakeNode) => boolean): FakeNode[] {
-    return this.children.flatMap((c) => [...(match(c) ? [c] : []), ...c.find(match)]);
-  }
-}
-class HTMLElement extends FakeNode {}
-const classes = {
-  HTMLElement,
-  HTMLDivElement: class extends HTMLElement {},
-  HTMLTableElement: class extends HTMLElement {},
-  HTMLParagraphElement: class extends HTMLElement {},
-  HTMLSpanElement: class extends HTMLElement {},
-  HTMLButtonElement: class extends HTMLElement {},
-  HTMLDialogElement: class extends HTMLElement {},
-  HTMLFormElement: class extends HTMLElement {},
-  HTMLInputElement: class extends HTMLElement {},
-};
-const IDS: Record<string, keyof typeof classes> = {
-  quota: 'HTMLDivElement',
-  admissions: 'HTMLTableElement',
-  empty: 'HTMLParagraphElement',
-  error: 'HTMLParagraphElement',
-  updated: 'HTMLSpanElement',
-  tenant: 'HTMLSpanElement',
-  forget: 'HTMLButtonElement',
-  'key-form': 'HTMLFormElement',
-  key: 'HTMLInputElement',
-};
-const byId = new Map<string, FakeNode>();
-function getElementById(id: string): FakeNode {
-  let node = byId.get(id);
-  if (!node) {
-    node = new classes[IDS[id] ?? 'HTMLElement'](id);
-    if (id === 'admissions') node.append(new HTMLElement('tbody'));
-    byId.set(id, node);
-  }
-  return node;
-}
+const document = fakeDocument();
+const { getElementById } = document;
 
 const base = { spec: { replicas: 1 }, createdAt: '2026-12-01T10:00:00.000Z', binding: null, releaseBlockedSince: null, lastError: null };
 const ready = { ...base, id: '01JD5Y3QW5ZC8Y1G1M5N8D4X7K', name: 'chat', state: 'ready', endpoint: ENDPOINT };
@@ -102,8 +29,8 @@ const notice = () => getElementById('notice');
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 beforeAll(async () => {
-  vi.stubGlobal('document', { getElementById, createElement: (tag: string) => new HTMLElement(tag) });
-  for (const [name, c] of Object.entries(classes)) vi.stubGlobal(name, c);
+  vi.stubGlobal('document', document);
+  for (const [name, c] of Object.entries(ELEMENT_CLASSES)) vi.stubGlobal(name, c);
   vi.stubGlobal('sessionStorage', { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => storage.set(k, v), removeItem: (k: string) => storage.delete(k) });
   vi.stubGlobal('navigator', { clipboard });
   vi.stubGlobal('getSelection', () => ({ selectAllChildren }));

@@ -9,91 +9,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ELEMENT_CLASSES, fakeDocument, type FakeNode } from '../dashboard/fake-dom.ts';
 import { dashboardFiles } from './gen-dashboard.ts';
 
 const HOSTILE = '\u001b[2J\u001b]0;owned\u0007\u009b31m\u202e';
 // eslint-disable-next-line no-control-regex -- looking for control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-class FakeNode {
-  readonly tag: string;
-  readonly children: FakeNode[] = [];
-  readonly dataset: Record<string, string> = {};
-  readonly attributes: Record<string, string> = {};
-  className = '';
-  title = '';
-  hidden = false;
-  type = '';
-  value: unknown = '';
-  #text = '';
-  constructor(tag: string) {
-    this.tag = tag;
-  }
-  get textContent(): string {
-    return this.#text + this.children.map((c) => c.textContent).join('');
-  }
-  set textContent(t: string) {
-    this.#text = t;
-    this.children.length = 0;
-  }
-  /** Only what this node itself was given as text (not its children's). */
-  get ownText(): string {
-    return this.#text;
-  }
-  append(...nodes: FakeNode[]): void {
-    this.children.push(...nodes);
-  }
-  replaceChildren(...nodes: FakeNode[]): void {
-    this.children.splice(0, this.children.length, ...nodes);
-  }
-  setAttribute(k: string, v: string): void {
-    this.attributes[k] = v;
-  }
-  addEventListener(): void {}
-  removeEventListener(): void {}
-  showModal(): void {}
-  close(): void {}
-  get tBodies(): FakeNode[] {
-    return this.children.filter((c) => c.tag === 'tbody');
-  }
-}
-class HTMLElement extends FakeNode {}
-const classes = {
-  HTMLElement,
-  HTMLDivElement: class extends HTMLElement {},
-  HTMLTableElement: class extends HTMLElement {},
-  HTMLParagraphElement: class extends HTMLElement {},
-  HTMLSpanElement: class extends HTMLElement {},
-  HTMLButtonElement: class extends HTMLElement {},
-  HTMLDialogElement: class extends HTMLElement {},
-  HTMLFormElement: class extends HTMLElement {},
-  HTMLInputElement: class extends HTMLElement {},
-};
-const IDS: Record<string, keyof typeof classes> = {
-  quota: 'HTMLDivElement',
-  admissions: 'HTMLTableElement',
-  empty: 'HTMLParagraphElement',
-  error: 'HTMLParagraphElement',
-  updated: 'HTMLSpanElement',
-  tenant: 'HTMLSpanElement',
-  forget: 'HTMLButtonElement',
-  'confirm-delete': 'HTMLButtonElement',
-  'confirm-cancel': 'HTMLButtonElement',
-  confirm: 'HTMLDialogElement',
-  'key-form': 'HTMLFormElement',
-  key: 'HTMLInputElement',
-};
-
-const byId = new Map<string, FakeNode>();
-function getElementById(id: string): FakeNode {
-  let node = byId.get(id);
-  if (!node) {
-    node = new classes[IDS[id] ?? 'HTMLElement'](id);
-    if (id === 'admissions') node.append(new HTMLElement('tbody'));
-    byId.set(id, node);
-  }
-  return node;
-}
+const document = fakeDocument();
+const { getElementById } = document;
 
 const admission = {
   id: '01JD5Y3QW5ZC8Y1G1M5N8D4X7K',
@@ -125,8 +49,8 @@ beforeAll(async () => {
     writeFileSync(target, file.body);
   }
   const g = globalThis as Record<string, unknown>;
-  Object.assign(g, classes);
-  g.document = { getElementById, createElement: (tag: string) => new HTMLElement(tag) };
+  Object.assign(g, ELEMENT_CLASSES);
+  g.document = document;
   const storage = new Map([['modeldock.key', 'k'.repeat(32)]]);
   g.sessionStorage = { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => storage.set(k, v), removeItem: (k: string) => storage.delete(k) };
   g.fetch = async (path: string) => {
