@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { causeOf, CliError, oneLine } from './api.ts';
 import { EXIT, exitForApiError } from './exit-codes.ts';
-import { SseParser } from './sse.ts';
+import { SseParser } from '../schema/sse.ts';
 import { StreamText } from './stream-text.ts';
 
 export interface ChatOptions {
@@ -125,7 +125,7 @@ async function readReply(body: ReadableStream<Uint8Array>, write: (text: string)
         throw new CliError(EXIT.unavailable, `the reply stream broke: ${oneLine(causeOf(err as Error))}`);
       }
       const events = sse.push(piece.done ? decoder.decode() : decoder.decode(piece.value, { stream: true }));
-      for (const data of events) {
+      for (const { data } of events) {
         const event = readEvent(data);
         if (event.done) {
           write(text.end());

@@ -1,8 +1,10 @@
 // Counts the tokens of an OpenAI-style SSE stream as it passes through the gateway, without
 // holding it: bytes arrive in arbitrary pieces (a line, even a UTF-8 character, may be split),
-// so the meter keeps only the unfinished line and the current event's data. An event counts as
-// a token when its JSON carries content: a chat chunk's choices[].delta.content or a completion
-// chunk's choices[].text, non-empty (the role-only opening chunk and the closing chunk do not).
+// so the meter keeps only the unfinished line and the current event's data (schema/sse.ts's
+// parser, bounded). An event counts as a token when its JSON carries content: a chat chunk's
+// choices[].delta.content or a completion chunk's choices[].text, non-empty (the role-only
+// opening chunk and the closing chunk do not).
+import { SseParser } from '../schema/sse.ts';
 
 /** An event larger than this is not parsed (not counted); the stream itself passes untouched. */
 const MAX_EVENT_CHARS = 1 << 20;
@@ -10,10 +12,7 @@ const MAX_EVENT_CHARS = 1 << 20;
 export class SseMeter {
   readonly #now: () => number;
   readonly #decoder = new TextDecoder();
-  #line = '';
-  #data: string[] = [];
-  #dataChars = 0;
-  #afterCr = false;
+  readonly #parser = new SseParser({ maxEventChars: MAX_EVENT_CHARS });
   tokens = 0;
   firstTokenAt: number | undefined;
   lastTokenAt: number | undefined;
@@ -23,25 +22,12 @@ export class SseMeter {
   }
 
   push(chunk: Uint8Array): void {
-    const text = this.#decoder.decode(chunk, { stream: true });
-    let pos = 0;
-    // A CR ends a line; a LF right after it (maybe in this piece) is part of the same line end.
-    if (this.#afterCr && text.startsWith('\n')) pos = 1;
-    this.#afterCr = false;
-    while (pos < text.length) {
-      const end = lineEnd(text, pos);
-      if (end < 0) {
-        if (this.#line.length < MAX_EVENT_CHARS) this.#line += text.slice(pos);
-        break;
-      }
-      const line = this.#line + text.slice(pos, end);
-      this.#line = '';
-      pos = end + 1;
-      if (text[end] === '\r') {
-        if (pos === text.length) this.#afterCr = true;
-        else if (text[pos] === '\n') pos += 1;
-      }
-      this.#onLine(line);
+    for (const { data } of this.#parser.push(this.#decoder.decode(chunk, { stream: true }))) {
+      if (data === '[DONE]' || !carriesContent(data)) continue;
+      const at = this.#now();
+      this.tokens += 1;
+      this.firstTokenAt ??= at;
+      this.lastTokenAt = at;
     }
   }
 
@@ -51,34 +37,6 @@ export class SseMeter {
     const seconds = (this.lastTokenAt - this.firstTokenAt) / 1000;
     return seconds > 0 ? (this.tokens - 1) / seconds : undefined;
   }
-
-  #onLine(line: string): void {
-    if (line === '') return this.#dispatch();
-    if (!line.startsWith('data:')) return; // comments, event:, id:, retry:
-    const value = line.startsWith('data: ') ? line.slice(6) : line.slice(5);
-    this.#dataChars += value.length;
-    if (this.#dataChars <= MAX_EVENT_CHARS) this.#data.push(value);
-  }
-
-  #dispatch(): void {
-    const data = this.#data.join('\n');
-    const tooLong = this.#dataChars > MAX_EVENT_CHARS;
-    this.#data = [];
-    this.#dataChars = 0;
-    if (data === '' || data === '[DONE]' || tooLong || !carriesContent(data)) return;
-    const at = this.#now();
-    this.tokens += 1;
-    this.firstTokenAt ??= at;
-    this.lastTokenAt = at;
-  }
-}
-
-function lineEnd(text: string, from: number): number {
-  const lf = text.indexOf('\n', from);
-  const cr = text.indexOf('\r', from);
-  if (lf < 0) return cr;
-  if (cr < 0) return lf;
-  return Math.min(lf, cr);
 }
 
 function carriesContent(data: string): boolean {

@@ -2,68 +2,10 @@
 // arrive in arbitrary pieces, lines and even UTF-8 characters may be split across them.
 // Reusable by any test that talks to an OpenAI-compatible streaming endpoint.
 
-export type SseEvent = { event: string; data: string; id: string | undefined };
+import { SseParser, type SseEvent } from '../../schema/sse.ts';
 
-/** Incremental parser (WHATWG "event stream interpretation"); feed it decoded text. */
-export class SseParser {
-  #line = '';
-  #data: string[] = [];
-  #event = '';
-  #id: string | undefined;
-  #skipLeadingLf = false;
-
-  push(text: string): SseEvent[] {
-    const events: SseEvent[] = [];
-    let pos = this.#skipLeadingLf && text.startsWith('\n') ? 1 : 0;
-    this.#skipLeadingLf = false;
-    while (pos < text.length) {
-      const end = lineEnd(text, pos);
-      if (end < 0) {
-        this.#line += text.slice(pos);
-        break;
-      }
-      const line = this.#line + text.slice(pos, end);
-      this.#line = '';
-      pos = end + 1;
-      if (text[end] === '\r') {
-        if (pos === text.length) this.#skipLeadingLf = true; // a "\n" may follow in the next piece
-        else if (text[pos] === '\n') pos++;
-      }
-      const event = this.#processLine(line);
-      if (event) events.push(event);
-    }
-    return events;
-  }
-
-  #processLine(line: string): SseEvent | undefined {
-    if (line === '') return this.#dispatch();
-    if (line.startsWith(':')) return undefined; // comment / keep-alive
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'data') this.#data.push(value);
-    else if (field === 'event') this.#event = value;
-    else if (field === 'id' && !value.includes('\0')) this.#id = value;
-    return undefined;
-  }
-
-  #dispatch(): SseEvent | undefined {
-    const data = this.#data;
-    const event = this.#event || 'message';
-    this.#data = [];
-    this.#event = '';
-    return data.length === 0 ? undefined : { event, data: data.join('\n'), id: this.#id };
-  }
-}
-
-function lineEnd(text: string, from: number): number {
-  const lf = text.indexOf('\n', from);
-  const cr = text.indexOf('\r', from);
-  if (lf < 0) return cr;
-  if (cr < 0) return lf;
-  return Math.min(lf, cr);
-}
+// The parser is the project's one (schema/sse.ts); re-exported for the suites that feed it directly.
+export { SseParser, type SseEvent };
 
 /** Read events from a fetch body. Breaking out of the loop cancels the body. */
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {

@@ -2,11 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SseParser } from './sse.ts';
 
-/** Feeds `pieces` one after another, as a streaming decoder hands them over. */
+/** Feeds `pieces` one after another, as a streaming decoder hands them over; the events' data. */
 const events = (pieces: string[]): string[] => {
   const p = new SseParser();
-  return pieces.flatMap((piece) => p.push(piece));
+  return pieces.flatMap((piece) => p.push(piece).map((e) => e.data));
 };
+const data = (p: SseParser, text: string) => p.push(text).map((e) => e.data);
 
 const WIRE =
   ': keep-alive\r\n' +
@@ -31,9 +32,9 @@ describe('SseParser', () => {
 
   it('an event completes only when its blank line arrives', () => {
     const p = new SseParser();
-    expect(p.push('data: hel')).toEqual([]);
-    expect(p.push('lo\n')).toEqual([]);
-    expect(p.push('\n')).toEqual(['hello']);
+    expect(data(p, 'data: hel')).toEqual([]);
+    expect(data(p, 'lo\n')).toEqual([]);
+    expect(data(p, '\n')).toEqual(['hello']);
   });
 
   it('the same events however the stream is cut', () => {
