@@ -2,46 +2,12 @@
 // apart, printable and bounded, whoever wrote the row (this controller, an older one, an operator).
 import { describe, expect, it } from 'vitest';
 import type { Queryable, Row } from '../../ledger/db.ts';
-import { AMOUNT_COLUMNS, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { LAST_ERROR_MAX_CHARS } from '../../schema/tenant-errors.ts';
+import { admissionRow } from '../test-ledger.ts';
 import { findById } from './reservations.ts';
 
-const SPEC = { image: 'ghcr.io/acme/llm:1.0', replicas: 1, port: 8000, resources: { cpu: '500m', memory: '512Mi' }, env: [], args: [], readinessPath: '/healthz' };
-
-function row(over: Row): Row {
-  const r: Row = {
-    id: '01HRESERVATION',
-    tenant: 'acme',
-    name: 'chat',
-    state: 'delivered',
-    spec: JSON.stringify(SPEC),
-    generation: 1,
-    applied_generation: 1,
-    settled_generation: 1,
-    c_from: null,
-    request_id: 'req-1',
-    request_hash: 'h',
-    created_at: '2026-03-01 12:00:00.000',
-    updated_at: '2026-03-01 12:00:00.000',
-    state_changed_at: '2026-03-01 12:00:00.000',
-    release_blocked_since: null,
-    release_blocked_reason: null,
-    release_blocked_pods: null,
-    release_blocked_finalizers: null,
-    last_error: null,
-    b_namespace: null,
-    dead_outbox: 0,
-    next_attempt_at: null,
-    retry_error: null,
-    b_last_failure: null,
-    ...over,
-  };
-  for (const res of RESOURCE_NAMES) r[AMOUNT_COLUMNS[res]] ??= 0;
-  return r;
-}
-
 const read = async (over: Row) => {
-  const q: Queryable = { execute: async () => ({ rows: [row(over)], rowsAffected: 0 }) };
+  const q: Queryable = { execute: async () => ({ rows: [admissionRow(over)], rowsAffected: 0 }) };
   return (await findById(q, 'acme', '01HRESERVATION'))!.admission;
 };
 
