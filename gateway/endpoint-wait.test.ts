@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ChangeNotice } from './change-notice.ts';
 import { waitForEndpoint } from './endpoint-wait.ts';
 import type { Resolution, Route } from './routes.ts';
 
@@ -10,28 +11,19 @@ const UNKNOWN: Resolution = { kind: 'unknown' };
 function table(initial: Resolution) {
   let now = initial;
   let reads = 0;
-  const waiters = new Set<() => void>();
+  const change = new ChangeNotice();
   return {
     resolve: () => {
       reads += 1;
       return now;
     },
-    changed: (signal: AbortSignal) =>
-      new Promise<void>((resolve) => {
-        const done = () => {
-          waiters.delete(done);
-          resolve();
-        };
-        if (signal.aborted) return resolve();
-        waiters.add(done);
-        signal.addEventListener('abort', done, { once: true });
-      }),
+    changed: (signal: AbortSignal) => change.next(signal),
     set(r: Resolution) {
       now = r;
-      for (const wake of [...waiters]) wake();
+      change.notify();
     },
     reads: () => reads,
-    waiting: () => waiters.size,
+    waiting: () => change.waiting,
   };
 }
 

@@ -9,6 +9,7 @@ import type { Sleep } from '../mock/token-loop.ts';
 import { createGate, slotState, startMock, waitFor, type TestMock } from '../test/support/mock-server.ts';
 import { metricValue, parsePrometheus } from '../test/support/prom-text.ts';
 import { readOpenAiStream, readSse } from '../test/support/sse-client.ts';
+import { ChangeNotice } from './change-notice.ts';
 import { createGateway, type GatewaySettings } from './gateway.ts';
 import type { RouteSource } from './proxy.ts';
 import type { Endpoint, Route } from './routes.ts';
@@ -69,27 +70,15 @@ const DEFAULTS: GatewaySettings = {
 
 /** A route table that changes under the test and says so, as the informer's does. */
 function changingRoutes(routes = new Map<string, Route>()) {
-  const waiters = new Set<() => void>();
-  const source: RouteSource = {
-    table: () => routes,
-    changed: (signal) =>
-      new Promise<void>((resolve) => {
-        const done = () => {
-          waiters.delete(done);
-          resolve();
-        };
-        if (signal.aborted) return resolve();
-        waiters.add(done);
-        signal.addEventListener('abort', done, { once: true });
-      }),
-  };
+  const change = new ChangeNotice();
+  const source: RouteSource = { table: () => routes, changed: (signal) => change.next(signal) };
   return {
     source,
     routes,
-    waiting: () => waiters.size,
+    waiting: () => change.waiting,
     set(admission: string, r: Route) {
       routes.set(admission, r);
-      for (const wake of [...waiters]) wake();
+      change.notify();
     },
   };
 }

@@ -7,6 +7,7 @@
 import { LABELS, MANAGED_BY } from '../schema/model-service.ts';
 import type { Informer } from '../controller/runtime/informer.ts';
 import type { Logger } from '../controller/runtime/log.ts';
+import { ChangeNotice } from './change-notice.ts';
 import { routesFrom, type EndpointSlice, type IgnoreReason, type Route } from './routes.ts';
 
 /** The EndpointSlices of ModelDock's Services that name an admission (and the installation's, with INSTANCE). */
@@ -31,30 +32,20 @@ export class RouteTable {
   /** Slices ignored at the last computation (namespace/name: reason), each logged when it started to be. */
   #ignored = new Map<string, IgnoreReason>();
   /** Requests waiting for the next change. */
-  readonly #waiters = new Set<() => void>();
+  readonly #change = new ChangeNotice();
 
   constructor(opts: RouteTableOptions) {
     this.#opts = opts;
     const stale = () => {
       this.#stale = true;
-      for (const wake of this.#waiters) wake();
-      this.#waiters.clear();
+      this.#change.notify();
     };
     opts.slices.addHandlers({ add: stale, update: stale, delete: stale });
   }
 
   /** Resolves at the next change of the slices (read table() again), or at once when `signal` aborts. */
   changed(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#waiters.delete(done);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      this.#waiters.add(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    return this.#change.next(signal);
   }
 
   get synced(): boolean {
