@@ -74,7 +74,7 @@ import { createDb } from '../ledger/db.ts';
 import { placementFrom, placementSettings } from '../schema/placement.ts';
 import { DEFAULT_MAX_REPLICAS } from '../schema/admission.ts';
 import { dns1123Label } from '../schema/model-service.ts';
-import { DEFAULT_TENANT_NAMESPACE_PREFIX, invalidNamespacePrefix } from '../schema/tenant-namespace.ts';
+import { namespacePrefixSetting } from '../schema/tenant-namespace.ts';
 import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.ts';
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
 
@@ -83,13 +83,7 @@ const parsed = z
   .object({
     KUBECONFIG: z.string().optional(),
     NAMESPACE: z.string().min(1).default('modeldock-system'),
-    TENANT_NAMESPACE_PREFIX: z
-      .string()
-      .default(DEFAULT_TENANT_NAMESPACE_PREFIX)
-      .superRefine((p, ctx) => {
-        const why = invalidNamespacePrefix(p);
-        if (why) ctx.addIssue({ code: 'custom', message: why });
-      }),
+    TENANT_NAMESPACE_PREFIX: namespacePrefixSetting,
     INSTANCE: dns1123Label.optional(),
     MAX_REPLICAS: int(DEFAULT_MAX_REPLICAS, 1),
     TENANT_SYNC_MS: z.coerce.number().int().min(0).optional(),

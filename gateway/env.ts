@@ -2,7 +2,7 @@
 // what it answers and exits; the tests read the defaults and the refusals from it.
 import { z } from 'zod';
 import { dns1123Label } from '../schema/model-service.ts';
-import { DEFAULT_TENANT_NAMESPACE_PREFIX, invalidNamespacePrefix } from '../schema/tenant-namespace.ts';
+import { namespacePrefixSetting } from '../schema/tenant-namespace.ts';
 
 /** The gauges summed as a pod's load: the mock's and vLLM's running and waiting requests. */
 export const DEFAULT_LOAD_METRICS = ['modeldock_mock_slots_busy', 'modeldock_mock_queue_depth', 'vllm:num_requests_running', 'vllm:num_requests_waiting'];
@@ -17,13 +17,7 @@ export const gatewayEnvSchema = z.object({
   MAX_BODY_BYTES: int(1 << 20, 1),
   KUBECONFIG: z.string().min(1).optional(),
   INSTANCE: dns1123Label.optional(),
-  TENANT_NAMESPACE_PREFIX: z
-    .string()
-    .default(DEFAULT_TENANT_NAMESPACE_PREFIX)
-    .superRefine((p, ctx) => {
-      const why = invalidNamespacePrefix(p);
-      if (why) ctx.addIssue({ code: 'custom', message: why });
-    }),
+  TENANT_NAMESPACE_PREFIX: namespacePrefixSetting,
   CREDENTIAL_KEYS_DIR: z.string().min(1).default('/etc/modeldock/gateway-keys'),
   BALANCE: z.enum(['least-load', 'round-robin']).default('least-load'),
   SCRAPE_INTERVAL_MS: int(500, 50),

@@ -3,6 +3,7 @@
 // the tenant so that every replica of the controller, before and after a restart, agrees on it
 // without storing it. docs/tenancy.md documents the layout.
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 
 /** The default prefix of tenant namespaces (controller env TENANT_NAMESPACE_PREFIX). */
 export const DEFAULT_TENANT_NAMESPACE_PREFIX = 'md-';
@@ -16,6 +17,15 @@ export function invalidNamespacePrefix(prefix: string): string | undefined {
   if (prefix.length > MAX_NAME - HASH_CHARS - 2) return `"${prefix}" is longer than ${MAX_NAME - HASH_CHARS - 2} characters`;
   return undefined;
 }
+
+/** TENANT_NAMESPACE_PREFIX as the controller and the gateway read it: default `md-`, checked. */
+export const namespacePrefixSetting = z
+  .string()
+  .default(DEFAULT_TENANT_NAMESPACE_PREFIX)
+  .superRefine((p, ctx) => {
+    const why = invalidNamespacePrefix(p);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
 
 /**
  * `<prefix><tenant>` when that is a DNS-1123 label of at most 63 characters; otherwise the prefix,
