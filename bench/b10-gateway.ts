@@ -9,7 +9,7 @@
 // token (request sent → first content chunk) and tokens/s (content chunks after the first over the
 // time they took). Goal: TTFT p50 through the edge ≤ 1.1 × direct + 5 ms; tokens/s ≈ 1.
 import { installGatewayNamespace } from '../scripts/testenv/install.ts';
-import { gatewayMetricsFromHostPatch, gatewayPlacementPatch, startNodeGateway } from '../scripts/testenv/gateway.ts';
+import { realNodeGatewayPatches, startNodeGateway } from '../scripts/testenv/gateway.ts';
 import { REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from '../scripts/testenv/node-config.ts';
 import { claimsFor, CREDENTIAL_HEADER, signCredential } from '../schema/gateway-credential.ts';
 import { tenantNamespace } from '../schema/tenant-namespace.ts';
@@ -59,12 +59,7 @@ export const b10: Benchmark = {
     const rounds = ctx.quick ? 10 : 100;
     const ledger = await ctx.ledger();
     await ledger.setQuota(TENANT, 'cpu=2', 'memory=4Gi', 'modelservices=5');
-    const ns = await ctx.namespace('b10', {
-      gateway: {
-        'gateway-placement.json': { target: '{kind: Deployment, name: modeldock-gateway}', content: JSON.stringify(gatewayPlacementPatch()) },
-        'gateway-metrics-from-host.json': { target: '{kind: NetworkPolicy, name: modeldock-gateway}', content: JSON.stringify(gatewayMetricsFromHostPatch()) },
-      },
-    });
+    const ns = await ctx.namespace('b10', realNodeGatewayPatches());
     const gateway = await startNodeGateway(ctx.stack.kubeconfig, installGatewayNamespace(ns.name));
     await ctx.controller('b10-controller', ns, { DATABASE_URL: ledger.url, ...REAL_NODE_PLACEMENT, ...REAL_NODE_TENANT_NETWORK });
     const worker = await ctx.worker(ledger.url, { [TENANT]: KEY }, gateway.workerVars);

@@ -5,14 +5,14 @@
 // `cleanup()` (the runner calls it after each benchmark), and the stack's run dir records every
 // pid, so a hard-killed run is cleaned up by the next start.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { errorMessage } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { tenantLabels } from '../../controller/tenant/namespace.ts';
-import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, installEnv, writeNamespaceOverlay } from '../../scripts/testenv/install.ts';
+import { adminClient, applyKustomization, CLUSTER_ROLE_BINDINGS, controllerCredentials, installEnv, writeNamespaceOverlay, type OverlayPatches } from '../../scripts/testenv/install.ts';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { liveRecordedPids, startProcess, tailFile, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
@@ -55,7 +55,7 @@ export interface BenchContext {
    * file name → target and content, in the overlay's system or gateway part); returns its name and
    * the controller's kubeconfig.
    */
-  namespace(prefix: string, patches?: Partial<Record<'system' | 'gateway', Record<string, { target: string; content: string }>>>): Promise<{ name: string; kubeconfig: string }>;
+  namespace(prefix: string, patches?: OverlayPatches): Promise<{ name: string; kubeconfig: string }>;
   controller(name: string, ns: { name: string; kubeconfig: string }, env: Record<string, string>): Promise<Controller>;
   /** pid of a control-plane component of the stack (kube-controller-manager, kube-apiserver, …). */
   componentPid(name: string): number;
@@ -103,9 +103,7 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
         const installed = await admin.list<{ metadata: { name: string } }>('/api/v1/namespaces', { labelSelector: `modeldock.io/instance=${name}` }).catch(() => ({ items: [] }));
         await Promise.all([name, ...installed.items.map((n) => n.metadata.name)].map((n) => admin.delete(`/api/v1/namespaces/${n}`).catch(() => undefined)));
       });
-      const list = (part: Record<string, { target: string }> = {}) => Object.entries(part).map(([file, { target }]) => `{path: ${file}, target: ${target}}`);
-      const dir = writeNamespaceOverlay(repoRoot, join(need().runDir, 'installs', name), name, { system: list(patches.system), gateway: list(patches.gateway) });
-      for (const part of ['system', 'gateway'] as const) for (const [file, { content }] of Object.entries(patches[part] ?? {})) writeFileSync(join(dir, part, file), content);
+      const dir = writeNamespaceOverlay(repoRoot, join(need().runDir, 'installs', name), name, patches);
       await applyKustomization(need(), dir);
       // ModelServices made by hand here are reconciled in place: the namespace stands in for a
       // tenant's (the admission policies let the controller write only in one, docs/tenancy.md).

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CredentialKey } from '../../schema/gateway-credential.ts';
-import { adminClient, GATEWAY_SA, mintToken, tokenKubeconfig } from './install.ts';
+import { adminClient, GATEWAY_SA, mintToken, tokenKubeconfig, type OverlayPatches } from './install.ts';
 import { freePort } from './net.ts';
 import { NODE_NET, REAL_NODE_PLACEMENT } from './node-config.ts';
 import { startProcess, type ManagedProcess } from './proc.ts';
@@ -36,8 +36,19 @@ export function gatewayPlacementPatch(replicas?: number): object {
   };
 }
 
-/** The gateway's NetworkPolicy admitting /metrics from the host's end of the veth too (a JSON 6902 patch). */
-export const gatewayMetricsFromHostPatch = (): object[] => [{ op: 'add', path: '/spec/ingress/1/from/-', value: { ipBlock: { cidr: `${NODE_NET.hostIp}/32` } } }];
+/**
+ * A test install's gateway on the real node, its /metrics open to the host's end of the veth too
+ * (a JSON 6902 patch of its NetworkPolicy), so a test or benchmark reads what it saw.
+ */
+export function realNodeGatewayPatches(): OverlayPatches {
+  const metricsFromHost = [{ op: 'add', path: '/spec/ingress/1/from/-', value: { ipBlock: { cidr: `${NODE_NET.hostIp}/32` } } }];
+  return {
+    gateway: {
+      'gateway-placement.json': { target: `{kind: Deployment, name: ${GATEWAY_DEPLOYMENT}}`, content: JSON.stringify(gatewayPlacementPatch()) },
+      'gateway-metrics-from-host.json': { target: `{kind: NetworkPolicy, name: ${GATEWAY_DEPLOYMENT}}`, content: JSON.stringify(metricsFromHost) },
+    },
+  };
+}
 
 export interface NodeGateway {
   key: CredentialKey;

@@ -69,20 +69,29 @@ export async function applyKustomization(t: KubeTarget, dir: string, extra: stri
 }
 
 /**
+ * An operator's patches of a test install, per part of its overlay: file name → the patch's
+ * kustomize target (a YAML flow map, e.g. `{kind: Deployment, name: modeldock-gateway}`) and content.
+ */
+export type OverlayPatches = Partial<Record<'system' | 'gateway', Record<string, { target: string; content: string }>>>;
+
+/**
  * Writes `<dir>/kustomization.yaml`: k8s/base with every namespaced object in `namespace` (and the
  * RoleBinding/ClusterRoleBinding subjects with it) and the controller Deployment's installEnv, and
  * k8s/gateway in installGatewayNamespace(namespace) with the gateway's INSTANCE and tenant prefix;
  * one replica of each;
  * ClusterRoleBindings named `<name>-<namespace>`, everything of the gateway labelled with the
  * installation (its namespace is deleted with the install's tenants: test/support/kube.ts).
- * `patches` are more entries of each part's `patches:` list (YAML flow maps, e.g.
- * `{path: x.json, target: {kind: Deployment}}`, paths relative to `<dir>/system` or `<dir>/gateway`).
+ * `patches` are the operator's: written beside each part and added to its `patches:` list.
  * Changes nothing else: not RBAC rules, not admission policies, not security settings.
  */
-export function writeNamespaceOverlay(repoRoot: string, dir: string, namespace: string, patches: { system?: string[]; gateway?: string[] } = {}): string {
-  const part = (name: 'system' | 'gateway', resources: string, ns: string, envTarget: string, env: Array<[string, string]>, extra: string[], more = '') => {
+export function writeNamespaceOverlay(repoRoot: string, dir: string, namespace: string, patches: OverlayPatches = {}): string {
+  const part = (name: 'system' | 'gateway', resources: string, ns: string, envTarget: string, env: Array<[string, string]>, more = '') => {
     const sub = join(dir, name);
     mkdirSync(sub, { recursive: true });
+    const extra = Object.entries(patches[name] ?? {}).map(([file, { target, content }]) => {
+      writeFileSync(join(sub, file), content);
+      return `{path: ${file}, target: ${target}}`;
+    });
     writeFileSync(
       join(sub, 'suffix-cluster-bindings.yaml'),
       `apiVersion: builtin
@@ -127,8 +136,8 @@ ${env.map(([k, v]) => `        - name: ${k}\n          value: ${JSON.stringify(v
     );
   };
   const env = installEnv(namespace);
-  part('system', 'base', namespace, 'modeldock-controller', Object.entries(env).filter(([k]) => k !== 'NAMESPACE'), patches.system ?? []); // the Deployment reads its own namespace
-  part('gateway', 'gateway', installGatewayNamespace(namespace), 'modeldock-gateway', [['INSTANCE', env.INSTANCE], ['TENANT_NAMESPACE_PREFIX', env.TENANT_NAMESPACE_PREFIX]], patches.gateway ?? [],
+  part('system', 'base', namespace, 'modeldock-controller', Object.entries(env).filter(([k]) => k !== 'NAMESPACE')); // the Deployment reads its own namespace
+  part('gateway', 'gateway', installGatewayNamespace(namespace), 'modeldock-gateway', [['INSTANCE', env.INSTANCE], ['TENANT_NAMESPACE_PREFIX', env.TENANT_NAMESPACE_PREFIX]],
     `labels:\n- pairs: {modeldock.io/instance: ${JSON.stringify(namespace)}}\n`);
   writeFileSync(
     join(dir, 'kustomization.yaml'),

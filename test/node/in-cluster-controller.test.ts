@@ -4,7 +4,7 @@
 // authenticates with its mounted ServiceAccount token and in-cluster config (the `kubernetes`
 // Service, kube-root-ca.crt), wins the Lease, delivers an admission to a running model and
 // releases it; its /metrics is scraped over the pod network with a token.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -68,10 +68,11 @@ beforeAll(async () => {
   podSim = sim.process;
   ns = await createNamespace(core, 'incluster');
   const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', ns.name), ns.name, {
-    system: ['{path: placement.json, target: {kind: Deployment, name: modeldock-controller}}', '{path: metrics-from-host.json, target: {kind: NetworkPolicy, name: modeldock-controller}}'],
+    system: {
+      'placement.json': { target: '{kind: Deployment, name: modeldock-controller}', content: placementPatch() },
+      'metrics-from-host.json': { target: '{kind: NetworkPolicy, name: modeldock-controller}', content: metricsFromHostPatch() },
+    },
   });
-  writeFileSync(join(dir, 'system', 'placement.json'), placementPatch());
-  writeFileSync(join(dir, 'system', 'metrics-from-host.json'), metricsFromHostPatch());
   await createDatabaseSecret(stack, ns.name, sim.url);
   await applyKustomization(stack, dir);
   worker = await startWorker({ databaseUrl: ledger.url, keys: { [TENANT]: KEY } });

@@ -3,7 +3,6 @@
 // scripts/testenv/install.ts), and the controller's credentials there: a kubeconfig with a
 // token of system:serviceaccount:<ns>:modeldock-controller. Every controller a test runs —
 // child process or in this process — uses it; the admin kubeconfig is for set-up and asserts.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
@@ -17,6 +16,7 @@ import {
   controllerCredentials,
   writeNamespaceOverlay,
   type ControllerCredentials,
+  type OverlayPatches,
 } from '../../scripts/testenv/install.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 
@@ -30,24 +30,16 @@ export interface Install extends ControllerCredentials {
 const TOKEN_SECONDS = 24 * 3600;
 const installs = new Map<string, Promise<Install>>();
 
-/** Operator patches of an install: file name → content, listed in the overlay's system or gateway part. */
-export interface InstallPatches {
-  system?: Record<string, { target: string; content: string }>;
-  gateway?: Record<string, { target: string; content: string }>;
-}
-
 /**
  * Installs k8s/ into `namespace` (once per namespace and test file; `patches` only with the first
  * call) and mints the controller's token.
  */
-export function installModelDock(namespace: string, patches: InstallPatches = {}): Promise<Install> {
+export function installModelDock(namespace: string, patches: OverlayPatches = {}): Promise<Install> {
   let p = installs.get(namespace);
   if (!p) {
     p = (async () => {
       const stack = inject('stack');
-      const list = (part: Record<string, { target: string }> = {}) => Object.entries(part).map(([file, { target }]) => `{path: ${file}, target: ${target}}`);
-      const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', namespace), namespace, { system: list(patches.system), gateway: list(patches.gateway) });
-      for (const part of ['system', 'gateway'] as const) for (const [file, { content }] of Object.entries(patches[part] ?? {})) writeFileSync(join(dir, part, file), content);
+      const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', namespace), namespace, patches);
       await applyKustomization(stack, dir);
       const creds = await controllerCredentials(stack, namespace, join(dir, 'controller.kubeconfig'), TOKEN_SECONDS);
       const kc = new KubeConfig();

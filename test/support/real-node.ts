@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { gatewayMetricsFromHostPatch, gatewayPlacementPatch, startNodeGateway, type NodeGateway } from '../../scripts/testenv/gateway.ts';
+import { realNodeGatewayPatches, startNodeGateway, type NodeGateway } from '../../scripts/testenv/gateway.ts';
 import { installGatewayNamespace } from '../../scripts/testenv/install.ts';
 import { nodePaths, REAL_NODE, REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from '../../scripts/testenv/node-config.ts';
 import { kubeClients } from './kube.ts';
@@ -33,13 +33,7 @@ export async function startNodeSystem(opts: NodeSystemOptions = {}): Promise<Sys
     keys: opts.keys,
     ...(opts.gateway
       ? {
-          // The gateway on the real node; its /metrics open to the host too (a test reads what it saw).
-          install: {
-            gateway: {
-              'gateway-placement.json': { target: '{kind: Deployment, name: modeldock-gateway}', content: JSON.stringify(gatewayPlacementPatch()) },
-              'gateway-metrics-from-host.json': { target: '{kind: NetworkPolicy, name: modeldock-gateway}', content: JSON.stringify(gatewayMetricsFromHostPatch()) },
-            },
-          },
+          install: realNodeGatewayPatches(),
           beforeWorker: async (ns: string) => {
             gateway = await startNodeGateway(inject('stack').kubeconfig, installGatewayNamespace(ns));
             return gateway.workerVars;

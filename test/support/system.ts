@@ -10,7 +10,8 @@ import { createLedgerDatabase, type LedgerDatabase } from './ledger-database.ts'
 import type { DatabaseStack } from './test-database.ts';
 import { startController, type ControllerProcess } from './controller-process.ts';
 export type { ControllerProcess };
-import { installModelDock, type InstallPatches } from './install.ts';
+import type { OverlayPatches } from '../../scripts/testenv/install.ts';
+import { installModelDock } from './install.ts';
 import { createNamespace, kubeClients } from './kube.ts';
 import { ensureCrd } from './operator.ts';
 import { HttpAnswerError, waitFor, type WaitOptions } from './wait.ts';
@@ -59,7 +60,7 @@ export interface SystemOptions {
   /** Default: the stack's MariaDB. */
   database?: DatabaseStack;
   /** Operator patches of the install (e.g. the gateway on the real node). */
-  install?: InstallPatches;
+  install?: OverlayPatches;
   /** After the install, before the Worker starts: more Worker vars (e.g. the gateway's URL and key). */
   beforeWorker?: (namespace: string) => Promise<Record<string, string>>;
   /** More tenants the Worker knows: tenant → key (TENANT is always there). */
