@@ -17,7 +17,7 @@ import { QueueFullError, type Lease, type SlotScheduler } from './slots.ts';
 export type Log = (entry: Record<string, unknown>) => void;
 
 /** A model name every mock accepts besides MODEL_NAME. */
-export const DEFAULT_MODEL_ALIAS = 'default';
+const DEFAULT_MODEL_ALIAS = 'default';
 
 export type CompletionDeps = {
   scheduler: SlotScheduler;

@@ -10,16 +10,16 @@
 // Web Crypto only (workerd and Node both have it); crypto.subtle.verify compares in constant time.
 import { z } from 'zod';
 
-export const CREDENTIAL_ISSUER = 'modeldock-edge';
-export const CREDENTIAL_AUDIENCE = 'modeldock-gateway';
+const CREDENTIAL_ISSUER = 'modeldock-edge';
+const CREDENTIAL_AUDIENCE = 'modeldock-gateway';
 /** The header the credential travels in (the tenant's own Authorization never goes past the edge). */
 export const CREDENTIAL_HEADER = 'x-modeldock-credential';
 /** How long a credential is good for: it is checked when a request starts, never during its stream. */
 export const CREDENTIAL_TTL_SECONDS = 60;
 /** Clock difference between the edge and the gateway that is still accepted. */
-export const CLOCK_SKEW_SECONDS = 30;
+const CLOCK_SKEW_SECONDS = 30;
 /** Shortest secret: 32 bytes, the output size of SHA-256 (RFC 7518 §3.2). */
-export const MIN_SECRET_BYTES = 32;
+const MIN_SECRET_BYTES = 32;
 
 export interface CredentialKey {
   /** The JWT `kid`: [A-Za-z0-9._-], at most 64 characters. */

@@ -14,9 +14,9 @@ import { NODE_NET, REAL_NODE_PLACEMENT } from './node-config.ts';
 import { startProcess, type ManagedProcess } from './proc.ts';
 
 export const GATEWAY_DEPLOYMENT = 'modeldock-gateway';
-export const GATEWAY_PORT = 8080;
-export const GATEWAY_METRICS_PORT = 9090;
-export const GATEWAY_KEYS_SECRET = 'modeldock-gateway-keys';
+const GATEWAY_PORT = 8080;
+const GATEWAY_METRICS_PORT = 9090;
+const GATEWAY_KEYS_SECRET = 'modeldock-gateway-keys';
 
 /** The gateway Deployment on the real node (the operator's placement), with `replicas` when given: a merge patch. */
 export function gatewayPlacementPatch(replicas?: number): object {
@@ -61,7 +61,7 @@ export interface NodeGateway {
 }
 
 /** A fresh credential key (64 hex characters of randomness). */
-export const newCredentialKey = (id = 'k1'): CredentialKey => ({ id, secret: randomBytes(32).toString('hex') });
+const newCredentialKey = (id = 'k1'): CredentialKey => ({ id, secret: randomBytes(32).toString('hex') });
 
 interface Pod {
   metadata: { deletionTimestamp?: string };
