@@ -11,7 +11,7 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const port = (def: number) => z.coerce.number().int().min(0).max(65_535).default(def);
 
-export const gatewayEnvSchema = z.object({
+const gatewayEnvSchema = z.object({
   PORT: port(8080),
   METRICS_PORT: port(9090),
   MAX_BODY_BYTES: int(1 << 20, 1),

@@ -15,9 +15,9 @@ import { endpointKey, resolveRoute, type Route } from './routes.ts';
 import { SseMeter } from './sse-meter.ts';
 import { attempt } from './upstream.ts';
 
-export const INFERENCE_PATHS: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/completions']);
+const INFERENCE_PATHS: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/completions']);
 /** The status counted for a client that left before it got one (nginx's). */
-export const CLIENT_CLOSED = 499;
+const CLIENT_CLOSED = 499;
 
 /** The routes now (an informer's table in the cluster, a fixed one in tests). */
 export interface RouteSource {

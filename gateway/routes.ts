@@ -8,7 +8,7 @@ import { tenantNamespace } from '../schema/tenant-namespace.ts';
 import type { KubeObject } from '../controller/runtime/informer.ts';
 
 /** The Service port the gateway sends to (controller/modelservice/desired.ts PORT_NAME). */
-export const SERVICE_PORT_NAME = 'http';
+const SERVICE_PORT_NAME = 'http';
 
 /** The fields of a discovery.k8s.io/v1 EndpointSlice the gateway reads. */
 export interface EndpointSlice extends KubeObject {

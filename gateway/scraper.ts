@@ -9,9 +9,9 @@ import { sumOfMetrics } from './prom-gauges.ts';
 import { endpointKey, type Endpoint } from './routes.ts';
 
 /** Longest wait for one pod's /metrics (it is re-read every round anyway). */
-export const SCRAPE_TIMEOUT_MS = 1_000;
+const SCRAPE_TIMEOUT_MS = 1_000;
 /** A pod's /metrics is the tenant's program: more than this is not read (vLLM's is ~100 KiB). */
-export const SCRAPE_MAX_BYTES = 4 << 20;
+const SCRAPE_MAX_BYTES = 4 << 20;
 
 export type ScrapeResult = 'ok' | 'error';
 
