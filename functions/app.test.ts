@@ -8,7 +8,6 @@ import { parseConfig, ConfigError } from './config.ts';
 import { MISCONFIGURED_MESSAGE } from './errors.ts';
 import type { Db } from '../ledger/db.ts';
 import { PUBLIC_ROUTES } from './routes.ts';
-import { shortfallsOf } from './services/admit.ts';
 
 const KEY = 'unit-key-0123456789abcdef';
 const statements: string[] = [];
@@ -171,18 +170,5 @@ describe('configuration', () => {
     expect(parseConfig({ DATABASE_URL: 'http://u:p@h', ALLOWED_IMAGE_REGISTRIES: '*' }).dbTimeoutMs).toBe(5000);
     expect(parseConfig({ DATABASE_URL: 'http://u:p@h', ALLOWED_IMAGE_REGISTRIES: '*', DB_TIMEOUT_MS: '1500' }).dbTimeoutMs).toBe(1500);
     expect(() => parseConfig({ DATABASE_URL: 'http://u:p@h', DB_TIMEOUT_MS: '0' })).toThrow(/DB_TIMEOUT_MS/);
-  });
-});
-
-describe('shortfallsOf', () => {
-  it('names each short resource and by how much; a missing row is quota 0', () => {
-    expect(shortfallsOf({ cpu: 3000, memory: 100, 'nvidia.com/gpu': 1, modelservices: 1 }, { cpu: { hard: 4000, used: 2000 }, memory: { hard: 100, used: 0 }, modelservices: { hard: 1, used: 0 } })).toEqual([
-      { resource: 'cpu', requested: 3000, available: 2000, short: 1000 },
-      { resource: 'nvidia.com/gpu', requested: 1, available: 0, short: 1 },
-    ]);
-    expect(shortfallsOf({ cpu: 1, memory: 0, 'nvidia.com/gpu': 0, modelservices: 1 }, { cpu: { hard: 1, used: 5 } })).toEqual([
-      { resource: 'cpu', requested: 1, available: 0, short: 1 },
-      { resource: 'modelservices', requested: 1, available: 0, short: 1 },
-    ]);
   });
 });

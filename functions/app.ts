@@ -23,6 +23,7 @@ import { admit } from './services/admit.ts';
 import type { ServiceDeps } from './services/deps.ts';
 import { listModels, requireReadyModel } from './services/models.ts';
 import { getQuota } from './services/quota.ts';
+import { getQueue } from './services/queue.ts';
 import { scaleAdmission } from './services/scale.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from './services/requests.ts';
 import { publicBase, shown } from './tenant-url.ts';
@@ -105,8 +106,10 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
     const result = await admit(opts.deps(c.env), { tenant: c.var.tenant, idempotencyKey: key, requestId: c.var.requestId, parsed });
     c.set('admissionId', result.admission.id);
     const admission = shown(result.admission, base(c));
-    return result.outcome === 'created' ? c.json(admission, 201) : c.json(admission, 200);
+    if (result.outcome === 'created') return c.json(admission, 201);
+    return result.outcome === 'queued' ? c.json(admission, 202) : c.json(admission, 200);
   });
+  app.openapi(r.queue, async (c) => c.json(await getQueue(opts.deps(c.env), c.var.tenant), 200));
   app.openapi(r.list, async (c) => {
     const page = await listAdmissions(opts.deps(c.env), c.var.tenant, c.req.valid('query'));
     return c.json({ items: page.items.map((a) => shown(a, base(c))), nextCursor: page.nextCursor }, 200);

@@ -41,12 +41,16 @@ export const unauthorized = (message: string, error: 'invalid_request' | 'invali
 
 export const notFound = (what = 'resource') => new ApiError(404, 'not_found', `${what} not found`);
 
-export const quotaExceeded = (shortfalls: Shortfall[]) =>
+/** Short of quota, or (`queued` > 0) the tenant has admissions queued for quota: nothing passes them. */
+export const quotaExceeded = (shortfalls: Shortfall[], queued = 0) =>
   new ApiError(
     409,
     'quota_exceeded',
-    `quota exceeded: ${shortfalls.map((s) => `${s.resource} short by ${s.short} (requested ${s.requested}, available ${s.available})`).join('; ')}`,
-    { shortfalls },
+    [
+      ...(shortfalls.length > 0 ? [`quota exceeded: ${shortfalls.map((s) => `${s.resource} short by ${s.short} (requested ${s.requested}, available ${s.available})`).join('; ')}`] : []),
+      ...(queued > 0 ? [`${queued} admission${queued === 1 ? ' is' : 's are'} queued for this tenant's quota and nothing passes them (send "onShortQuota": "queue" to wait behind them)`] : []),
+    ].join('; '),
+    queued > 0 ? { shortfalls, queued } : { shortfalls },
   );
 
 export const idempotencyKeyReused = () =>

@@ -8,7 +8,7 @@ import { DASHBOARD_PATHS } from './dashboard.ts';
 import { MODEL_LIST_LIMIT } from './db/models.ts';
 import { admissionRequestSchema, idempotencyKey } from '../schema/admission.ts';
 import { scaleRequestSchema } from '../schema/scale.ts';
-import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, modelListSchema, quotaSchema } from '../schema/api.ts';
+import { admissionListSchema, admissionSchema, errorEnvelopeSchema, healthSchema, listQuerySchema, modelListSchema, queueViewSchema, quotaSchema } from '../schema/api.ts';
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
 const err = (description: string) => json(errorEnvelopeSchema, description);
@@ -93,7 +93,10 @@ export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonB
       summary: 'Submit a model service (admission)',
       description:
         'Charges the tenant quota for every resource at once (all-or-nothing) and records the admission. ' +
-        'A retry with the same Idempotency-Key and body returns the same admission (200); a different body is 422.',
+        'A retry with the same Idempotency-Key and body returns the same admission (200); a different body is 422. ' +
+        'With "onShortQuota": "queue" a request the quota cannot take now is queued instead of refused (202, nothing charged): ' +
+        'it is admitted the moment enough quota frees up, in FIFO order behind the tenant\'s earlier queued admissions. ' +
+        'While a tenant has queued admissions nothing passes them: a refusing request is 409 even where it would fit.',
       security: secured.security,
       middleware: [...secured.middleware, ...jsonBody],
       request: {
@@ -102,9 +105,12 @@ export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonB
       },
       responses: {
         201: json(admissionSchema, 'Admitted.'),
-        200: json(admissionSchema, 'The admission made earlier with this Idempotency-Key.'),
+        202: json(admissionSchema, 'Queued for quota (onShortQuota "queue"): see queue.position and queue.estimate.'),
+        200: json(admissionSchema, 'The admission made earlier with this Idempotency-Key (as it is now).'),
         400: err('Invalid request (field paths in details.issues) or malformed JSON.'),
-        409: err('Quota exceeded (details.shortfalls names each short resource and by how much).'),
+        409: err(
+          'Quota exceeded (details.shortfalls names each short resource and by how much; details.queued how many admissions wait ahead). With "queue", only for a request beyond the tenant\'s hard limits.',
+        ),
         413: err('Body too large.'),
         415: err('Not JSON.'),
         422: err('Idempotency-Key reused with a different body.'),
@@ -158,7 +164,9 @@ export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonB
       method: 'delete',
       path: '/requests/{id}',
       summary: 'Delete an admission (idempotent)',
-      description: 'Moves the admission to `deleting`; quota is released only once its pods are really gone.',
+      description:
+        'Moves the admission to `deleting`; quota is released only once its pods are really gone. A queued admission is cancelled ' +
+        '(`cancelled`, never charged) unless it was admitted first: then it is deleted as any admission.',
       ...secured,
       request: { params: idParam },
       responses: {
@@ -168,6 +176,13 @@ export function routes({ maxReplicas, auth, tenantRateLimit, optionalAuth, jsonB
         409: err('The admission is in conflict; an operator must resolve it.'),
         ...common,
       },
+    }),
+    queue: createRoute({
+      method: 'get',
+      path: '/queue',
+      summary: "The calling tenant's queued admissions, with positions and estimated waits",
+      ...secured,
+      responses: { 200: json(queueViewSchema, 'The queue in admission order (the first 100).'), ...common },
     }),
     quota: createRoute({
       method: 'get',

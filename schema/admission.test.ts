@@ -10,6 +10,10 @@ import {
   RESERVATION_STATES,
   tenantName,
   TERMINAL_STATES,
+  QUEUED_STATES,
+  RECONCILED_STATES,
+  NEVER_CHARGED_STATES,
+  MAX_QUEUE_TTL_SECONDS,
   toAdmission,
   type AdmissionPolicy,
   type ParsedAdmission,
@@ -200,11 +204,31 @@ describe('identifiers and states', () => {
     expect(tenantName.safeParse('acme').success).toBe(true);
     expect(tenantName.safeParse('Acme').success).toBe(false);
   });
-  it('the state machine: active, releasing and terminal states partition the states', () => {
-    expect(RESERVATION_STATES).toEqual(['admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict']);
+  it('the state machine: queued, active, releasing and terminal states partition the states', () => {
+    expect(RESERVATION_STATES).toEqual(['queued', 'admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict', 'cancelled', 'expired']);
+    expect(QUEUED_STATES).toEqual(['queued']);
     expect(ACTIVE_STATES).toEqual(['admitted', 'delivered', 'ready']);
     expect(RELEASING_STATES).toEqual(['deleting', 'releasing']);
-    expect(TERMINAL_STATES).toEqual(['released', 'conflict']);
+    expect(TERMINAL_STATES).toEqual(['released', 'conflict', 'cancelled', 'expired']);
+    expect([...QUEUED_STATES, ...ACTIVE_STATES, ...RELEASING_STATES, ...TERMINAL_STATES].sort()).toEqual([...RESERVATION_STATES].sort());
+    expect(RECONCILED_STATES).toEqual(['admitted', 'delivered', 'ready', 'deleting', 'releasing']);
+    expect(NEVER_CHARGED_STATES).toEqual(['queued', 'cancelled', 'expired']);
+  });
+  it('queueing is opt-in, its TTL only with it, and the choice is part of the request hash', () => {
+    const refuse = admissionRequestSchema().parse(base);
+    expect(refuse.onShortQuota).toBe('refuse');
+    expect(admissionRequestSchema().safeParse({ ...base, queueTtlSeconds: 60 }).success).toBe(false);
+    expect(admissionRequestSchema().safeParse({ ...base, onShortQuota: 'queue', queueTtlSeconds: 0 }).success).toBe(false);
+    expect(admissionRequestSchema().safeParse({ ...base, onShortQuota: 'queue', queueTtlSeconds: MAX_QUEUE_TTL_SECONDS + 1 }).success).toBe(false);
+    expect(admissionRequestSchema().safeParse({ ...base, onShortQuota: 'wait' }).success).toBe(false);
+    const queued = admissionRequestSchema().parse({ ...base, onShortQuota: 'queue', queueTtlSeconds: 60 });
+    const a = toAdmission(refuse, testPolicy());
+    const b = toAdmission(queued, testPolicy());
+    if (!a.ok || !b.ok) throw new Error('expected both admitted by the policy');
+    expect(a.admission.queue).toBeNull();
+    expect(b.admission.queue).toEqual({ ttlSeconds: 60 });
+    expect(b.admission.hashInput).not.toBe(a.admission.hashInput);
+    expect(a.admission.hashInput).not.toContain('queue');
   });
   it('allows 16 replicas by default', () => {
     expect(DEFAULT_MAX_REPLICAS).toBe(16);

@@ -15,16 +15,29 @@ import {
 import { applyResourcePolicy, imageRefusal, type RegistryRule, type ResourcePolicy } from './policy.ts';
 
 export const DEFAULT_MAX_REPLICAS = 16;
+/** The longest a queued admission may be asked to wait (queueTtlSeconds): 7 days. */
+export const MAX_QUEUE_TTL_SECONDS = 7 * 24 * 3600;
 
 /** Reservation states (docs/design.md, "The reservation state machine"). */
-export const RESERVATION_STATES = ['admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict'] as const;
+export const RESERVATION_STATES = ['queued', 'admitted', 'delivered', 'ready', 'deleting', 'releasing', 'released', 'conflict', 'cancelled', 'expired'] as const;
 export type ReservationState = (typeof RESERVATION_STATES)[number];
 /** States that hold quota and run (or are about to run) a workload. */
 export const ACTIVE_STATES = ['admitted', 'delivered', 'ready'] as const satisfies readonly ReservationState[];
 /** States on the way to release: still charged until the pods are really gone. */
 export const RELEASING_STATES = ['deleting', 'releasing'] as const satisfies readonly ReservationState[];
+/** Waiting for quota (`onShortQuota: "queue"`): nothing charged, nothing delivered yet. */
+export const QUEUED_STATES = ['queued'] as const satisfies readonly ReservationState[];
+/** Left the queue without ever being charged: deleted while queued, or its queueTtlSeconds ran out. */
+export const UNCHARGED_END_STATES = ['cancelled', 'expired'] as const satisfies readonly ReservationState[];
 /** States the scheduled sweep does not enqueue (nothing to reconcile automatically). */
-export const TERMINAL_STATES = ['released', 'conflict'] as const satisfies readonly ReservationState[];
+export const TERMINAL_STATES = ['released', 'conflict', ...UNCHARGED_END_STATES] as const satisfies readonly ReservationState[];
+/** States the controller reconciles and the cron sweep looks at: every state but the terminal
+ *  ones and `queued` (nothing of a queued admission exists in a cluster). */
+export const RECONCILED_STATES = RESERVATION_STATES.filter(
+  (s) => !(TERMINAL_STATES as readonly string[]).includes(s) && !(QUEUED_STATES as readonly string[]).includes(s),
+);
+/** States that never held a charge (and so never appear in a quota sum). */
+export const NEVER_CHARGED_STATES = [...QUEUED_STATES, ...UNCHARGED_END_STATES] as const satisfies readonly ReservationState[];
 
 /** Why a release waits (`ReleaseBlocked`): pods that still exist, or — no pod left — the
  *  finalizers that keep the ModelService in deletion. */
@@ -55,7 +68,21 @@ export function admissionRequestSchema(maxReplicas: number = DEFAULT_MAX_REPLICA
       ...workloadShape,
       replicas: workloadShape.replicas.max(maxReplicas).describe(`Desired number of pods (0..${maxReplicas}).`),
       resources: requestedResourcesSchema.default({}),
+      onShortQuota: z
+        .enum(['refuse', 'queue'])
+        .default('refuse')
+        .describe(
+          'What to do when the quota is short: "refuse" (409 quota_exceeded, the default) or "queue": 202 with the admission queued (nothing charged), admitted the moment enough quota frees up, in FIFO order behind the tenant\'s earlier queued admissions.',
+        ),
+      queueTtlSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_QUEUE_TTL_SECONDS)
+        .optional()
+        .describe(`With onShortQuota "queue": how long it may wait (1..${MAX_QUEUE_TTL_SECONDS} s); then it expires, never charged. Without it a queued admission waits until admitted or cancelled.`),
     })
+    .refine((r) => r.queueTtlSeconds === undefined || r.onShortQuota === 'queue', { path: ['queueTtlSeconds'], message: 'only with "onShortQuota": "queue"' })
     .describe('A request to run a model image. The tenant is taken from the API key, never from the body.');
 }
 export type AdmissionRequest = z.output<ReturnType<typeof admissionRequestSchema>>;
@@ -68,6 +95,8 @@ export interface ParsedAdmission {
   amounts: Amounts;
   /** What the request hash covers: the request as validated, before the operator's defaults. */
   hashInput: string;
+  /** Queue when the quota is short (`onShortQuota: "queue"`), expiring after ttlSeconds (null: never); null: refuse. */
+  queue: { ttlSeconds: number | null } | null;
 }
 
 /** The operator's admission policy (schema/policy.ts), as the Worker configured it. */
@@ -83,13 +112,16 @@ export type AdmissionDecision = { ok: true; admission: ParsedAdmission } | { ok:
  * what is charged), per-replica minimums and maximums, and the allowed image registries.
  */
 export function toAdmission(req: AdmissionRequest, policy: AdmissionPolicy): AdmissionDecision {
-  const { name, ...workload } = req;
+  const { name, onShortQuota, queueTtlSeconds, ...workload } = req;
   const resources = applyResourcePolicy(workload.resources, policy);
   const refusal = imageRefusal(workload.image, policy.allowedRegistries);
   const issues = [...resources.issues, ...(refusal ? [{ path: 'image', message: refusal }] : [])];
   if (!('resources' in resources) || issues.length > 0) return { ok: false, issues };
   const spec = modelServiceSpecSchema.parse({ ...workload, resources: resources.resources });
-  return { ok: true, admission: { name, spec, amounts: totalAmounts(spec), hashInput: canonicalJson({ name, spec: workload }) } };
+  const queue = onShortQuota === 'queue' ? { ttlSeconds: queueTtlSeconds ?? null } : null;
+  // A refusing request hashes as it always did; a queueing one covers its queue choice too.
+  const hashInput = canonicalJson(queue ? { name, spec: workload, queue } : { name, spec: workload });
+  return { ok: true, admission: { name, spec, amounts: totalAmounts(spec), hashInput, queue } };
 }
 
 /** The Kubernetes name of the CR for an admission: known before it is created. */

@@ -27,6 +27,49 @@ export const bindingSchema = z
   })
   .describe('The ModelService custom resource actually created for this admission (set by the controller).');
 
+export const waitEstimateSchema = z
+  .object({
+    seconds: z.number().int().min(0).nullable().describe('Estimated seconds until it is admitted; null when there is nothing to estimate from (see reason).'),
+    method: z.literal('release-rate').describe("How it was estimated: the tenant's own quota released per second over the last minutes, against what this admission and those ahead of it still need."),
+    basis: z.string().optional().describe('The numbers the estimate came from (with seconds).'),
+    reason: z.string().optional().describe('Why there is no estimate (with a null seconds).'),
+  })
+  .describe('An estimated wait, with how it was estimated.');
+export type WaitEstimateShown = z.output<typeof waitEstimateSchema>;
+
+export const queueInfoSchema = z
+  .object({
+    position: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .describe("1 = the next of this tenant's queue to be admitted; it never grows. Given by POST /requests, GET /requests/{id} and GET /queue; null in a list, and once it left the queue."),
+    estimate: waitEstimateSchema.nullable().describe('As position: null in a list and once it left the queue.'),
+    queuedAt: timestamp,
+    expiresAt: timestamp.nullable().describe('When it expires unadmitted (queueTtlSeconds); null: it waits until admitted or cancelled.'),
+    bypassed: z.number().int().min(0).describe('How many later admissions of the tenant were admitted past it while it did not fit (bounded: then freed quota is held back for it).'),
+    leftAt: timestamp.nullable().describe('When it left the queue: admitted, cancelled or expired; null while queued.'),
+    estimatedWaitAtQueueing: z.number().int().min(0).nullable().describe('The estimate given when it was queued, in seconds (kept to compare with the real wait).'),
+  })
+  .describe('Its place in the queue (onShortQuota "queue"); null for an admission that never waited.');
+
+export const queueViewSchema = z
+  .object({
+    tenant: z.string(),
+    queued: z.number().int().min(0).describe('How many admissions the tenant has queued (items lists the first 100).'),
+    items: z.array(
+      z.object({
+        id: admissionId,
+        position: z.number().int().min(1),
+        amounts: amountsSchema.describe('What it is charged once admitted.'),
+        estimate: waitEstimateSchema,
+      }),
+    ),
+  })
+  .describe("The calling tenant's queued admissions in the order they will be admitted (FIFO; a smaller one may pass a head that does not fit, a bounded number of times).");
+export type QueueView = z.output<typeof queueViewSchema>;
+
 export const admissionSchema = z
   .object({
     id: admissionId.describe('Admission id (ULID).'),
@@ -77,6 +120,7 @@ export const admissionSchema = z
       .describe('When the controller next works on a pending outbox row of this admission (retries back off to OUTBOX_BACKOFF_CAP_MS); null when none is pending.'),
     deadOutboxRows: z.number().int().min(0).describe('Outbox deliveries that failed permanently and need an operator.'),
     timeline: timelineSchema,
+    queue: queueInfoSchema.nullable(),
     lastFailure: failureSchema
       .nullable()
       .describe(

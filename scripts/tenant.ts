@@ -83,8 +83,8 @@ export async function backfillCount(db: Db, now = new Date()): Promise<string[]>
   const tenants = (await db.execute('SELECT DISTINCT tenant FROM tenant_quota')).rows.map((r) => String(r.tenant));
   const added: string[] = [];
   for (const tenant of tenants) {
-    const q = await readQuota(db, tenant);
-    if (q.modelservices) continue;
+    const { quota } = await readQuota(db, tenant);
+    if (quota.modelservices) continue;
     await ensureHard(db, tenant, 'modelservices', count, now);
     added.push(tenant);
   }
@@ -137,9 +137,9 @@ async function resolve(args: string[]): Promise<void> {
 }
 
 async function show(db: Db, tenant: string): Promise<void> {
-  const q = await readQuota(db, tenant);
+  const { quota, queued } = await readQuota(db, tenant);
   for (const r of RESOURCE_NAMES) {
-    const row = q[r];
+    const row = quota[r];
     console.log(`${tenant}\t${r.padEnd(15)}\thard=${row?.hard ?? 0}\tused=${row?.used ?? 0}\t${RESOURCE_UNITS[r].unit}`);
   }
 }

@@ -120,6 +120,12 @@ export function decide(
       // Delivery is the outbox deliverer's job; it adopts or flags a CR it finds.
       return { type: 'none' };
 
+    case 'queued':
+    case 'cancelled':
+    case 'expired':
+      // Never delivered: no outbox row of theirs exists, so nothing of theirs can be in a cluster.
+      return { type: 'none' };
+
     case 'delivered':
     case 'ready': {
       if (!cr) return { type: 'toReleasing', reason: 'ModelService deleted outside ModelDock' };

@@ -7,7 +7,7 @@ import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time,
 import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
-import { RESERVATION_STATES, TERMINAL_STATES, type ReleaseBlockedReason } from '../../schema/admission.ts';
+import { RECONCILED_STATES, type ReleaseBlockedReason } from '../../schema/admission.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import type { ReservationRow } from './decide.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
@@ -113,7 +113,6 @@ export async function tenantOf(db: Db, id: string): Promise<string | undefined> 
   return undefined;
 }
 
-const OPEN_STATES = RESERVATION_STATES.filter((st) => !(TERMINAL_STATES as readonly string[]).includes(st));
 
 /** Where a resync page starts: after this (last_reconciled_at, id); a NULL time sorts first. */
 export interface ResyncCursor {
@@ -140,7 +139,7 @@ export async function openReservationsPage(
         AND (COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id) > (CAST(? AS DATETIME(3)), ?)
       ORDER BY COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id
       LIMIT ?`,
-    [OPEN_STATES, o.before, NEVER, after.reconciledAt ?? NEVER, after.id, NEVER, o.limit],
+    [RECONCILED_STATES, o.before, NEVER, after.reconciledAt ?? NEVER, after.id, NEVER, o.limit],
   );
   // The driver sends a Date as text: CAST keeps every comparison a DATETIME one (a COALESCE of a
   // DATETIME and text would compare as text, and 'T' sorts after ' ').

@@ -6,7 +6,7 @@
 // refund on live reads of the Deployment and the pods. deleting/releasing/released are decided on
 // live reads of the CR and its pods; admitted and conflict need no read at all.
 // No Kubernetes call runs inside a SQL transaction.
-import { crNameFor } from '../../schema/admission.ts';
+import { crNameFor, NEVER_CHARGED_STATES } from '../../schema/admission.ts';
 import { modelServiceSpecSchema, RESOURCE_NAMES, RESOURCE_UNITS, type Amounts, type Condition, type ModelService } from '../../schema/model-service.ts';
 import { scaleDelta } from '../../schema/scale.ts';
 import { lastErrorText, type LastError } from '../../schema/tenant-errors.ts';
@@ -35,7 +35,8 @@ type ObservedModelService = Awaited<ReturnType<ReservationCluster['readModelServ
 export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: number, log: Logger): Promise<Result> {
   const ns = rec.binding?.namespace ?? d.namespaceFor(rec.tenant);
   const name = rec.binding?.crName ?? crNameFor(rec.id);
-  if (rec.state === 'admitted' || rec.state === 'conflict') return {}; // the deliverer's, or the operator's
+  // The deliverer's, the operator's, or never delivered (queued, cancelled, expired).
+  if (rec.state === 'admitted' || rec.state === 'conflict' || (NEVER_CHARGED_STATES as readonly string[]).includes(rec.state)) return {};
   const now = d.now();
   const apiServerNow = d.apiServerNow?.() ?? now;
   const running = rec.state === 'delivered' || rec.state === 'ready';

@@ -1,16 +1,17 @@
 // SQL of the tenant_quota family: the conditional all-or-nothing charge, reads for GET /quota,
 // and the operator's upsert (npm run tenant).
 import type { Amounts } from '../../schema/model-service.ts';
-import { ACTIVE_STATES, RELEASING_STATES, RESERVATION_STATES } from '../../schema/admission.ts';
-import { int, str } from '../../ledger/columns.ts';
+import { ACTIVE_STATES, QUEUED_STATES, RELEASING_STATES, RESERVATION_STATES, UNCHARGED_END_STATES } from '../../schema/admission.ts';
 import type { Queryable } from '../../ledger/db.ts';
+import { quotaFromRows, type TenantQuota } from '../../ledger/queue.ts';
 import { AMOUNT_COLUMNS, amountsFromRow, chargedResources, RESOURCE_NAMES, type ResourceName } from '../../ledger/resources.ts';
 
 
 /**
- * Charges every non-zero amount in ONE statement, only where `used + amount <= hard`.
- * Returns true when every needed row was updated; otherwise the caller must roll back
- * (some rows may have been charged). A missing row means quota 0, so it never matches.
+ * Charges every non-zero amount in ONE statement, only where `used + amount <= hard` and the tenant
+ * has no queued admission (`queued = 0`: nothing passes a waiting queue; the dequeue charges its
+ * own, ledger/queue.ts). Returns true when every needed row was updated; otherwise the caller must
+ * roll back (some rows may have been charged). A missing row means quota 0, so it never matches.
  */
 export async function chargeQuota(q: Queryable, tenant: string, amounts: Amounts, now: Date): Promise<boolean> {
   const needed = chargedResources(amounts);
@@ -19,37 +20,33 @@ export async function chargeQuota(q: Queryable, tenant: string, amounts: Amounts
   const caseArgs = needed.flatMap((r) => [r, amounts[r]]);
   const r = await q.execute(
     `UPDATE tenant_quota SET used = used + CASE resource ${whens} END, updated_at = ?
-     WHERE tenant = ? AND resource IN (?) AND used + CASE resource ${whens} END <= hard`,
+     WHERE tenant = ? AND resource IN (?) AND used + CASE resource ${whens} END <= hard AND queued = 0`,
     [...caseArgs, now, tenant, needed, ...caseArgs],
   );
   return r.rowsAffected === needed.length;
 }
 
-export interface QuotaRow {
-  hard: number;
-  used: number;
+export interface TenantQuotaRead {
+  quota: TenantQuota;
+  /** Admissions the tenant has queued for quota. */
+  queued: number;
 }
 
-export async function readQuota(q: Queryable, tenant: string): Promise<Partial<Record<ResourceName, QuotaRow>>> {
-  const r = await q.execute('SELECT resource, hard, used FROM tenant_quota WHERE tenant = ?', [tenant]);
-  const out: Partial<Record<ResourceName, QuotaRow>> = {};
-  for (const row of r.rows) {
-    const name = str(row.resource);
-    if ((RESOURCE_NAMES as readonly string[]).includes(name)) out[name as ResourceName] = { hard: int(row.hard), used: int(row.used) };
-  }
-  return out;
+export async function readQuota(q: Queryable, tenant: string): Promise<TenantQuotaRead> {
+  return quotaFromRows((await q.execute('SELECT resource, hard, used, queued FROM tenant_quota WHERE tenant = ?', [tenant])).rows);
 }
 
-export type Breakdown = Record<'active' | 'releasing' | 'blocked' | 'conflict', Amounts>;
+export type Breakdown = Record<'active' | 'releasing' | 'blocked' | 'conflict' | 'queued', Amounts>;
 
 const list = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ');
-/** Every state but `released`: what a breakdown bucket may hold. */
-const SUMMED_STATES = RESERVATION_STATES.filter((s) => s !== 'released');
+/** What a breakdown bucket may hold: every state that holds a charge now, and `queued`. */
+const SUMMED_STATES = RESERVATION_STATES.filter((s) => s !== 'released' && !(UNCHARGED_END_STATES as readonly string[]).includes(s));
 const BUCKETS: Record<keyof Breakdown, string> = {
   active: `r.state IN (${list(ACTIVE_STATES)})`,
   releasing: `r.state IN (${list(RELEASING_STATES)})`,
   blocked: `r.state IN (${list(RELEASING_STATES)}) AND r.release_blocked_since IS NOT NULL`,
   conflict: `r.state = 'conflict'`,
+  queued: `r.state IN (${list(QUEUED_STATES)})`,
 };
 const BREAKDOWN_SQL = `SELECT ${Object.entries(BUCKETS)
   .flatMap(([bucket, cond]) =>
@@ -67,7 +64,7 @@ export async function readBreakdown(q: Queryable, tenant: string): Promise<Break
   const r = await q.execute(BREAKDOWN_SQL, [tenant]);
   const row = r.rows[0] ?? {};
   const amounts = (bucket: string): Amounts => amountsFromRow(row, `${bucket}_`);
-  return { active: amounts('active'), releasing: amounts('releasing'), blocked: amounts('blocked'), conflict: amounts('conflict') };
+  return { active: amounts('active'), releasing: amounts('releasing'), blocked: amounts('blocked'), conflict: amounts('conflict'), queued: amounts('queued') };
 }
 
 /** Creates or updates one hard limit; `used` is never touched here. */

@@ -9,7 +9,7 @@ import type { Admission } from '../../schema/api.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
 import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
-import { releaseBlockedReasonOrNull, reservationState, type MovementDirection } from '../../ledger/rows.ts';
+import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -23,25 +23,19 @@ export interface NewReservation {
   amounts: Amounts;
   requestId: string;
   now: Date;
+  /** Queued for quota instead of admitted: its place (seq), TTL and the wait estimated for it. */
+  queue?: { seq: number; expiresAt: Date | null; estimateMs: number | null };
 }
 
 export async function insertReservation(q: Queryable, r: NewReservation): Promise<void> {
   await q.execute(
     `INSERT INTO reservation (id, tenant, idempotency_key, request_hash, name, spec, ${amountColumns()},
-       state, request_id, created_at, updated_at, state_changed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, 'admitted', ?, ?, ?, ?)`,
-    [r.id, r.tenant, r.idempotencyKey, r.requestHash, r.name, JSON.stringify(r.spec), ...amountArgs(r.amounts), r.requestId, r.now, r.now, r.now],
-  );
-}
-
-export async function insertMovement(
-  q: Queryable,
-  m: { reservationId: string; tenant: string; generation: number; direction: MovementDirection; amounts: Amounts; now: Date },
-): Promise<void> {
-  await q.execute(
-    `INSERT INTO quota_movement (reservation_id, generation, direction, tenant, ${amountColumns()}, at)
-     VALUES (?, ?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, ?)`,
-    [m.reservationId, m.generation, m.direction, m.tenant, ...amountArgs(m.amounts), m.now],
+       state, request_id, created_at, updated_at, state_changed_at, queue_seq, queue_expires_at, queue_estimate_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      r.id, r.tenant, r.idempotencyKey, r.requestHash, r.name, JSON.stringify(r.spec), ...amountArgs(r.amounts),
+      r.queue ? 'queued' : 'admitted', r.requestId, r.now, r.now, r.now, r.queue?.seq ?? null, r.queue?.expiresAt ?? null, r.queue?.estimateMs ?? null,
+    ],
   );
 }
 
@@ -49,6 +43,7 @@ export async function insertMovement(
 const selectAdmission = (hint = '') => `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
     r.generation, r.applied_generation, r.settled_generation, c.from_replicas AS c_from, c.to_replicas AS c_to, c.created_at AS c_at,
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
+    r.queue_seq, r.queue_expires_at, r.queue_bypassed, r.queue_estimate_ms, r.dequeued_at,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at, b.created_at AS b_created_at, b.scheduled_at AS b_scheduled_at, b.started_at AS b_started_at, b.last_failure AS b_last_failure,
     (SELECT COUNT(*) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox,
@@ -77,6 +72,8 @@ export type AdmissionRecord = Omit<Admission, 'endpoint'>;
 export interface StoredAdmission {
   admission: AdmissionRecord;
   requestHash: string;
+  /** Its place in the tenant's queue (null: it was never queued). */
+  queueSeq: number | null;
 }
 
 function toStored(row: Row): StoredAdmission {
@@ -95,6 +92,7 @@ function toStored(row: Row): StoredAdmission {
   };
   return {
     requestHash: str(row.request_hash),
+    queueSeq: row.queue_seq === null || row.queue_seq === undefined ? null : int(row.queue_seq),
     admission: {
       id,
       tenant: str(row.tenant),
@@ -135,8 +133,24 @@ function toStored(row: Row): StoredAdmission {
         startedAt: timeOrNull(row.b_started_at),
         readyAt: timeOrNull(row.b_first_ready_at),
       }),
+      queue: queueInfoOf(row),
       lastFailure: failureOrNull(row.b_last_failure),
     },
+  };
+}
+
+/** The queue columns as the API shows them; position and estimate are filled in by the reads that compute them (functions/services/queue.ts). */
+function queueInfoOf(row: Row): AdmissionRecord['queue'] {
+  if (row.queue_seq === null || row.queue_seq === undefined) return null;
+  const estimateMs = row.queue_estimate_ms === null || row.queue_estimate_ms === undefined ? null : int(row.queue_estimate_ms);
+  return {
+    position: null,
+    estimate: null,
+    queuedAt: time(row.created_at),
+    expiresAt: timeOrNull(row.queue_expires_at),
+    bypassed: int(row.queue_bypassed),
+    leftAt: timeOrNull(row.dequeued_at),
+    estimatedWaitAtQueueing: estimateMs === null ? null : Math.round(estimateMs / 1000),
   };
 }
 

@@ -1,6 +1,6 @@
 // SQL of the scheduled sweep: the single-flight lease per (cron, scheduledTime) and the page
 // query over reservations that need a safety-net reconcile.
-import { RESERVATION_STATES, TERMINAL_STATES, type ReservationState } from '../../schema/admission.ts';
+import { RECONCILED_STATES } from '../../schema/admission.ts';
 import { str } from '../../ledger/columns.ts';
 import { isDuplicateKey, type Queryable } from '../../ledger/db.ts';
 
@@ -39,9 +39,8 @@ export async function finishRun(q: Queryable, key: RunKey, holder: string, now: 
   );
 }
 
-/** The states the sweep looks at: every state but the terminal ones. */
-const OPEN = RESERVATION_STATES.filter((s) => !(TERMINAL_STATES as readonly ReservationState[]).includes(s))
-  .map((s) => `'${s}'`)
+/** The states the sweep looks at: every state but the terminal ones and `queued`. */
+const OPEN = RECONCILED_STATES.map((s) => `'${s}'`)
   .join(', ');
 
 /** A reservation of the sweep's scan, in (state, tenant, id) order: the cursor of the next page. */

@@ -3,19 +3,29 @@
 // UPDATE (all-or-nothing), then commits: BEGIN + 4 statements + COMMIT = 6 round trips.
 // The UNIQUE (tenant, idempotency_key) makes a retry — e.g. after a lost COMMIT reply —
 // find the first admission instead of charging twice.
+//
+// With `onShortQuota: "queue"` the transaction first locks the tenant's quota rows: when the quota
+// fits and nothing is queued it admits as above; otherwise it queues the admission (state
+// `queued`, its place at the tenant's queue tail, no charge, no outbox row; functions/db/queue.ts)
+// and the answer is 202 with its position and estimated wait. An admission larger than the
+// tenant's hard limits is refused all the same: it could never be admitted.
 import type { ParsedAdmission } from '../../schema/admission.ts';
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { Shortfall } from '../../schema/api.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { sha256Hex } from '../auth/digest.ts';
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
-import { enqueue } from '../db/outbox.ts';
-import { dedupeKey } from '../../ledger/outbox.ts';
+import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
+import type { Queryable } from '../../ledger/db.ts';
+import { everFits, estimateWait, shortfalls } from '../../ledger/queue-pick.ts';
+import { lockQuota, type TenantQuota } from '../../ledger/queue.ts';
 import { chargeQuota, readQuota } from '../db/quota.ts';
-import { findByIdempotencyKey, insertMovement, insertReservation, type AdmissionRecord } from '../db/reservations.ts';
+import { countQueued, queuedThrough, releaseRate } from '../db/queue.ts';
+import { findByIdempotencyKey, insertReservation, type AdmissionRecord, type NewReservation } from '../db/reservations.ts';
 import { idempotencyKeyReused, quotaExceeded } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
 import { timelineOf } from '../../schema/timeline.ts';
+import { insertMovement } from '../../ledger/movements.ts';
 
 const MAX_ATTEMPTS = 3;
 
@@ -27,20 +37,30 @@ export interface AdmitInput {
 }
 
 export interface AdmitResult {
-  /** `created` → 201; `replayed` → 200 (same key, same body). */
-  outcome: 'created' | 'replayed';
+  /** `created` → 201; `queued` → 202 (waits for quota); `replayed` → 200 (same key, same body). */
+  outcome: 'created' | 'queued' | 'replayed';
   admission: AdmissionRecord;
 }
 
 class DuplicateKey extends Error {}
 class QuotaShort extends Error {}
+/** Larger than the tenant's hard limits: no release can ever make room for it. */
+class NeverFits extends Error {
+  readonly short: Shortfall[];
+  constructor(short: Shortfall[]) {
+    super('never fits');
+    this.short = short;
+  }
+}
 
 export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<AdmitResult> {
   const requestHash = await sha256Hex(input.parsed.hashInput);
   for (let attempt = 1; ; attempt++) {
     try {
+      if (input.parsed.queue) return await admitOrQueue(deps, input, requestHash);
       return { outcome: 'created', admission: await admitOnce(deps, input, requestHash) };
     } catch (err) {
+      if (err instanceof NeverFits) throw quotaExceeded(err.short);
       if (err instanceof DuplicateKey) {
         const existing = await findByIdempotencyKey(deps.db, input.tenant, input.idempotencyKey);
         if (existing) {
@@ -49,9 +69,10 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
         }
         // The conflicting admission vanished (cannot happen today: rows are never deleted); retry.
       } else if (err instanceof QuotaShort) {
-        const shortfalls = shortfallsOf(input.parsed.amounts, await readQuota(deps.db, input.tenant));
+        const { quota, queued } = await readQuota(deps.db, input.tenant);
+        const short = shortfalls(input.parsed.amounts, quota);
         // A release may have landed between the rollback and the read: then try again.
-        if (shortfalls.length > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(shortfalls);
+        if (short.length > 0 || queued > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(short, queued);
       } else if (!isLockConflict(err) || attempt >= MAX_ATTEMPTS) {
         throw err;
       }
@@ -63,28 +84,94 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
 async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: string): Promise<AdmissionRecord> {
   const now = deps.clock();
   const id = deps.newId(now);
+  await deps.db.transaction((tx) => writeAdmission(tx, input, requestHash, id, now));
+  return admittedRecord(input, id, now);
+}
+
+/** The admission's rows: reservation, charge movement, outbox `create`, then the conditional charge (last, so the quota rows stay locked as briefly as possible). */
+async function writeAdmission(tx: Queryable, input: AdmitInput, requestHash: string, id: string, now: Date): Promise<void> {
   const { tenant, parsed } = input;
-  await deps.db.transaction(async (tx) => {
-    try {
-      await insertReservation(tx, {
-        id,
-        tenant,
-        idempotencyKey: input.idempotencyKey,
-        requestHash,
-        name: parsed.name,
-        spec: parsed.spec,
-        amounts: parsed.amounts,
-        requestId: input.requestId,
-        now,
-      });
-    } catch (err) {
-      throw isDuplicateKey(err) ? new DuplicateKey() : err;
+  await insertNew(tx, input, requestHash, id, now);
+  await insertMovement(tx, { reservationId: id, tenant, generation: 1, direction: 'charge', amounts: parsed.amounts, now });
+  await enqueue(tx, [{ tenant, reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId }], now);
+  if (!(await chargeQuota(tx, tenant, parsed.amounts, now))) throw new QuotaShort();
+}
+
+async function insertNew(tx: Queryable, input: AdmitInput, requestHash: string, id: string, now: Date, queue?: NewReservation['queue']): Promise<void> {
+  const { tenant, parsed } = input;
+  try {
+    await insertReservation(tx, {
+      id,
+      tenant,
+      idempotencyKey: input.idempotencyKey,
+      requestHash,
+      name: parsed.name,
+      spec: parsed.spec,
+      amounts: parsed.amounts,
+      requestId: input.requestId,
+      now,
+      ...(queue ? { queue } : {}),
+    });
+  } catch (err) {
+    throw isDuplicateKey(err) ? new DuplicateKey() : err;
+  }
+}
+
+/**
+ * The queueing admission, ONE transaction under the tenant's quota-row locks: admitted at once
+ * when it fits and nothing is queued; else queued at the tail with the wait estimated from the
+ * tenant's recent releases.
+ */
+async function admitOrQueue(deps: ServiceDeps, input: AdmitInput, requestHash: string): Promise<AdmitResult> {
+  const now = deps.clock();
+  const id = deps.newId(now);
+  const { tenant, parsed } = input;
+  const ttl = parsed.queue?.ttlSeconds ?? null;
+  const queued = await deps.db.transaction(async (tx) => {
+    const locked = await lockQuota(tx, tenant);
+    if (locked.queued === 0 && shortfalls(parsed.amounts, locked.quota).length === 0) {
+      await writeAdmission(tx, input, requestHash, id, now);
+      return null;
     }
-    await insertMovement(tx, { reservationId: id, tenant, generation: 1, direction: 'charge', amounts: parsed.amounts, now });
-    await enqueue(tx, [{ tenant, reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId }], now);
-    // Last, so the tenant's quota rows stay locked for as short a time as possible.
-    if (!(await chargeQuota(tx, tenant, parsed.amounts, now))) throw new QuotaShort();
+    if (!everFits(parsed.amounts, locked.quota)) throw new NeverFits(shortfalls(parsed.amounts, hardOnly(locked.quota)));
+    const ahead = await queuedThrough(tx, tenant, locked.queueTail);
+    const estimate = estimateWait(plus(ahead.needed, parsed.amounts), locked.quota, await releaseRate(tx, tenant, now));
+    const expiresAt = ttl === null ? null : new Date(now.getTime() + ttl * 1000);
+    await insertNew(tx, input, requestHash, id, now, { seq: locked.queueTail + 1, expiresAt, estimateMs: estimate.seconds === null ? null : estimate.seconds * 1000 });
+    await countQueued(tx, tenant, now);
+    return { position: ahead.count + 1, estimate, expiresAt };
   });
+  const record = admittedRecord(input, id, now);
+  if (!queued) return { outcome: 'created', admission: record };
+  const at = now.toISOString();
+  return {
+    outcome: 'queued',
+    admission: {
+      ...record,
+      state: 'queued',
+      chargedReplicas: 0,
+      nextAttemptAt: null,
+      queue: {
+        position: queued.position,
+        estimate: queued.estimate,
+        queuedAt: at,
+        expiresAt: queued.expiresAt?.toISOString() ?? null,
+        bypassed: 0,
+        leftAt: null,
+        estimatedWaitAtQueueing: queued.estimate.seconds,
+      },
+    },
+  };
+}
+
+/** The limits alone (nothing used): what a request beyond them is short of for good. */
+const hardOnly = (quota: TenantQuota): TenantQuota => Object.fromEntries(Object.entries(quota).map(([r, q]) => [r, { hard: q.hard, used: 0 }]));
+
+const plus = (a: Amounts, b: Amounts): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, a[r] + b[r]])) as Amounts;
+
+/** An admission as admitOnce leaves it: admitted and charged now, its create row due at once. */
+function admittedRecord(input: AdmitInput, id: string, now: Date): AdmissionRecord {
+  const { tenant, parsed } = input;
   const at = now.toISOString();
   return {
     id,
@@ -112,16 +199,7 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
     nextAttemptAt: at, // the create row is due at once
     deadOutboxRows: 0,
     timeline: timelineOf(at, { deliveredAt: null, scheduledAt: null, startedAt: null, readyAt: null }),
+    queue: null,
     lastFailure: null,
   };
-}
-
-export function shortfallsOf(requested: Amounts, quota: Partial<Record<keyof Amounts, { hard: number; used: number }>>): Shortfall[] {
-  return RESOURCE_NAMES.flatMap((resource) => {
-    const want = requested[resource];
-    if (want <= 0) return [];
-    const q = quota[resource];
-    const available = q ? Math.max(0, q.hard - q.used) : 0;
-    return want > available ? [{ resource, requested: want, available, short: want - available }] : [];
-  });
 }

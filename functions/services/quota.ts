@@ -6,7 +6,7 @@ import { readBreakdown, readQuota } from '../db/quota.ts';
 import type { ServiceDeps } from './deps.ts';
 
 export async function getQuota(deps: ServiceDeps, tenant: string): Promise<Quota> {
-  const quota = await readQuota(deps.db, tenant);
+  const { quota } = await readQuota(deps.db, tenant);
   const b = await readBreakdown(deps.db, tenant);
   const resources = Object.fromEntries(
     RESOURCE_NAMES.map((r) => {

@@ -1,16 +1,18 @@
 // Reading and deleting a tenant's admissions. Every lookup is scoped by tenant: another
 // tenant's id is indistinguishable from a missing one (404).
 import { ACTIVE_STATES } from '../../schema/admission.ts';
-import { enqueue } from '../db/outbox.ts';
-import { dedupeKey } from '../../ledger/outbox.ts';
+import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { findById, listByTenant, markDeleting, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
+import { lockQuota } from '../../ledger/queue.ts';
+import { cancelQueued } from '../db/queue.ts';
+import { dequeueByWorker, withQueuePlace } from './queue.ts';
 
 export async function getAdmission(deps: ServiceDeps, tenant: string, id: string): Promise<AdmissionRecord> {
   const found = await findById(deps.db, tenant, id);
   if (!found) throw notFound('admission');
-  return found.admission;
+  return withQueuePlace(deps, found.admission, found.queueSeq);
 }
 
 export async function listAdmissions(
@@ -35,6 +37,11 @@ export async function listAdmissions(
 export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: string, requestId: string): Promise<AdmissionRecord> {
   const found = await findById(deps.db, tenant, id);
   if (!found) throw notFound('admission');
+  if (found.admission.state === 'queued') {
+    const cancelled = await cancel(deps, found.admission, requestId);
+    if (cancelled) return cancelled;
+    return deleteAdmission(deps, tenant, id, requestId); // admitted (or expired) in between: what it is now decides
+  }
   const state = found.admission.state;
   const unboundConflict = state === 'conflict' && found.admission.binding === null;
   if (state === 'conflict' && !unboundConflict) throw conflictError();
@@ -52,6 +59,23 @@ export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: str
   if (!after) throw notFound('admission');
   if (after.admission.state === 'conflict') throw conflictError();
   return after.admission;
+}
+
+/**
+ * Cancels a queued admission: queued → cancelled under the tenant's quota-row locks, never charged.
+ * Exactly one of this and the dequeue moves it (both are guarded on state = 'queued' under the
+ * same locks). Then lets the queue behind it move up: with it gone, the next may fit.
+ */
+async function cancel(deps: ServiceDeps, a: AdmissionRecord, requestId: string): Promise<AdmissionRecord | undefined> {
+  const now = deps.clock();
+  const moved = await deps.db.transaction(async (tx) => {
+    await lockQuota(tx, a.tenant);
+    return cancelQueued(tx, a.tenant, a.id, now);
+  });
+  if (!moved) return undefined;
+  await dequeueByWorker(deps, a.tenant, requestId);
+  const at = now.toISOString();
+  return { ...a, state: 'cancelled', stateChangedAt: at, updatedAt: at, queue: a.queue && { ...a.queue, position: null, estimate: null, leftAt: at } };
 }
 
 /** An admission as markDeleting (+ a new delete row, due at once) leaves it: deleting since `now`, no change pending (and so no endpoint). */

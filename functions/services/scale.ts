@@ -17,15 +17,15 @@ import { canonicalJson } from '../../schema/canonical-json.ts';
 import { chargedReplicasOf, pendingChangeOf, scaleDelta, type ChangeProgress } from '../../schema/scale.ts';
 import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts } from '../../schema/model-service.ts';
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
-import { dedupeKey } from '../../ledger/outbox.ts';
+import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { sha256Hex } from '../auth/digest.ts';
 import { findChangeByKey, insertChange, NOOP_GENERATION } from '../db/changes.ts';
-import { enqueue } from '../db/outbox.ts';
 import { chargeQuota, readQuota } from '../db/quota.ts';
-import { advanceGeneration, findById, insertMovement, type AdmissionRecord } from '../db/reservations.ts';
+import { advanceGeneration, findById, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
-import { shortfallsOf } from './admit.ts';
+import { shortfalls } from '../../ledger/queue-pick.ts';
+import { insertMovement } from '../../ledger/movements.ts';
 
 const MAX_ATTEMPTS = 3;
 
@@ -76,9 +76,10 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
       return { outcome: 'accepted', admission: await changeOnce(deps, input, a, requestHash) };
     } catch (err) {
       if (err instanceof QuotaShort) {
-        const shortfalls = shortfallsOf(err.delta, await readQuota(deps.db, input.tenant));
+        const { quota, queued } = await readQuota(deps.db, input.tenant);
+        const short = shortfalls(err.delta, quota);
         // A release may have landed between the rollback and the read: then try again.
-        if (shortfalls.length > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(shortfalls);
+        if (short.length > 0 || queued > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(short, queued);
       } else if (!(err instanceof Raced) && !isLockConflict(err)) {
         throw err;
       }

@@ -8,8 +8,8 @@
 // that already have one are not even selected. A page's rows are enqueued one statement per
 // tenant (single-shard). When the scan completes within budget, one more statement per shard
 // deletes acknowledged outbox rows older than the retention (dead rows are kept).
-import { enqueue, purgeDone } from '../db/outbox.ts';
-import { dedupeKey } from '../../ledger/outbox.ts';
+import { purgeDone } from '../db/outbox.ts';
+import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
 import type { ServiceDeps } from './deps.ts';

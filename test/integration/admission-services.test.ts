@@ -307,14 +307,14 @@ describe('sweep (scheduled)', () => {
 describe('npm run tenant: the count quota', () => {
   it('a tenant set up without a modelservices limit gets the default; an explicit one is kept; backfill-count fills the rest once', async () => {
     await L.setQuota('cnt-a', 'cpu=1');
-    expect((await readQuota(L.db, 'cnt-a')).modelservices).toEqual({ hard: 20, used: 0 });
+    expect((await readQuota(L.db, 'cnt-a')).quota.modelservices).toEqual({ hard: 20, used: 0 });
     await L.setQuota('cnt-a', 'modelservices=5');
     await L.setQuota('cnt-a', 'cpu=2');
-    expect((await readQuota(L.db, 'cnt-a')).modelservices).toEqual({ hard: 5, used: 0 });
+    expect((await readQuota(L.db, 'cnt-a')).quota.modelservices).toEqual({ hard: 5, used: 0 });
     // A tenant from before migration 0003: a quota row, no count limit.
     await setHard(L.db, 'cnt-old', 'cpu', 1000, new Date());
     expect(await backfillCount(L.db)).toEqual(['cnt-old']);
-    expect((await readQuota(L.db, 'cnt-old')).modelservices).toEqual({ hard: 20, used: 0 });
+    expect((await readQuota(L.db, 'cnt-old')).quota.modelservices).toEqual({ hard: 20, used: 0 });
     expect(await backfillCount(L.db)).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@
 // and on a write that is not fenced at all. When the fence is redesigned (per shard), extend the
 // table, not the runner.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueue } from '../../functions/db/outbox.ts';
+import { enqueue } from '../../ledger/outbox.ts';
 import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
 import { ackCreate, markReady, recordProgress, recordScaleApplied, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';

@@ -15,7 +15,7 @@ import { leaderFence } from '../../controller/reservation/leader-fence.ts';
 import { loadReservationRecord, loadReservationRecords } from '../../controller/reservation/record.ts';
 import type { ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 import { RecordPrefetch } from '../../controller/reservation/prefetch.ts';
-import { enqueue } from '../../functions/db/outbox.ts';
+import { enqueue } from '../../ledger/outbox.ts';
 import { splitKey } from '../../controller/runtime/controller.ts';
 import { KubeClient } from '../../controller/runtime/kube.ts';
 import { Metrics } from '../../controller/runtime/metrics.ts';

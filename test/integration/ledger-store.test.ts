@@ -4,12 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
-import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
+import { insertReservation } from '../../functions/db/reservations.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord } from '../../controller/reservation/record.ts';
 import { markReady, recordProgress, transition } from '../../controller/reservation/transitions.ts';
 import { release } from '../../controller/reservation/quota-moves.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
+import { insertMovement } from '../../ledger/movements.ts';
 
 let ledger: LedgerDatabase;
 let db: Db;

@@ -2,7 +2,7 @@
 // claim holds and the epoch is current, retried with backoff for as long as it takes, and dead only on a terminal failure.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
-import { enqueue } from '../../functions/db/outbox.ts';
+import { enqueue } from '../../ledger/outbox.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
 import { ack, ClaimLost, fail, holdsClaim, retryDelayMs, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
 import { ackCreate } from '../../controller/reservation/transitions.ts';

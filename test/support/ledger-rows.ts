@@ -7,9 +7,10 @@ import type { Db } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimDue, type ClaimedRow, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
 import { chargeQuota } from '../../functions/db/quota.ts';
-import { insertMovement, insertReservation } from '../../functions/db/reservations.ts';
+import { insertReservation } from '../../functions/db/reservations.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Amounts } from '../../schema/model-service.ts';
+import { insertMovement } from '../../ledger/movements.ts';
 
 export const FIXTURE_AMOUNTS: Amounts = { cpu: 1500, memory: 2048, 'nvidia.com/gpu': 1, modelservices: 1 };
 /** The stored spec of a fixture admission (what FIXTURE_AMOUNTS charges). */

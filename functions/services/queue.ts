@@ -1,0 +1,47 @@
+// The queue as a tenant sees it: positions and estimated waits of its queued admissions (GET
+// /queue, and GET /requests/:id of a queued one), and the dequeue the Worker runs when something
+// it did may let a queued admission in (a cancel) — the controller runs it after every release and
+// refund, the cron sweep as the safety net (functions/services/sweep.ts).
+import { estimateWait } from '../../ledger/queue-pick.ts';
+import { dequeueTenant, type DequeueResult } from '../../ledger/queue.ts';
+import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
+import type { QueueView } from '../../schema/api.ts';
+import { readQuota } from '../db/quota.ts';
+import { queueEntries, queuedThrough, releaseRate } from '../db/queue.ts';
+import type { AdmissionRecord } from '../db/reservations.ts';
+import type { ServiceDeps } from './deps.ts';
+
+/** The most queued admissions GET /queue lists (positions beyond it are still counted). */
+export const QUEUE_LIST_LIMIT = 100;
+
+const zero = (): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, 0])) as Amounts;
+const add = (a: Amounts, b: Amounts): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, a[r] + b[r]])) as Amounts;
+
+/** A queued admission with its position and estimated wait filled in (3 reads); any other as it is. */
+export async function withQueuePlace(deps: ServiceDeps, a: AdmissionRecord, seq: number | null): Promise<AdmissionRecord> {
+  if (a.state !== 'queued' || !a.queue || seq === null) return a;
+  const now = deps.clock();
+  const { quota } = await readQuota(deps.db, a.tenant);
+  const through = await queuedThrough(deps.db, a.tenant, seq);
+  const rate = await releaseRate(deps.db, a.tenant, now);
+  return { ...a, queue: { ...a.queue, position: through.count, estimate: estimateWait(through.needed, quota, rate) } };
+}
+
+/** The tenant's queue in FIFO order with positions and estimates (3 reads). */
+export async function getQueue(deps: ServiceDeps, tenant: string): Promise<QueueView> {
+  const now = deps.clock();
+  const { quota, queued } = await readQuota(deps.db, tenant);
+  const entries = await queueEntries(deps.db, tenant, QUEUE_LIST_LIMIT);
+  const rate = entries.length > 0 ? await releaseRate(deps.db, tenant, now) : null;
+  let needed = zero();
+  const items = entries.map((e, i) => {
+    needed = add(needed, e.amounts);
+    return { id: e.id, position: i + 1, amounts: e.amounts, estimate: estimateWait(needed, quota, rate!) };
+  });
+  return { tenant, queued, items };
+}
+
+/** Lets the tenant's queued admissions in as far as its quota allows now (the Worker's trigger). */
+export function dequeueByWorker(deps: ServiceDeps, tenant: string, requestId: string): Promise<DequeueResult> {
+  return dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId });
+}

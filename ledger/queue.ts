@@ -1,0 +1,186 @@
+// The dequeue: a tenant's queued admissions let in as its quota frees up, each in ONE transaction
+// that locks the tenant's quota rows, re-reads its queue, and then moves one admission queued →
+// admitted with its charge movement, its outbox `create` row and the usage — or expires the ones
+// whose TTL ran out (never charged). Both sides call it: the controller right after a release or
+// refund commits (fenced by its epoch: a deposed leader's dequeue matches no row), the Worker after
+// a cancel and from the cron sweep (the safety net). Every statement names the tenant (one shard).
+//
+// Locks: the tenant's quota rows first (SELECT … FOR UPDATE), then the reservation rows. Every
+// transaction that writes a queued reservation (enqueue, cancel, dequeue) takes the quota rows
+// first, so they serialize per tenant and a queue position is handed out once.
+import { int, str, timeOrNull } from './columns.ts';
+import type { Db, Queryable, Row } from './db.ts';
+import { FENCE } from './fence.ts';
+import { insertMovement } from './movements.ts';
+import { dedupeKey, enqueue } from './outbox.ts';
+import { pickFromQueue, type QueuedItem, type QueuePick, type TenantQuota } from './queue-pick.ts';
+import { AMOUNT_COLUMNS, amountColumns, amountsFromRow, RESOURCE_NAMES, type ResourceName } from './resources.ts';
+import type { Amounts } from '../schema/model-service.ts';
+
+export type { TenantQuota } from './queue-pick.ts';
+
+/** A tenant's quota rows as read: limits, usage and the queue counters kept on them. */
+export interface LockedQuota {
+  quota: TenantQuota;
+  queued: number;
+  queueTail: number;
+  maxBypass: number;
+}
+
+/** The tenant's quota and queued count from its tenant_quota rows (`resource, hard, used, queued`). */
+export function quotaFromRows(rows: readonly Row[]): { quota: TenantQuota; queued: number } {
+  const quota: TenantQuota = {};
+  let queued = 0;
+  for (const row of rows) {
+    const name = str(row.resource);
+    if ((RESOURCE_NAMES as readonly string[]).includes(name)) quota[name as ResourceName] = { hard: int(row.hard), used: int(row.used) };
+    queued = Math.max(queued, int(row.queued));
+  }
+  return { quota, queued };
+}
+
+/** Locks the tenant's quota rows for the rest of the transaction and reads them. */
+export async function lockQuota(tx: Queryable, tenant: string): Promise<LockedQuota> {
+  const r = await tx.execute('SELECT resource, hard, used, queued, queue_tail, queue_max_bypass FROM tenant_quota WHERE tenant = ? FOR UPDATE', [tenant]);
+  const { quota, queued } = quotaFromRows(r.rows);
+  return {
+    quota,
+    queued,
+    queueTail: Math.max(0, ...r.rows.map((row) => int(row.queue_tail))),
+    maxBypass: r.rows.length === 0 ? 0 : Math.min(...r.rows.map((row) => int(row.queue_max_bypass))),
+  };
+}
+
+/** How many of a tenant's queued admissions a dequeue transaction reads (the head and what may pass it). */
+const QUEUE_WINDOW = 50;
+
+/** The first `limit` queued admissions of a tenant, in FIFO order. */
+export async function readQueue(q: Queryable, tenant: string, limit = QUEUE_WINDOW): Promise<QueuedItem[]> {
+  const r = await q.execute(
+    `SELECT id, queue_seq, ${amountColumns()}, queue_bypassed, queue_expires_at FROM reservation FORCE INDEX (ix_reservation_queue)
+      WHERE state = 'queued' AND tenant = ? ORDER BY queue_seq LIMIT ?`,
+    [tenant, limit],
+  );
+  return r.rows.map((row) => ({
+    id: str(row.id),
+    seq: int(row.queue_seq),
+    amounts: amountsFromRow(row),
+    bypassed: int(row.queue_bypassed),
+    expiresAt: row.queue_expires_at === null || row.queue_expires_at === undefined ? null : new Date(timeOrNull(row.queue_expires_at)!),
+  }));
+}
+
+/** Who dequeues: the controller fences its writes with its epoch (ledger/fence.ts); the Worker does not. */
+export type Dequeuer = { side: 'controller'; epoch: number } | { side: 'worker' };
+
+export interface DequeueOptions {
+  by: Dequeuer;
+  now: () => Date;
+  /** The request id the outbox rows carry (the trigger's). */
+  requestId: string;
+  /** At most this many admissions let in by one call (each its own transaction). */
+  maxAdmits?: number;
+  /** Called inside each admitting transaction, after its writes, before COMMIT (crash injection). */
+  beforeCommit?: () => void;
+}
+
+export interface DequeuedAdmission {
+  id: string;
+  /** The head it passed (a bypass), if any. */
+  passed: string | null;
+}
+
+export interface DequeueResult {
+  admitted: DequeuedAdmission[];
+  /** Queued admissions whose TTL ran out, moved to `expired`. */
+  expired: number;
+  /** Why the queue stops here: its head and what it is short of (null: the queue is empty). */
+  waiting: Extract<QueuePick, { type: 'wait' }> | null;
+  /** Transactions run (each BEGIN … COMMIT or ROLLBACK). */
+  transactions: number;
+}
+
+/** `reservation r` written by the dequeuer: the controller's statement joins its fence. */
+const fenced = (by: Dequeuer) => (by.side === 'controller' ? { join: FENCE('r'), args: [by.epoch] } : { join: '', args: [] });
+
+/**
+ * Lets the tenant's queued admissions in while its quota allows, one transaction each, and
+ * expires those whose TTL ran out. Returns what it did; a controller whose fence was raised (a
+ * deposed leader) changes nothing.
+ */
+export async function dequeueTenant(db: Db, tenant: string, opts: DequeueOptions): Promise<DequeueResult> {
+  const result: DequeueResult = { admitted: [], expired: 0, waiting: null, transactions: 0 };
+  const maxAdmits = opts.maxAdmits ?? QUEUE_WINDOW;
+  for (;;) {
+    result.transactions++;
+    const step = await db.transaction(async (tx) => dequeueOnce(tx, tenant, opts));
+    result.expired += step.expired;
+    if (step.pick.type === 'admit' && step.admitted) {
+      result.admitted.push({ id: step.pick.id, passed: step.pick.passes });
+      if (result.admitted.length < maxAdmits) continue;
+    }
+    result.waiting = step.pick.type === 'wait' ? step.pick : null;
+    return result;
+  }
+}
+
+interface DequeueStep {
+  pick: QueuePick;
+  expired: number;
+  /** False when the guarded move matched nothing (fenced out, or cancelled in between). */
+  admitted: boolean;
+}
+
+async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions): Promise<DequeueStep> {
+  const locked = await lockQuota(tx, tenant);
+  if (locked.queued === 0) return { pick: { type: 'empty' }, expired: 0, admitted: false };
+  const now = opts.now();
+  const fence = fenced(opts.by);
+  // Whatever outlived its TTL leaves first, all at once (never charged).
+  const expired = (
+    await tx.execute(
+      `UPDATE reservation r ${fence.join} SET r.state = 'expired', r.dequeued_at = ?, r.state_changed_at = ?, r.updated_at = ?
+        WHERE r.state = 'queued' AND r.tenant = ? AND r.queue_expires_at <= ?`,
+      [...fence.args, now, now, now, tenant, now],
+    )
+  ).rowsAffected;
+  let left = expired;
+  const live = await readQueue(tx, tenant);
+  const pick = pickFromQueue(live, locked.quota, locked.maxBypass);
+  let admitted = false;
+  if (pick.type === 'admit') {
+    const moved = await tx.execute(
+      `UPDATE reservation r ${fence.join} SET r.state = 'admitted', r.dequeued_at = ?, r.state_changed_at = ?, r.updated_at = ?
+        WHERE r.tenant = ? AND r.id = ? AND r.state = 'queued'`,
+      [...fence.args, now, now, now, tenant, pick.id],
+    );
+    admitted = moved.rowsAffected === 1;
+    if (admitted) {
+      left++;
+      await insertMovement(tx, { reservationId: pick.id, tenant, generation: 1, direction: 'charge', amounts: pick.amounts, now });
+      await enqueue(tx, [{ tenant, reservationId: pick.id, kind: 'create', dedupeKey: dedupeKey.create(pick.id), requestId: opts.requestId }], now);
+      if (pick.passes) await tx.execute('UPDATE reservation SET queue_bypassed = queue_bypassed + 1 WHERE tenant = ? AND id = ?', [tenant, pick.passes]);
+    }
+  }
+  if (left > 0) await chargeAndCount(tx, tenant, admitted && pick.type === 'admit' ? pick.amounts : null, left, now);
+  if (admitted) opts.beforeCommit?.();
+  return { pick, expired, admitted };
+}
+
+/**
+ * ONE statement on the tenant's quota rows (locked by this transaction): `used` up by the admitted
+ * amounts (the pick checked they fit under the lock), `queued` down by the admissions that left.
+ */
+async function chargeAndCount(tx: Queryable, tenant: string, charge: Amounts | null, left: number, now: Date): Promise<void> {
+  const cases = RESOURCE_NAMES.map(() => 'WHEN ? THEN ?').join(' ');
+  const caseArgs = RESOURCE_NAMES.flatMap((r) => [r, charge ? charge[r] : 0]);
+  await tx.execute(`UPDATE tenant_quota SET used = used + CASE resource ${cases} ELSE 0 END, queued = queued - ?, updated_at = ? WHERE tenant = ?`, [
+    ...caseArgs,
+    left,
+    now,
+    tenant,
+  ]);
+}
+
+/** Column list of a reservation's amounts, for callers that sum them (`SUM(cpu_millis) AS cpu_millis`, …). */
+export const summedAmounts = (): string => RESOURCE_NAMES.map((r) => `COALESCE(SUM(${AMOUNT_COLUMNS[r]}), 0) AS ${AMOUNT_COLUMNS[r]}`).join(', ');
