@@ -8,7 +8,7 @@
 // Locks: the tenant's quota rows first (SELECT … FOR UPDATE), then the reservation rows. Every
 // transaction that writes a queued reservation (enqueue, cancel, dequeue) takes the quota rows
 // first, so they serialize per tenant and a queue position is handed out once.
-import { int, str, timeOrNull } from './columns.ts';
+import { int, str, time } from './columns.ts';
 import type { Db, Queryable, Row } from './db.ts';
 import { FENCE } from './fence.ts';
 import { insertMovement } from './movements.ts';
@@ -55,9 +55,9 @@ export async function lockQuota(tx: Queryable, tenant: string): Promise<LockedQu
 const QUEUE_WINDOW = 50;
 
 /** The first `limit` queued admissions of a tenant, in FIFO order. */
-export async function readQueue(q: Queryable, tenant: string, limit = QUEUE_WINDOW): Promise<QueuedItem[]> {
+export async function readQueue(q: Queryable, tenant: string, limit = QUEUE_WINDOW): Promise<Array<QueuedItem & { queuedAt: Date }>> {
   const r = await q.execute(
-    `SELECT id, queue_seq, ${amountColumns()}, queue_bypassed, queue_expires_at FROM reservation FORCE INDEX (ix_reservation_queue)
+    `SELECT id, queue_seq, ${amountColumns()}, queue_bypassed, queue_expires_at, created_at FROM reservation FORCE INDEX (ix_reservation_queue)
       WHERE state = 'queued' AND tenant = ? ORDER BY queue_seq LIMIT ?`,
     [tenant, limit],
   );
@@ -66,7 +66,8 @@ export async function readQueue(q: Queryable, tenant: string, limit = QUEUE_WIND
     seq: int(row.queue_seq),
     amounts: amountsFromRow(row),
     bypassed: int(row.queue_bypassed),
-    expiresAt: row.queue_expires_at === null || row.queue_expires_at === undefined ? null : new Date(timeOrNull(row.queue_expires_at)!),
+    expiresAt: row.queue_expires_at === null || row.queue_expires_at === undefined ? null : new Date(time(row.queue_expires_at)),
+    queuedAt: new Date(time(row.created_at)),
   }));
 }
 
@@ -88,6 +89,8 @@ export interface DequeuedAdmission {
   id: string;
   /** The head it passed (a bypass), if any. */
   passed: string | null;
+  /** How long it waited in the queue. */
+  waitedMs: number;
 }
 
 export interface DequeueResult {
@@ -98,6 +101,8 @@ export interface DequeueResult {
   waiting: Extract<QueuePick, { type: 'wait' }> | null;
   /** Transactions run (each BEGIN … COMMIT or ROLLBACK). */
   transactions: number;
+  /** Admissions the tenant still has queued when the call ends. */
+  queued: number;
 }
 
 /** `reservation r` written by the dequeuer: the controller's statement joins its fence. */
@@ -109,14 +114,15 @@ const fenced = (by: Dequeuer) => (by.side === 'controller' ? { join: FENCE('r'),
  * deposed leader) changes nothing.
  */
 export async function dequeueTenant(db: Db, tenant: string, opts: DequeueOptions): Promise<DequeueResult> {
-  const result: DequeueResult = { admitted: [], expired: 0, waiting: null, transactions: 0 };
+  const result: DequeueResult = { admitted: [], expired: 0, waiting: null, transactions: 0, queued: 0 };
   const maxAdmits = opts.maxAdmits ?? QUEUE_WINDOW;
   for (;;) {
     result.transactions++;
     const step = await db.transaction(async (tx) => dequeueOnce(tx, tenant, opts));
     result.expired += step.expired;
+    result.queued = step.queuedAfter;
     if (step.pick.type === 'admit' && step.admitted) {
-      result.admitted.push({ id: step.pick.id, passed: step.pick.passes });
+      result.admitted.push({ id: step.pick.id, passed: step.pick.passes, waitedMs: step.waitedMs });
       if (result.admitted.length < maxAdmits) continue;
     }
     result.waiting = step.pick.type === 'wait' ? step.pick : null;
@@ -129,11 +135,13 @@ interface DequeueStep {
   expired: number;
   /** False when the guarded move matched nothing (fenced out, or cancelled in between). */
   admitted: boolean;
+  waitedMs: number;
+  queuedAfter: number;
 }
 
 async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions): Promise<DequeueStep> {
   const locked = await lockQuota(tx, tenant);
-  if (locked.queued === 0) return { pick: { type: 'empty' }, expired: 0, admitted: false };
+  if (locked.queued === 0) return { pick: { type: 'empty' }, expired: 0, admitted: false, waitedMs: 0, queuedAfter: 0 };
   const now = opts.now();
   const fence = fenced(opts.by);
   // Whatever outlived its TTL leaves first, all at once (never charged).
@@ -164,7 +172,8 @@ async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions):
   }
   if (left > 0) await chargeAndCount(tx, tenant, admitted && pick.type === 'admit' ? pick.amounts : null, left, now);
   if (admitted) opts.beforeCommit?.();
-  return { pick, expired, admitted };
+  const chosen = pick.type === 'admit' ? live.find((q) => q.id === pick.id) : undefined;
+  return { pick, expired, admitted, waitedMs: chosen ? now.getTime() - chosen.queuedAt.getTime() : 0, queuedAfter: locked.queued - left };
 }
 
 /**

@@ -20,6 +20,7 @@ import { resolveAdmission, ResolveRefused } from './operator/resolve.ts';
 import type { Resolution } from './operator/resolve-conflict.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
+import { dequeueTenant } from '../ledger/queue.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { keyIdOf } from '../functions/auth/key-id.ts';
 
@@ -142,6 +143,7 @@ async function show(db: Db, tenant: string): Promise<void> {
     const row = quota[r];
     console.log(`${tenant}\t${r.padEnd(15)}\thard=${row?.hard ?? 0}\tused=${row?.used ?? 0}\t${RESOURCE_UNITS[r].unit}`);
   }
+  console.log(`${tenant}\tqueued=${queued}`);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -162,7 +164,12 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const db = createDb({ url: databaseUrlFromEnv() });
-  if (command === 'set') await setTenantQuota(db, tenant, parseLimits(rest));
+  if (command === 'set') {
+    await setTenantQuota(db, tenant, parseLimits(rest));
+    // A raised limit may let queued admissions in now rather than at the next release or cron run.
+    const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-set:${tenant}` });
+    if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
+  }
   await show(db, tenant);
 }
 

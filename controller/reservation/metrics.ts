@@ -1,5 +1,5 @@
 // ModelDock's domain metrics for the outbox and the ledger, in the Manager's registry.
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface LedgerMetrics {
   delivered: Counter<'outcome'>;
@@ -11,6 +11,10 @@ export interface LedgerMetrics {
   refunded: Counter;
   liveReads: Counter<'kind'>;
   resyncPages: Counter;
+  queueAdmitted: Counter<'bypass'>;
+  queueExpired: Counter;
+  queueWait: Histogram;
+  queueLength: Gauge<'tenant'>;
 }
 
 export function ledgerMetrics(registry: Registry): LedgerMetrics {
@@ -34,6 +38,20 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
       registers,
     }),
     resyncPages: new Counter({ name: 'modeldock_ledger_resync_pages_total', help: 'Pages of open reservations read by the periodic ledger resync.', registers }),
+    queueAdmitted: new Counter({
+      name: 'modeldock_queue_admitted_total',
+      help: 'Queued admissions this controller let in after a release or refund, by bypass (yes: it passed a head that did not fit).',
+      labelNames: ['bypass'],
+      registers,
+    }),
+    queueExpired: new Counter({ name: 'modeldock_queue_expired_total', help: 'Queued admissions this controller expired (queueTtlSeconds ran out; never charged).', registers }),
+    queueWait: new Histogram({
+      name: 'modeldock_queue_wait_seconds',
+      help: 'How long the admissions this controller let in from the queue had waited.',
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+      registers,
+    }),
+    queueLength: new Gauge({ name: 'modeldock_queue_length', help: 'Admissions a tenant still has queued, as of this controller\'s last dequeue for it.', labelNames: ['tenant'], registers }),
     deadRows: new Counter({ name: 'modeldock_outbox_dead_total', help: 'Outbox rows that exhausted their attempts.', labelNames: ['kind'], registers }),
   };
 }

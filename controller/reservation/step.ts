@@ -20,6 +20,7 @@ import { decide, type LedgerAction, type ReleaseBlocker } from './decide.ts';
 import { isOurs } from './model-service-object.ts';
 import { recordStartupProgress } from './progress-write.ts';
 import { release, refundScaleDown } from './quota-moves.ts';
+import { admitFromQueue } from './queue-trigger.ts';
 import type { ReconcileScope } from './reconcile-deps.ts';
 import type { ReservationRecord } from './record.ts';
 import { awaitsScaleDown } from './scale.ts';
@@ -115,6 +116,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
       if (await refundScaleDown(d.db, rec, action.generation, delta, epoch, now)) {
         d.metrics.refunded.inc();
         log.info('scale-down refunded: the surplus pods are gone', { generation: action.generation, from: action.from, to: action.to });
+        await admitFromQueue(d, rec.tenant, epoch, log, 'refund');
       }
       return { requeue: true };
     }
@@ -163,6 +165,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
       if (await release(d.db, rec, epoch, now)) {
         d.metrics.released.inc();
         log.info('quota released');
+        await admitFromQueue(d, rec.tenant, epoch, log, 'release');
       }
       return {};
   }

@@ -12,7 +12,9 @@ export type CrashPoint =
   | 'after-releasing-before-release' // state releasing, the release transaction not started
   | 'inside-release-before-commit' // release statements sent, COMMIT not
   | 'after-cr-scale-before-ack' // a change's replicas patched onto the ModelService, not yet recorded applied
-  | 'inside-refund-before-commit'; // a decrease's refund: reservation and movement written, usage and COMMIT not
+  | 'inside-refund-before-commit' // a decrease's refund: reservation and movement written, usage and COMMIT not
+  | 'after-release-before-dequeue' // a release or refund committed, the tenant's queue not yet looked at
+  | 'inside-dequeue-before-commit'; // a queued admission moved to admitted with its charge, outbox row and usage, COMMIT not
 
 let fired = false;
 

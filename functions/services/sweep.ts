@@ -11,7 +11,8 @@
 import { purgeDone } from '../db/outbox.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
-import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
+import { claimRun, finishRun, queuedTenants, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
+import { dequeueTenant } from '../../ledger/queue.ts';
 import type { ServiceDeps } from './deps.ts';
 
 export interface SweepOptions {
@@ -37,7 +38,13 @@ export interface SweepResult {
   purged: number;
   /** True when the scan reached the end of every shard (false: the budget ran out first). */
   complete: boolean;
+  /** Queued admissions let in, and expired, by the queue pass. */
+  dequeued: number;
+  expired: number;
 }
+
+/** The most round trips one dequeue transaction costs (BEGIN, lock, expire, read, move, movement, outbox, bypass, usage, COMMIT). */
+const DEQUEUE_STATEMENTS = 10;
 
 /** Consecutive runs of one tenant, in page order. */
 function byTenant(keys: readonly SweepKey[]): SweepKey[][] {
@@ -56,7 +63,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   const lease = new Date(now.getTime() + (opts.leaseMs ?? 5 * 60_000));
   const claim = await claimRun(deps.db, key, opts.holder, now, lease);
   let statements = claim.statements;
-  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true };
+  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true, dequeued: 0, expired: 0 };
 
   const shards = await ledgerShards(deps.db);
   statements++;
@@ -85,6 +92,29 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
     }
     if (!budgetLeft) break;
   }
+  // The queue's safety net: every tenant with queued admissions gets a dequeue (admits what fits
+  // now, expires what outlived its TTL), shard by shard, within the budget.
+  let dequeued = 0;
+  let expired = 0;
+  for (const shard of shards) {
+    let after = '';
+    for (;;) {
+      if (!(budgetLeft = statements + shard.roundTrips + FINISH <= opts.maxStatements)) break;
+      const tenants = await queuedTenants(shard.db, after, opts.pageSize);
+      statements += shard.roundTrips;
+      for (const tenant of tenants) {
+        const room = Math.floor((opts.maxStatements - statements - FINISH) / DEQUEUE_STATEMENTS);
+        if (!(budgetLeft = room >= 1)) break;
+        const r = await dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId: `cron:${opts.scheduledTime}`, maxAdmits: room - 1 || 1 });
+        statements += r.transactions * DEQUEUE_STATEMENTS;
+        dequeued += r.admitted.length;
+        expired += r.expired;
+        after = tenant;
+      }
+      if (!budgetLeft || tenants.length < opts.pageSize) break;
+    }
+    if (!budgetLeft) break;
+  }
   const complete = budgetLeft;
   let purged = 0;
   if (complete && opts.retentionMs) {
@@ -96,5 +126,5 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   }
   statements += FINISH;
   await finishRun(deps.db, key, opts.holder, deps.clock(), statements, enqueued);
-  return { claimed: true, statements, enqueued, pages, purged, complete };
+  return { claimed: true, statements, enqueued, pages, purged, complete, dequeued, expired };
 }

@@ -5,7 +5,10 @@
 //   released-once      a released reservation has exactly one release movement; others none
 //   balance            per resource, the movements add up to what the reservation holds: charges −
 //                      refunds = its amounts while not released, charges − refunds − release = 0 after
-//   usage              tenant_quota.used == Σ amounts of the tenant's non-released reservations
+//   usage              tenant_quota.used == Σ amounts of the tenant's charged reservations (neither
+//                      released nor ever charged: queued, cancelled, expired)
+//   never-charged      a queued, cancelled or expired reservation has no movement and no outbox row
+//   queued-count       tenant_quota.queued == the tenant's queued reservations (on every quota row)
 //   one-cr             a delivered/ready reservation has its CR, with the bound UID
 //   orphan-cr          every ModelService with an admission id belongs to a live reservation
 //   released-pods      no pod of a released reservation is left
@@ -18,10 +21,11 @@ import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str } from '../../ledger/columns.ts';
 import { AMOUNT_COLUMNS, amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
+import { NEVER_CHARGED_STATES } from '../../schema/admission.ts';
 import { clusterPaths, type KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
-  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'one-cr' | 'orphan-cr' | 'released-pods';
+  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods';
   reservation?: string;
   tenant?: string;
   detail: string;
@@ -33,6 +37,9 @@ interface ResRow {
   state: string;
   amounts: Record<(typeof RESOURCE_NAMES)[number], number>;
   charges: number;
+  /** Every movement, of any direction. */
+  movements: number;
+  outboxRows: number;
   increases: number;
   releases: number;
   /** Σ charge − Σ refund − Σ release, per resource. */
@@ -66,6 +73,8 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, b.uid, b.namespace, b.cr_name,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'charge') AS charges,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'release') AS releases,
+            (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id) AS movements,
+            (SELECT COUNT(*) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id) AS outbox_rows,
             (SELECT COUNT(*) FROM reservation_change c WHERE c.tenant = r.tenant AND c.reservation_id = r.id AND c.to_replicas > c.from_replicas) AS increases,
             ${RESOURCE_NAMES.map(
               (name) =>
@@ -80,6 +89,8 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     state: str(r.state),
     amounts: amountsFromRow(r),
     charges: int(r.charges),
+    movements: int(r.movements),
+    outboxRows: int(r.outbox_rows),
     increases: int(r.increases),
     releases: int(r.releases),
     net: amountsFromRow(r, 'net_'),
@@ -88,7 +99,15 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
   }));
 
   const expected = new Map<string, number>();
+  const queuedOf = new Map<string, number>();
   for (const r of rows) {
+    if ((NEVER_CHARGED_STATES as readonly string[]).includes(r.state)) {
+      if (r.movements !== 0 || r.outboxRows !== 0) {
+        drift.push({ check: 'never-charged', reservation: r.id, detail: `state ${r.state} with ${r.movements} movements and ${r.outboxRows} outbox rows` });
+      }
+      if (r.state === 'queued') queuedOf.set(r.tenant, (queuedOf.get(r.tenant) ?? 0) + 1);
+      continue;
+    }
     if (r.charges !== 1 + r.increases) {
       drift.push({ check: 'charged-once', reservation: r.id, detail: `${r.charges} charge movements for 1 admission and ${r.increases} increases` });
     }
@@ -108,9 +127,13 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
       }
     }
   }
-  const quota = await db.execute('SELECT tenant, resource, used FROM tenant_quota');
+  const quota = await db.execute('SELECT tenant, resource, used, queued FROM tenant_quota');
   const seen = new Set<string>();
   for (const q of quota.rows) {
+    const queued = queuedOf.get(str(q.tenant)) ?? 0;
+    if (int(q.queued) !== queued) {
+      drift.push({ check: 'queued-count', tenant: str(q.tenant), detail: `${str(q.resource)}: queued ${int(q.queued)}, reservations queued ${queued}` });
+    }
     const k = `${str(q.tenant)}\u0000${str(q.resource)}`;
     seen.add(k);
     const want = expected.get(k) ?? 0;
@@ -140,7 +163,7 @@ async function checkCluster(rows: readonly ResRow[], kube: KubeClient, instance:
   for (const cr of crs) {
     const id = cr.metadata.labels?.[LABELS.admissionId] ?? '';
     const r = byId.get(id);
-    if (!r || r.state === 'released') {
+    if (!r || r.state === 'released' || (NEVER_CHARGED_STATES as readonly string[]).includes(r.state)) {
       drift.push({ check: 'orphan-cr', reservation: id, detail: `ModelService ${cr.metadata.name} has no live reservation (${r?.state ?? 'none'})` });
     }
   }
