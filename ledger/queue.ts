@@ -193,3 +193,15 @@ async function chargeAndCount(tx: Queryable, tenant: string, charge: Amounts | n
 
 /** Column list of a reservation's amounts, for callers that sum them (`SUM(cpu_millis) AS cpu_millis`, …). */
 export const summedAmounts = (): string => RESOURCE_NAMES.map((r) => `COALESCE(SUM(${AMOUNT_COLUMNS[r]}), 0) AS ${AMOUNT_COLUMNS[r]}`).join(', ');
+
+/**
+ * Tenants of ONE shard (`q` is a shard's Db) with queued admissions, after `after` in tenant order:
+ * the dequeue passes of the cron sweep and of the controller. Read through (state, tenant, queue_seq): only queued rows.
+ */
+export async function queuedTenants(q: Queryable, after: string, limit: number): Promise<string[]> {
+  const r = await q.execute(
+    `SELECT DISTINCT tenant FROM reservation FORCE INDEX (ix_reservation_queue) WHERE state = 'queued' AND tenant > ? ORDER BY tenant LIMIT ?`,
+    [after, limit],
+  );
+  return r.rows.map((row) => str(row.tenant));
+}

@@ -2,13 +2,21 @@
 // it lets the tenant's queued admissions in (ledger/queue.ts), fenced by its epoch. A failure
 // here undoes nothing of the release: it is logged, and the cron sweep's dequeue (the safety net)
 // or the next release admits them.
-import { dequeueTenant } from '../../ledger/queue.ts';
+import type { Db } from '../../ledger/db.ts';
+import type { LedgerShard } from '../../ledger/shards.ts';
+import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { ReconcileScope } from './reconcile-deps.ts';
+import type { LedgerMetrics } from './metrics.ts';
 
-export async function admitFromQueue(d: ReconcileScope, tenant: string, epoch: number, log: Logger, trigger: 'release' | 'refund'): Promise<void> {
-  crashPoint('after-release-before-dequeue');
+export interface QueueTriggerDeps {
+  db: Db;
+  now: () => Date;
+  metrics: LedgerMetrics;
+}
+
+export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, epoch: number, log: Logger, trigger: 'release' | 'refund' | 'sweep'): Promise<void> {
+  if (trigger !== 'sweep') crashPoint('after-release-before-dequeue');
   try {
     const r = await dequeueTenant(d.db, tenant, {
       by: { side: 'controller', epoch },
@@ -27,4 +35,29 @@ export async function admitFromQueue(d: ReconcileScope, tenant: string, epoch: n
   } catch (err) {
     log.warn('dequeue after a quota release failed: the cron sweep retries it', { trigger, error: err instanceof Error ? err.message : String(err) });
   }
+}
+
+/**
+ * The controller's own safety net (QUEUE_SWEEP_MS): every tenant with queued admissions, shard by
+ * shard, gets a dequeue — so a controller that died between a release and its dequeue, or a lost
+ * trigger, delays a queued admission by one sweep, not until the next cron run.
+ */
+export async function queueSweepOnce(
+  d: QueueTriggerDeps & { shards: () => Promise<LedgerShard[]>; epochFor: (tenant: string) => Promise<number> },
+  log: Logger,
+  signal: AbortSignal,
+): Promise<number> {
+  let tenants = 0;
+  for (const shard of await d.shards()) {
+    let after = '';
+    for (;;) {
+      signal.throwIfAborted();
+      const page = await queuedTenants(shard.db.withSignal(signal), after, 100);
+      for (const tenant of page) await admitFromQueue({ ...d, db: d.db.withSignal(signal) }, tenant, await d.epochFor(tenant), log, 'sweep');
+      tenants += page.length;
+      if (page.length < 100) break;
+      after = page.at(-1)!;
+    }
+  }
+  return tenants;
 }

@@ -19,6 +19,7 @@ import { ledgerMetrics } from './metrics.ts';
 import { reservationReconciler } from './reconcile.ts';
 import type { ReservationDeps } from './reconcile-deps.ts';
 import { ResyncLoop, resyncOnce } from './resync.ts';
+import { queueSweepOnce } from './queue-trigger.ts';
 import { cachedShards } from '../../ledger/shards.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
@@ -31,6 +32,8 @@ export interface ReservationControllerOptions {
   tenants: Omit<TenantSpaceOptions, 'readHard' | 'cache' | 'log'>;
   /** How often every tenant namespace's quota and policies are brought in step (default: resyncMs; 0 = never). */
   tenantSyncMs?: number;
+  /** How often the controller's queue sweep looks for tenants with queued admissions (default QUEUE_SWEEP_MS; 0 = never). */
+  queueSweepMs?: number;
   holder: string;
   /** The API server's time (runtime/server-clock.ts); default: this process's clock. */
   apiServerNow?: () => Date;
@@ -50,6 +53,8 @@ export interface ReservationControllerOptions {
 }
 
 export const LEDGER_CONTROLLER = 'ledger';
+/** The controller's queue sweep: the safety net of the dequeue after each release (a statement per shard when nothing is queued). */
+export const QUEUE_SWEEP_MS = 10_000;
 
 export function setupReservationController(mgr: Manager, o: ReservationControllerOptions): { controller: Controller; poller: OutboxPoller } {
   const log = mgr.log.child({ controller: LEDGER_CONTROLLER });
@@ -126,6 +131,11 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     log.debug('ledger resync', { pages, enqueued });
   }, log);
 
+  const queueSweep = new ResyncLoop(o.queueSweepMs ?? QUEUE_SWEEP_MS, async (signal) => {
+    const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, shards, epochFor: (tenant) => fence.forTenants([tenant]) }, log, signal);
+    if (tenants > 0) log.debug('queue sweep', { tenants });
+  }, log, 'queue sweep');
+
   const tenantSync = new ResyncLoop(o.tenantSyncMs ?? o.resyncMs, async (signal) => {
     const { tenants, failed } = await spaces.sync((o.client ?? mgr.client).withSignal(signal), signal);
     log.debug('tenant namespaces brought in step', { tenants, failed });
@@ -135,5 +145,6 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   mgr.addController(poller);
   mgr.addController(resync);
   mgr.addController(tenantSync);
+  mgr.addController(queueSweep);
   return { controller, poller };
 }

@@ -78,15 +78,3 @@ export async function staleReservations(q: Queryable, after: SweepKey | null, st
   );
   return r.rows.map((row) => ({ state: str(row.state), tenant: str(row.tenant), id: str(row.id) }));
 }
-
-/**
- * Tenants of ONE shard (`q` is a shard's Db) with queued admissions, after `after` in tenant order:
- * the sweep's dequeue pass. Read through (state, tenant, queue_seq): only queued rows.
- */
-export async function queuedTenants(q: Queryable, after: string, limit: number): Promise<string[]> {
-  const r = await q.execute(
-    `SELECT DISTINCT tenant FROM reservation FORCE INDEX (ix_reservation_queue) WHERE state = 'queued' AND tenant > ? ORDER BY tenant LIMIT ?`,
-    [after, limit],
-  );
-  return r.rows.map((row) => str(row.tenant));
-}

@@ -7,12 +7,14 @@
 // A pending reconcile row is never duplicated: its dedupe_key is UNIQUE, and reservations
 // that already have one are not even selected. A page's rows are enqueued one statement per
 // tenant (single-shard). When the scan completes within budget, one more statement per shard
-// deletes acknowledged outbox rows older than the retention (dead rows are kept).
+// deletes acknowledged outbox rows older than the retention (dead rows are kept). Between the two,
+// the queue pass: every tenant with queued admissions gets a dequeue (ledger/queue.ts), the safety
+// net of the controller's dequeue after each release.
 import { purgeDone } from '../db/outbox.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
-import { claimRun, finishRun, queuedTenants, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
-import { dequeueTenant } from '../../ledger/queue.ts';
+import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
+import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
 import type { ServiceDeps } from './deps.ts';
 
 export interface SweepOptions {
