@@ -30,6 +30,7 @@ export const BOTH_BACKENDS = [
   'test/e2e/lifecycle.test.ts',
   'test/e2e/crash-matrix.test.ts',
   'test/e2e/fencing.test.ts',
+  'test/e2e/queue.test.ts',
 ];
 /**
  * Files and the tests in each file run in a random order, so a test that leans on another's
