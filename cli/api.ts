@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import { printable, printableDeep } from '../schema/text.ts';
 import { EXIT, exitForApiError, type ExitCode } from './exit-codes.ts';
-import { admissionPage, admissionView, errorEnvelope, quotaView, type AdmissionPage, type AdmissionView, type QuotaView } from './model.ts';
+import { admissionPage, admissionView, errorEnvelope, queueView, quotaView, type AdmissionPage, type AdmissionView, type QueueView, type QuotaView } from './model.ts';
 
 export class CliError extends Error {
   readonly exitCode: ExitCode;
@@ -29,13 +29,16 @@ export interface ApiOptions {
 }
 
 export interface Api {
-  submit(body: unknown, idempotencyKey: string): Promise<{ created: boolean; admission: AdmissionView }>;
+  /** `created`: made by this call (201 admitted, 202 queued); false: a replay of the same key (200). `queued`: 202, waiting for quota. */
+  submit(body: unknown, idempotencyKey: string): Promise<{ created: boolean; queued: boolean; admission: AdmissionView }>;
   get(id: string): Promise<AdmissionView>;
   list(opts: { limit?: number; cursor?: string }): Promise<AdmissionPage>;
   /** PATCH of replicas: `changed` false when the API changed nothing (already there, or a replay). */
   scale(id: string, replicas: number, idempotencyKey: string): Promise<{ changed: boolean; admission: AdmissionView }>;
   remove(id: string): Promise<AdmissionView>;
   quota(): Promise<QuotaView>;
+  /** GET /queue: the tenant's queued admissions. */
+  queue(): Promise<QueueView>;
 }
 
 /** Collapses whitespace so a message is always one line, without control characters. */
@@ -84,7 +87,7 @@ export function createApi(opts: ApiOptions): Api {
   return {
     async submit(body, idempotencyKey) {
       const r = await call(admissionView, 'POST', '/requests', { body, headers: { 'Idempotency-Key': idempotencyKey } });
-      return { created: r.status === 201, admission: r.data };
+      return { created: r.status === 201 || r.status === 202, queued: r.status === 202, admission: r.data };
     },
     get: async (id) => (await call(admissionView, 'GET', idPath(id))).data,
     async list({ limit, cursor }) {
@@ -100,6 +103,7 @@ export function createApi(opts: ApiOptions): Api {
     },
     remove: async (id) => (await call(admissionView, 'DELETE', idPath(id))).data,
     quota: async () => (await call(quotaView, 'GET', '/quota')).data,
+    queue: async () => (await call(queueView, 'GET', '/queue')).data,
   };
 }
 

@@ -1,6 +1,7 @@
 // Command-line parsing: argv + environment → one typed command, or a UsageError. Pure.
 // Built on node:util parseArgs (strict: unknown options and missing values are errors).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_QUEUE_TTL_SECONDS } from '../schema/admission.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -26,6 +27,10 @@ export interface SpecFlags {
   env: string[];
   args: string[];
   readinessPath?: string;
+  /** --queue: wait for quota instead of a refusal ("onShortQuota": "queue"). */
+  queue?: boolean;
+  /** --queue-ttl: how long it may wait queued, in seconds ("queueTtlSeconds"). */
+  queueTtlSeconds?: number;
 }
 
 export interface WaitFlags {
@@ -41,11 +46,12 @@ export type Command =
   | { kind: 'get'; conn: Connection; output: Output; id: string }
   | { kind: 'list'; conn: Connection; output: Output; limit: number; all: boolean }
   | { kind: 'quota'; conn: Connection; output: Output }
+  | { kind: 'queue'; conn: Connection; output: Output }
   | { kind: 'scale'; conn: Connection; output: Output; id: string; replicas: number; idempotencyKey?: string; wait: WaitFlags }
   | { kind: 'delete'; conn: Connection; output: Output; id: string; wait: WaitFlags }
   | { kind: 'chat'; conn: Connection; id: string; /** From the arguments; undefined: read standard input. */ message?: string; model: string; system?: string; maxTokens?: number };
 
-export const COMMANDS = ['submit', 'get', 'list', 'quota', 'scale', 'delete', 'chat', 'help'] as const;
+export const COMMANDS = ['submit', 'get', 'list', 'quota', 'queue', 'scale', 'delete', 'chat', 'help'] as const;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 const connOptions = {
@@ -69,6 +75,8 @@ const specOptions = {
   arg: { type: 'string', multiple: true },
   'readiness-path': { type: 'string' },
   'idempotency-key': { type: 'string' },
+  queue: { type: 'boolean' },
+  'queue-ttl': { type: 'string' },
 } satisfies Options;
 
 export const DEFAULTS = {
@@ -171,7 +179,11 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         env: values.env ?? [],
         args: values.arg ?? [],
         readinessPath: values['readiness-path'],
+        queue: values.queue ?? false,
+        queueTtlSeconds: parseInteger('queue-ttl', values['queue-ttl'], 1, MAX_QUEUE_TTL_SECONDS),
       };
+      // Without --queue the API refuses a TTL (it only applies to a queued admission): say so here.
+      if (spec.queueTtlSeconds !== undefined && !spec.queue) throw new UsageError('--queue-ttl only applies with --queue');
       if (!spec.file && !spec.name && !spec.image) throw new UsageError('submit needs a spec: -f <file.yaml|json> and/or --name and --image');
       for (const e of spec.env) if (!/^[^=]+=/.test(e)) throw new UsageError(`--env must be NAME=value (got "${e}")`);
       return { kind: 'submit', conn: connection(values, env), output: parseOutput(values.output), spec, idempotencyKey: values['idempotency-key'], wait: waitFlags(values) };
@@ -194,6 +206,12 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       if (values.help) return { kind: 'help', topic: command };
       none(positionals, command);
       return { kind: 'quota', conn: connection(values, env), output: parseOutput(values.output) };
+    }
+    case 'queue': {
+      const { values, positionals } = parse(rest, { ...connOptions, ...outputOption });
+      if (values.help) return { kind: 'help', topic: command };
+      none(positionals, command);
+      return { kind: 'queue', conn: connection(values, env), output: parseOutput(values.output) };
     }
     case 'scale': {
       const { values, positionals } = parse(rest, { ...connOptions, ...outputOption, ...waitOptions, 'idempotency-key': { type: 'string' } });

@@ -10,7 +10,7 @@ export const EXIT = {
   quotaExceeded: 3,
   /** 404: no such admission for this tenant (or no such route). */
   notFound: 4,
-  /** --wait: the admission failed to start (pod failure, deleted or in conflict before ready, delivery failed). */
+  /** --wait: the admission failed to start (pod failure, deleted or in conflict before ready, delivery failed, cancelled or expired while queued). */
   failedStart: 5,
   /** --wait: the deadline passed before the awaited state. */
   timedOut: 6,
@@ -31,7 +31,8 @@ export const EXIT_HELP = `Exit codes:
   2  usage: bad arguments or spec file, or the API refused the request as invalid
   3  quota exceeded (nothing was charged)
   4  not found
-  5  failed to start (--wait): a pod failure, deleted or in conflict before ready
+  5  failed to start (--wait): a pod failure, deleted or in conflict before ready, or
+     cancelled or expired while queued (never charged)
   6  timed out (--wait)
   7  unauthorized: missing or invalid API key
   8  API unavailable: unreachable, no answer within --request-timeout, 429 (too many

@@ -23,6 +23,7 @@ Commands:
   get       one admission: state, startup timeline, endpoint, failures
   list      the tenant's admissions, newest first
   quota     the tenant's quota per resource, with a bar of used / hard
+  queue     the tenant's queued admissions: position, id, amounts, estimated wait
   scale     change the replicas of an admission, optionally --wait until settled
   delete    delete an admission, optionally --wait until its quota is released
   chat      send a message to a ready admission's model and stream the reply
@@ -47,12 +48,19 @@ Admits a model service: charges the tenant quota for every resource at once, or 
   --arg ARG               container argument (repeatable)
   --readiness-path PATH   readiness probe path (default /healthz)
   --idempotency-key KEY   retry a submit safely: the same key and spec return the same admission
+  --queue                 when the quota is short, wait in the tenant's queue instead of a refusal
+                          ("onShortQuota": "queue"): nothing is charged until it is admitted, in
+                          FIFO order; still exit 3 when it exceeds the tenant's hard limits
+  --queue-ttl SECONDS     with --queue: give up after SECONDS queued (1..604800); it expires,
+                          never charged (default: it waits until admitted or deleted)
 ${WAIT}
 ${OUTPUT}
 
 With --wait the startup timeline is shown: admitted → delivered → scheduled → started → ready.
-A stage the API does not report is shown as such. On a failure the last pod failure is printed
-and the exit code is 5.
+A queued admission first shows its live queue position and estimated wait ("position 2 · about
+40 s", or why there is no estimate) until it is admitted; the --timeout covers the queue too.
+Cancelled (deleted) or expired while queued ends the wait with exit 5. A stage the API does not
+report is shown as such. On a failure the last pod failure is printed and the exit code is 5.
 
 ${CONNECTION}`,
   get: `Usage: modeldock get <id> [-o table|json|yaml]\n\n${CONNECTION}`,
@@ -66,6 +74,17 @@ ${CONNECTION}`,
   quota: `Usage: modeldock quota [-o table|json|yaml]
 
 USED is what is charged and not yet released (active + releasing + conflict).
+
+${CONNECTION}`,
+  queue: `Usage: modeldock queue [-o table|json|yaml]
+
+The tenant's queued admissions (submit --queue) in the order they will be admitted: position
+(1 = next), id, what each is charged once admitted, and the estimated wait, from the rate the
+tenant's quota was released over the last minutes (or why there is none). A later, smaller
+admission may pass one that does not fit yet, a bounded number of times. 'modeldock delete <id>'
+cancels a queued one (nothing was charged).
+
+${OUTPUT}
 
 ${CONNECTION}`,
   scale: `Usage: modeldock scale <id> <replicas> [--wait] [--idempotency-key KEY] [-o table|json|yaml]
@@ -98,7 +117,8 @@ ${CONNECTION}`,
   delete: `Usage: modeldock delete <id> [--wait] [-o table|json|yaml]
 
 Deletes an admission; its quota is kept until every pod is gone. With --wait, shows
-deleting → releasing → released, and ReleaseBlocked with the pods it waits for.
+deleting → releasing → released, and ReleaseBlocked with the pods it waits for. A queued
+admission is cancelled at once: it was never charged.
 ${WAIT}
 ${OUTPUT}
 

@@ -32,6 +32,25 @@ const pendingChangeView = z.looseObject({
   requestedAt: ts.optional(),
 });
 
+const waitEstimateView = z.looseObject({
+  seconds: z.number().nullable(),
+  method: z.string().optional(),
+  basis: z.string().optional(),
+  reason: z.string().optional(),
+});
+export type WaitEstimateView = z.output<typeof waitEstimateView>;
+
+/** Its place in the tenant's queue (`onShortQuota: "queue"`); position and estimate only while queued. */
+export const queueInfoView = z.looseObject({
+  position: z.number().nullable().optional(),
+  estimate: waitEstimateView.nullable().optional(),
+  queuedAt: ts.optional(),
+  expiresAt: nts.optional(),
+  bypassed: z.number().optional(),
+  leftAt: nts.optional(),
+});
+export type QueueInfoView = z.output<typeof queueInfoView>;
+
 export const admissionView = z.looseObject({
   id: z.string(),
   name: z.string(),
@@ -60,11 +79,20 @@ export const admissionView = z.looseObject({
   chargedReplicas: z.number().optional(),
   generation: z.number().optional(),
   pendingChange: pendingChangeView.nullish(),
+  queue: queueInfoView.nullish(),
 });
 export type AdmissionView = z.output<typeof admissionView>;
 
 export const admissionPage = z.looseObject({ items: z.array(admissionView), nextCursor: z.string().nullable() });
 export type AdmissionPage = z.output<typeof admissionPage>;
+
+/** GET /queue: the tenant's queued admissions in the order they will be admitted. */
+export const queueView = z.looseObject({
+  tenant: z.string(),
+  queued: z.number(),
+  items: z.array(z.looseObject({ id: z.string(), position: z.number(), amounts: z.record(z.string(), z.number()), estimate: waitEstimateView.nullable() })),
+});
+export type QueueView = z.output<typeof queueView>;
 
 export const resourceUsage = z.looseObject({
   unit: z.string(),

@@ -2,7 +2,7 @@
 // waiting, done, failed) and the progress lines to print as it moves. Pure.
 import { formatDuration, elapsedMs, nextStage, startupStages, STAGES } from '../schema/timeline.ts';
 import { releaseBlocker, type AdmissionView } from './model.ts';
-import { failureLines, stageLine, styleState, type Look } from './render.ts';
+import { failureLines, queuePlace, stageLine, styleState, type Look } from './render.ts';
 
 export type Verdict = { kind: 'waiting'; note?: string } | { kind: 'done' } | { kind: 'failed'; reason: string };
 
@@ -23,9 +23,14 @@ export const CONCLUSIVE_FAILURES = new Set([
 
 const GONE = new Set(['deleting', 'releasing', 'released']);
 
-/** Waiting for an admission to become ready. */
+/** Waiting for an admission to become ready (through the queue first, when it was queued). */
 export function startupVerdict(a: AdmissionView): Verdict {
   if (a.state === 'ready') return { kind: 'done' };
+  // Left the queue without being admitted: it will never start, and nothing was charged.
+  if (a.state === 'cancelled') return { kind: 'failed', reason: 'the admission was cancelled while queued (deleted before quota freed up); nothing was charged' };
+  if (a.state === 'expired') {
+    return { kind: 'failed', reason: `the admission expired in the queue${a.queue?.expiresAt ? ` at ${a.queue.expiresAt}` : ''} (its --queue-ttl ran out before quota freed up); nothing was charged` };
+  }
   if (a.state === 'conflict') return { kind: 'failed', reason: 'the admission is in conflict; an operator must resolve it' };
   if (GONE.has(a.state)) return { kind: 'failed', reason: `the admission is ${a.state} and was never ready` };
   if (a.deadOutboxRows) return { kind: 'failed', reason: 'its delivery to the cluster failed permanently; an operator must look at the outbox' };
@@ -34,9 +39,9 @@ export function startupVerdict(a: AdmissionView): Verdict {
   return { kind: 'waiting' };
 }
 
-/** Waiting for a deleted admission to be released. */
+/** Waiting for a deleted admission to be released (a queued one is cancelled: nothing to release). */
 export function releaseVerdict(a: AdmissionView): Verdict {
-  if (a.state === 'released') return { kind: 'done' };
+  if (a.state === 'released' || a.state === 'cancelled' || a.state === 'expired') return { kind: 'done' };
   if (a.state === 'conflict') return { kind: 'failed', reason: 'the admission is in conflict; an operator must resolve it' };
   if (a.releaseBlockedSince) {
     const note =
@@ -55,26 +60,49 @@ export function releaseVerdict(a: AdmissionView): Verdict {
  */
 export class StartupProgress {
   private printed = 0;
+  /** The queue position last printed (a line each time it moves); undefined: none yet. */
+  private lastPosition: number | null | undefined;
+  private leftQueue = false;
   private readonly look: Look;
   constructor(look: Look) {
     this.look = look;
   }
 
   update(a: AdmissionView): string[] {
+    // Queued: nothing has started (not even the admission); a line each time the position moves.
+    if (a.state === 'queued') return this.queued(a);
+    if (a.state === 'cancelled' || a.state === 'expired') return [];
     const views = startupStages(a);
     const lastDone = views.map((v) => v.status).lastIndexOf('done');
     const out: string[] = [];
+    if (this.lastPosition !== undefined && !this.leftQueue) {
+      this.leftQueue = true;
+      out.push(`${this.look.style('green', this.look.fancy ? '✔' : 'ok')} left the queue${a.queue?.leftAt ? ` ${a.queue.leftAt}` : ''}`);
+    }
     for (; this.printed <= lastDone; this.printed++) out.push(stageLine(views[this.printed]!, this.look));
     return out;
   }
 
-  /** The stage awaited next, for the spinner line. */
+  private queued(a: AdmissionView): string[] {
+    const q = a.queue;
+    const position = q?.position ?? null;
+    if (position === this.lastPosition) return [];
+    const first = this.lastPosition === undefined;
+    this.lastPosition = position;
+    const s = this.look.style;
+    const expires = first ? (q?.expiresAt ? `, expires ${q.expiresAt}` : ', no expiry') : '';
+    return [`${s('yellow', 'queued')}     ${queuePlace(q)}${expires ? s('dim', expires) : ''}`];
+  }
+
+  /** What is awaited next, for the spinner line: while queued, the admission with its live place. */
   waitingFor(a: AdmissionView): string {
+    if (a.state === 'queued') return `admission (${queuePlace(a.queue)})`;
     return nextStage(startupStages(a)) ?? 'ready';
   }
 
   /** After the wait: the stages never reached (or not reported), so the picture is complete. */
   finish(a: AdmissionView): string[] {
+    if (a.state === 'queued' || a.state === 'cancelled' || a.state === 'expired') return [];
     const views = startupStages(a);
     const out = views.slice(this.printed).map((v) => stageLine(v, this.look));
     this.printed = STAGES.length;

@@ -1,7 +1,7 @@
 // Text rendering of admissions, lists, quota and startup stages. Pure: every function takes the
 // data and a Style (colours on or off, decided once by the caller) and returns text.
 import { describeFailure, elapsedMs, formatDuration, startupStages, type StageView } from '../schema/timeline.ts';
-import type { AdmissionView, LastFailure, QuotaView } from './model.ts';
+import type { AdmissionView, LastFailure, QueueInfoView, QueueView, QuotaView, WaitEstimateView } from './model.ts';
 
 export type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
 export type Style = (colour: Colour, text: string) => string;
@@ -21,6 +21,9 @@ const STATE_COLOUR: Record<string, Colour> = {
   releasing: 'yellow',
   released: 'dim',
   conflict: 'red',
+  queued: 'yellow',
+  cancelled: 'dim',
+  expired: 'dim',
 };
 export const styleState = (style: Style, state: string): string => style(STATE_COLOUR[state] ?? 'bold', state);
 
@@ -116,8 +119,9 @@ export function renderAdmission(a: AdmissionView, look: Look): string {
     `  image:     ${a.spec.image}`,
     `  replicas:  ${a.spec.replicas}   resources per replica: ${res}`,
     `  endpoint:  ${a.endpoint ?? '-'}`,
-    `  timeline:`,
-    ...startupStages(a).map((v) => `    ${stageLine(v, look)}`),
+    ...queueLines(a, look),
+    // A queued admission has not started: its timeline begins once it is admitted.
+    ...(a.state === 'queued' || a.state === 'cancelled' || a.state === 'expired' ? [] : [`  timeline:`, ...startupStages(a).map((v) => `    ${stageLine(v, look)}`)]),
   ];
   if (a.releaseBlockedSince && a.releaseBlockedReason === 'Finalizers') {
     lines.push(`  ${s('yellow', 'ReleaseBlocked')} since ${a.releaseBlockedSince}: no pod left, the ModelService stays in deletion; finalizers: ${(a.releaseBlockedFinalizers ?? []).join(', ') || '(none)'}`);
@@ -127,6 +131,57 @@ export function renderAdmission(a: AdmissionView, look: Look): string {
   if (a.deadOutboxRows) lines.push(`  ${s('red', `${a.deadOutboxRows} delivery(ies) failed permanently`)}: an operator must look at the outbox`);
   lines.push(...failureLines(a.lastFailure, a.lastError, s, a.lastErrorCode));
   return lines.join('\n');
+}
+
+/** An estimated wait in words: "about 40 s", "about 3 min", "about 2 h". */
+export function aboutWait(seconds: number): string {
+  if (seconds < 120) return `about ${seconds} s`;
+  if (seconds < 2 * 3600) return `about ${Math.round(seconds / 60)} min`;
+  return `about ${Math.round(seconds / 3600)} h`;
+}
+
+/** An estimate, or why there is none (the API says why when seconds is null). */
+export function estimateText(e: WaitEstimateView | null | undefined): string {
+  if (!e) return 'no estimate';
+  if (e.seconds !== null) return e.seconds === 0 ? 'next to be admitted' : aboutWait(e.seconds);
+  return `no estimate: ${e.reason ?? 'not reported'}`;
+}
+
+/** A queued admission's place: "position 2 · about 40 s" (or the reason there is no estimate). */
+export function queuePlace(q: QueueInfoView | null | undefined): string {
+  const position = q?.position ? `position ${q.position}` : 'position not reported';
+  return `${position} · ${estimateText(q?.estimate)}`;
+}
+
+/** The queue lines of `modeldock get`: the place while queued, else when it waited. */
+function queueLines(a: AdmissionView, look: Look): string[] {
+  const q = a.queue;
+  if (!q) return [];
+  const s = look.style;
+  if (a.state === 'queued') {
+    return [
+      `  queue:     ${queuePlace(q)}${q.bypassed ? s('dim', ` (passed by ${q.bypassed} smaller one(s))`) : ''}`,
+      `  expires:   ${q.expiresAt ?? 'never (waits until admitted or cancelled)'}`,
+    ];
+  }
+  return [`  queued:    ${q.queuedAt ?? '?'} → ${q.leftAt ?? '?'}${a.state === 'cancelled' || a.state === 'expired' ? ` (${a.state}, never charged)` : ''}`];
+}
+
+const AMOUNT_UNITS: Record<string, string> = { cpu: 'millicores', memory: 'MiB' };
+/** Ledger amounts as a tenant writes them: "cpu=2 memory=4Gi nvidia.com/gpu=1" (zero ones left out). */
+export function amountsText(amounts: Record<string, number>): string {
+  const parts = Object.entries(amounts)
+    .filter(([, n]) => n > 0)
+    .map(([name, n]) => `${name}=${quantity(AMOUNT_UNITS[name] ?? 'count', n)}`);
+  return parts.join(' ') || '-';
+}
+
+/** `modeldock queue`: the tenant's queued admissions, the next to be admitted first. */
+export function renderQueue(v: QueueView, look: Look): string {
+  if (v.queued === 0 && v.items.length === 0) return `tenant ${v.tenant}: no queued admissions`;
+  const more = v.queued > v.items.length ? ` (the first ${v.items.length} shown)` : '';
+  const rows = v.items.map((i) => [String(i.position), i.id, amountsText(i.amounts), estimateText(i.estimate)]);
+  return `tenant ${v.tenant}: ${v.queued} queued${more}\n` + table(['POSITION', 'ID', 'AMOUNTS', 'ESTIMATE'], rows, look.style);
 }
 
 export const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

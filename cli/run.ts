@@ -8,7 +8,7 @@ import { EXIT, type ExitCode } from './exit-codes.ts';
 import { HELP } from './help.ts';
 import type { AdmissionView } from './model.ts';
 import { failureReport, ReleaseProgress, releaseVerdict, ScaleProgress, scaleVerdict, StartupProgress, startupVerdict, type Verdict } from './progress.ts';
-import { renderAdmission, renderList, renderQuota, spinnerLine, styleState, type Look, type Style } from './render.ts';
+import { queuePlace, renderAdmission, renderList, renderQueue, renderQuota, spinnerLine, styleState, type Look, type Style } from './render.ts';
 import { plainScreen, ttyScreen, type Screen } from './screen.ts';
 import { parseSpecFile, specBody, type SpecBody } from './spec.ts';
 
@@ -103,6 +103,12 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       else structured({ items }, cmd.output);
       return EXIT.ok;
     }
+    case 'queue': {
+      const q = await api.queue();
+      if (cmd.output === 'table') print(renderQueue(q, look(out)));
+      else structured(q, cmd.output);
+      return EXIT.ok;
+    }
     case 'quota': {
       const q = await api.quota();
       if (cmd.output === 'table') print(renderQuota(q, look(out)));
@@ -117,7 +123,11 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       // Progress and messages go to stderr when stdout carries a document (-o json|yaml).
       const human = cmd.output === 'table' ? out : io.stderr;
       const a0 = result.admission;
-      human.write(`${result.created ? 'admitted' : 'already admitted (same Idempotency-Key)'} ${human.style('bold', a0.name)} ${a0.id}\n`);
+      human.write(`${submitted(result.created, a0.state)} ${human.style('bold', a0.name)} ${a0.id}\n`);
+      if (a0.state === 'queued') {
+        const expiry = a0.queue?.expiresAt ? `expires ${a0.queue.expiresAt}` : 'no expiry';
+        human.write(`  waiting for quota, nothing charged yet: ${queuePlace(a0.queue)}; ${expiry}${cmd.wait.wait ? '' : ` (--wait to follow; modeldock delete ${a0.id} cancels)`}\n`);
+      }
       let final = a0;
       let code: ExitCode = EXIT.ok;
       if (cmd.wait.wait) {
@@ -176,12 +186,16 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       const human = cmd.output === 'table' ? out : io.stderr;
       let final = a0;
       let code: ExitCode = EXIT.ok;
-      if (!cmd.wait.wait) human.write(`${a0.name} ${a0.id}: ${styleState(human.style, a0.state)}${a0.state === 'released' ? '' : ' (quota is released once every pod is gone; --wait to follow)'}\n`);
+      if (!cmd.wait.wait) human.write(`${a0.name} ${a0.id}: ${styleState(human.style, a0.state)}${deleteNote(a0.state)}\n`);
       else {
         const progress = new ReleaseProgress(look(human));
         const r = await watch(api, a0, cmd.wait, io, human, releaseVerdict, (a) => progress.update(a), () => 'released');
         final = r.admission;
-        code = conclude(r, human, 'released', EXIT.conflict, () => `${human.style('green', 'released')}: the quota of ${final.name} is free again`);
+        code = conclude(r, human, 'released', EXIT.conflict, () =>
+          final.state === 'released'
+            ? `${human.style('green', 'released')}: the quota of ${final.name} is free again`
+            : `${human.style('green', final.state)}: ${final.name} left the queue unadmitted; nothing was charged`,
+        );
       }
       if (cmd.output !== 'table') structured(final, cmd.output);
       return code;
@@ -200,6 +214,19 @@ async function withRetryHint<T>(what: string, key: string, call: () => Promise<T
     }
     throw e;
   }
+}
+
+/** The first word of a submit's answer: made now (admitted or queued), or a replay of the same key. */
+function submitted(created: boolean, state: string): string {
+  const what = state === 'queued' ? 'queued' : 'admitted';
+  return created ? what : `already ${what === 'queued' ? 'submitted' : what} (same Idempotency-Key)${what === 'queued' ? ', queued' : ''}`;
+}
+
+/** After a delete without --wait: what happens to the quota now. */
+function deleteNote(state: string): string {
+  if (state === 'released') return '';
+  if (state === 'cancelled' || state === 'expired') return ' (it was queued: nothing was charged)';
+  return ' (quota is released once every pod is gone; --wait to follow)';
 }
 
 const lineWriter = (s: OutStream) => (l: string) => s.write(`${l}\n`);

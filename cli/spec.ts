@@ -43,6 +43,8 @@ export function specBody(file: SpecBody, flags: SpecFlags): SpecBody {
     body.env = [...set.values()];
   }
   if (flags.args.length) body.args = flags.args;
+  if (flags.queue) body.onShortQuota = 'queue';
+  if (flags.queueTtlSeconds !== undefined) body.queueTtlSeconds = flags.queueTtlSeconds;
   return body;
 }
 
