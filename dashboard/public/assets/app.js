@@ -7,9 +7,12 @@
 // this import there (scripts/gen-dashboard.ts). Every text the page shows passes printable()
 // (schema/text.ts, served as ./text.js): a pod's message or any other server string shows no
 // control character. An admission with an endpoint shows how to call its model: the URL and a
-// curl command, each with a Copy button (./usage.js).
+// curl command, each with a Copy button (./usage.js). A queued admission (onShortQuota "queue")
+// shows its place in the tenant's queue and estimated wait (from GET /queue: the list has none)
+// and when it expires, with a Cancel button (DELETE: it was never charged) (./queue.js).
 import { describeFailure, formatDuration, startupStages } from '../../../schema/timeline.ts';
 import { printable } from '../../../schema/text.ts';
+import { expiryText, placesById, queuePlaceText } from './queue.js';
 import { copyText, curlExample } from './usage.js';
 
 const KEY_ITEM = 'modeldock.key';
@@ -24,7 +27,8 @@ const NOTICE_MS = 3000;
  *   releaseBlockedReason?: string | null, releaseBlockedFinalizers?: string[] | null,
  *   lastError?: string | null, lastErrorCode?: string | null, lastFailure?: import('../../../schema/timeline.ts').LastFailure | null,
  *   replicas?: number, chargedReplicas?: number,
- *   pendingChange?: { fromReplicas: number, toReplicas: number, phase: string } | null
+ *   pendingChange?: { fromReplicas: number, toReplicas: number, phase: string } | null,
+ *   queue?: { position?: number | null, estimate?: import('./queue.js').WaitEstimate | null, expiresAt?: string | null } | null
  * }} Admission
  */
 /** @typedef {{ unit: string, hard: number, reserved: number, active: number, releasing: number, blocked: number }} Usage */
@@ -133,8 +137,35 @@ function replicasText(a) {
   return `scaling ${p.fromReplicas} → ${p.toReplicas} (${why}), charged for ${a.chargedReplicas ?? p.fromReplicas}`;
 }
 
-/** @param {Admission} a @param {(a: Admission) => void} onDelete */
-function admissionRow(a, onDelete) {
+/**
+ * A queued admission instead of its timeline (nothing has started): its place and estimated wait
+ * (`place`, from GET /queue) and when it expires.
+ * @param {Admission} a @param {import('./queue.js').QueueItem | undefined} place
+ */
+function queueCell(a, place) {
+  const box = el('div', 'queue');
+  box.append(
+    el('div', 'place', queuePlaceText(place?.position ?? a.queue?.position, place?.estimate ?? a.queue?.estimate)),
+    el('div', 'expires', expiryText(a.queue?.expiresAt, (iso) => new Date(iso).toLocaleString())),
+    el('div', 'hint', 'Waiting for quota: nothing is charged until it is admitted.'),
+  );
+  return box;
+}
+
+/** @param {Admission} a @param {string} action @param {string} label @param {string} className @param {(a: Admission) => void} handler */
+function actionButton(a, action, label, className, handler) {
+  const b = /** @type {HTMLButtonElement} */ (el('button', className, label));
+  b.type = 'button';
+  b.dataset.action = action;
+  b.addEventListener('click', () => handler(a));
+  return b;
+}
+
+/**
+ * @param {Admission} a @param {(a: Admission) => void} onDelete @param {(a: Admission) => void} onCancel
+ * @param {Map<string, import('./queue.js').QueueItem>} places
+ */
+function admissionRow(a, onDelete, onCancel, places) {
   const tr = el('tr');
   tr.dataset.id = a.id;
   tr.dataset.state = a.state;
@@ -143,7 +174,7 @@ function admissionRow(a, onDelete) {
   const state = el('td');
   state.append(el('span', `state state-${a.state}`, a.state));
   const tl = el('td');
-  tl.append(timelineCell(a));
+  tl.append(a.state === 'queued' ? queueCell(a, places.get(a.id)) : timelineCell(a));
   if (a.releaseBlockedSince) {
     const waitingFor =
       a.releaseBlockedReason === 'Finalizers'
@@ -155,13 +186,8 @@ function admissionRow(a, onDelete) {
   else if (a.lastError) tl.append(el('div', 'failure', a.lastErrorCode ? `${a.lastErrorCode}: ${a.lastError}` : a.lastError));
   const endpoint = a.endpoint ? endpointCell(a, a.endpoint) : el('td', 'endpoint', '—');
   const actions = el('td');
-  if (['admitted', 'delivered', 'ready'].includes(a.state)) {
-    const del = /** @type {HTMLButtonElement} */ (el('button', 'danger', 'Delete'));
-    del.type = 'button';
-    del.dataset.action = 'delete';
-    del.addEventListener('click', () => onDelete(a));
-    actions.append(del);
-  }
+  if (['admitted', 'delivered', 'ready'].includes(a.state)) actions.append(actionButton(a, 'delete', 'Delete', 'danger', onDelete));
+  if (a.state === 'queued') actions.append(actionButton(a, 'cancel', 'Cancel', 'danger', onCancel));
   tr.append(name, state, tl, endpoint, actions);
   return tr;
 }
@@ -234,12 +260,15 @@ function endpointCell(a, endpoint) {
   return td;
 }
 
-/** @param {Admission[]} items @param {(a: Admission) => void} onDelete */
-function renderAdmissions(items, onDelete) {
+/**
+ * @param {Admission[]} items @param {(a: Admission) => void} onDelete @param {(a: Admission) => void} onCancel
+ * @param {Map<string, import('./queue.js').QueueItem>} places
+ */
+function renderAdmissions(items, onDelete, onCancel, places) {
   const table = $('admissions', HTMLTableElement);
   const body = table.tBodies[0];
   if (!body) throw new Error('admissions table has no body');
-  body.replaceChildren(...items.map((a) => admissionRow(a, onDelete)));
+  body.replaceChildren(...items.map((a) => admissionRow(a, onDelete, onCancel, places)));
   table.hidden = items.length === 0;
   $('empty', HTMLParagraphElement).hidden = items.length !== 0;
   $('updated', HTMLSpanElement).textContent = `updated ${new Date().toLocaleTimeString()}`;
@@ -308,6 +337,20 @@ function start() {
     await refresh();
   }
 
+  /** A queued admission leaves the queue at once (DELETE): never charged, so nothing to confirm away. @param {Admission} a */
+  async function onCancel(a) {
+    const k = key();
+    if (!k) return;
+    try {
+      await api(k, 'DELETE', `/requests/${encodeURIComponent(a.id)}`);
+      showError(undefined);
+      showNotice(`Cancelled ${printable(a.name)}: it left the queue; nothing was charged.`);
+    } catch (err) {
+      showError(`Cancel failed: ${/** @type {Error} */ (err).message}`);
+    }
+    await refresh();
+  }
+
   async function refresh() {
     clearTimeout(timer);
     const k = key();
@@ -317,7 +360,10 @@ function start() {
       const q = /** @type {Quota} */ (quota);
       $('tenant', HTMLSpanElement).textContent = `tenant ${printable(q.tenant)}`;
       renderQuota(q);
-      renderAdmissions(/** @type {{ items: Admission[] }} */ (list).items, (a) => void onDelete(a));
+      const items = /** @type {{ items: Admission[] }} */ (list).items;
+      // The list gives no place in the queue: GET /queue does, only asked for while something waits.
+      const places = items.some((a) => a.state === 'queued') ? placesById(/** @type {{ items: import('./queue.js').QueueItem[] }} */ (await api(k, 'GET', '/queue'))) : new Map();
+      renderAdmissions(items, (a) => void onDelete(a), (a) => void onCancel(a), places);
       showSignedIn(true);
       showError(undefined);
     } catch (err) {
