@@ -6,7 +6,7 @@
 // between a release and its dequeue, or inside the dequeue transaction, loses nothing and admits
 // nothing twice — the next leader's queue sweep admits the queued ones exactly once.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../controller/runtime/crash.ts';
 import { startSystem, TENANT, type ApiBody, type System } from '../support/system.ts';
 import { waitFor } from '../support/wait.ts';
@@ -20,6 +20,19 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await sys?.stop();
+});
+// Each test starts from an empty quota, whatever the one before left (run alone, in any order).
+afterEach(async () => {
+  const list = await sys.api('/requests?limit=100');
+  const open = (list.body.items as ApiBody[]).filter((a) => ['queued', 'admitted', 'delivered', 'ready', 'deleting', 'releasing'].includes(a.state as string)).map((a) => a.id as string);
+  if (open.length === 0) return;
+  const ctl = await sys.startController(`ctl-cleanup-${++round}`);
+  try {
+    await deleteAll(open);
+    await sys.untilAll('every admission released or cancelled', open, (b) => ['released', 'cancelled'].includes(b.state as string));
+  } finally {
+    await ctl.proc.stop();
+  }
 });
 
 /** POSTs one queueing admission; returns its status and body. */
@@ -63,45 +76,48 @@ describe('queue instead of refuse', () => {
   it('quota 4, six admissions of 1: four run, two wait at 1 and 2; a delete lets the head in right after its release; the charge never exceeds the quota', async () => {
     const ctl = await sys.startController('ctl-queue');
     const checker = chargeChecker();
-    const answers = [];
-    for (let i = 0; i < 6; i++) answers.push(await submit(`q${++round}`));
-    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 202, 202]);
-    const running = answers.slice(0, 4).map((a) => a.body.id as string);
-    const [head, second] = answers.slice(4).map((a) => a.body);
-    expect(head).toMatchObject({ state: 'queued', chargedReplicas: 0, queue: { position: 1, bypassed: 0, leftAt: null } });
-    expect(second).toMatchObject({ state: 'queued', queue: { position: 2 } });
-    expect((await sys.api(`/requests/${second!.id as string}`)).body).toMatchObject({ state: 'queued', queue: { position: 2 } });
-    const queue = await sys.api('/queue');
-    expect(queue.body).toMatchObject({ tenant: TENANT, queued: 2, items: [{ id: head!.id, position: 1 }, { id: second!.id, position: 2 }] });
-    // Nothing passes the queue: a refusing request is 409 with how many wait.
-    const plain = await submit(`q${++round}`, { onShortQuota: 'refuse' });
-    expect(plain.status).toBe(409);
-    expect(plain.body.error).toMatchObject({ code: 'quota_exceeded', details: { queued: 2 } });
+    try {
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await submit(`q${++round}`));
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 202, 202]);
+      const running = answers.slice(0, 4).map((a) => a.body.id as string);
+      const [head, second] = answers.slice(4).map((a) => a.body);
+      expect(head).toMatchObject({ state: 'queued', chargedReplicas: 0, queue: { position: 1, bypassed: 0, leftAt: null } });
+      expect(second).toMatchObject({ state: 'queued', queue: { position: 2 } });
+      expect((await sys.api(`/requests/${second!.id as string}`)).body).toMatchObject({ state: 'queued', queue: { position: 2 } });
+      const queue = await sys.api('/queue');
+      expect(queue.body).toMatchObject({ tenant: TENANT, queued: 2, items: [{ id: head!.id, position: 1 }, { id: second!.id, position: 2 }] });
+      // Nothing passes the queue: a refusing request is 409 with how many wait.
+      const plain = await submit(`q${++round}`, { onShortQuota: 'refuse' });
+      expect(plain.status).toBe(409);
+      expect(plain.body.error).toMatchObject({ code: 'quota_exceeded', details: { queued: 2 } });
 
-    await sys.untilState(running, 'ready');
-    await deleteAll(running.slice(0, 1));
-    const [released] = await sys.untilState(running.slice(0, 1), 'released');
-    const [admitted] = await sys.untilAll('the head admitted', [head!.id as string], (b) => b.state !== 'queued', { timeoutMs: 10_000 });
-    const lag = Date.parse((admitted!.queue as { leftAt: string }).leftAt) - Date.parse(released!.stateChangedAt as string);
-    console.log(`[measure] release → head admitted: ${lag} ms`);
-    logEstimate(admitted!);
-    expect(lag).toBeLessThan(2_000);
-    expect((await sys.api(`/requests/${second!.id as string}`)).body).toMatchObject({ state: 'queued', queue: { position: 1 } });
-    await sys.untilState([head!.id as string], 'ready');
+      await sys.untilState(running, 'ready');
+      await deleteAll(running.slice(0, 1));
+      const [released] = await sys.untilState(running.slice(0, 1), 'released');
+      const [admitted] = await sys.untilAll('the head admitted', [head!.id as string], (b) => b.state !== 'queued', { timeoutMs: 10_000 });
+      const lag = Date.parse((admitted!.queue as { leftAt: string }).leftAt) - Date.parse(released!.stateChangedAt as string);
+      console.log(`[measure] release → head admitted: ${lag} ms`);
+      logEstimate(admitted!);
+      expect(lag).toBeLessThan(2_000);
+      expect((await sys.api(`/requests/${second!.id as string}`)).body).toMatchObject({ state: 'queued', queue: { position: 1 } });
+      await sys.untilState([head!.id as string], 'ready');
 
-    // Cancel the second: never charged, idempotent.
-    for (let i = 0; i < 2; i++) {
-      const del = await sys.api(`/requests/${second!.id as string}`, { method: 'DELETE' });
-      expect(del.status).toBe(202);
-      expect(del.body).toMatchObject({ state: 'cancelled', chargedReplicas: 0 });
+      // Cancel the second: never charged, idempotent.
+      for (let i = 0; i < 2; i++) {
+        const del = await sys.api(`/requests/${second!.id as string}`, { method: 'DELETE' });
+        expect(del.status).toBe(202);
+        expect(del.body).toMatchObject({ state: 'cancelled', chargedReplicas: 0 });
+      }
+      expect(await sys.ledger.count('SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ?', [second!.id as string])).toBe(0);
+
+      await deleteAll([...running.slice(1), head!.id as string]);
+      await sys.untilState([...running.slice(1), head!.id as string], 'released');
+      await sys.untilSettled();
+    } finally {
+      expect(await checker.stop()).toBeLessThanOrEqual(QUOTA);
+      await ctl.proc.stop();
     }
-    expect(await sys.ledger.count('SELECT COUNT(*) FROM quota_movement WHERE reservation_id = ?', [second!.id as string])).toBe(0);
-
-    expect(await checker.stop()).toBeLessThanOrEqual(QUOTA);
-    await deleteAll([...running.slice(1), head!.id as string]);
-    await sys.untilState([...running.slice(1), head!.id as string], 'released');
-    await sys.untilSettled();
-    await ctl.proc.stop();
   });
 });
 
