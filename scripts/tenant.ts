@@ -8,6 +8,10 @@
 //     the cluster still has the CR with the bound UID or a pod of the admission. Needs
 //     DATABASE_URL and an operator's kubeconfig (KUBECONFIG); the CR and pods are looked for in
 //     every namespace.
+// `npm run tenant -- queue`                                         per shard, the tenants with queued admissions,
+//     each head and why it waits (operator/queue-report.ts; reads only)
+// `npm run tenant -- queue-bypass acme 5`                           how many later, smaller admissions may pass a
+//     head that does not fit (tenant_quota.queue_max_bypass, default 3; 0: strict FIFO)
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
 // Lowering a limit below what is in use is allowed: it only blocks new admissions.
 import { randomBytes, createHash } from 'node:crypto';
@@ -23,6 +27,7 @@ import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
 import { dequeueTenant } from '../ledger/queue.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { keyIdOf } from '../functions/auth/key-id.ts';
+import { globalQueue, MAX_QUEUE_BYPASS, setQueueBypass, tenantQueueLines } from './operator/queue-report.ts';
 
 
 export class UsageError extends Error {}
@@ -146,9 +151,44 @@ async function show(db: Db, tenant: string): Promise<void> {
   console.log(`${tenant}\tqueued=${queued}`);
 }
 
+/** `queue-bypass <tenant> <K>`: the tenant and a whole number 0..MAX_QUEUE_BYPASS. */
+export function parseBypassArgs(args: string[]): { tenant: string; k: number } {
+  const usage = `usage: npm run tenant -- queue-bypass <tenant> <K>   (K: 0..${MAX_QUEUE_BYPASS}; 0 is strict FIFO)`;
+  const [tenant, k, ...rest] = args;
+  if (!tenant || k === undefined || rest.length > 0) throw new UsageError(usage);
+  if (!tenantName.safeParse(tenant).success) throw new UsageError(`tenant "${tenant}" is not a DNS-1123 label`);
+  if (!/^\d{1,4}$/.test(k) || Number(k) > MAX_QUEUE_BYPASS) throw new UsageError(`K must be a whole number from 0 to ${MAX_QUEUE_BYPASS} (got "${k}")\n${usage}`);
+  return { tenant, k: Number(k) };
+}
+
+async function queue(db: Db): Promise<void> {
+  const now = new Date();
+  let tenants = 0;
+  for await (const q of globalQueue(db)) {
+    tenants++;
+    for (const line of tenantQueueLines(q, now)) console.log(line);
+  }
+  if (tenants === 0) console.log('no tenant has queued admissions');
+}
+
+async function queueBypass(args: string[]): Promise<void> {
+  const { tenant, k } = parseBypassArgs(args);
+  const db = createDb({ url: databaseUrlFromEnv() });
+  if (!(await setQueueBypass(db, tenant, k))) throw new UsageError(`tenant "${tenant}" has no quota (npm run tenant -- set ${tenant} …)`);
+  console.log(`${tenant}\tqueue_max_bypass=${k}`);
+  // A larger budget may let a smaller admission pass the head now rather than at the next release.
+  const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-queue-bypass:${tenant}` });
+  if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, tenant, ...rest] = argv;
   if (command === 'resolve') return resolve(argv.slice(1));
+  if (command === 'queue') {
+    if (argv.length > 1) throw new UsageError('usage: npm run tenant -- queue   (every shard; no arguments)');
+    return queue(createDb({ url: databaseUrlFromEnv() }));
+  }
+  if (command === 'queue-bypass') return queueBypass(argv.slice(1));
   if (command === 'backfill-count') {
     const added = await backfillCount(createDb({ url: databaseUrlFromEnv() }));
     console.log(added.length ? `modelservices=${defaultModelServices()} for: ${added.join(', ')}` : 'every tenant has a modelservices limit');
@@ -156,7 +196,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (!command || !tenant || !['set', 'show', 'key'].includes(command)) {
     throw new UsageError(
-      'usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count | resolve <admission-id> --release|--keep --reason "why"',
+      'usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count | queue | queue-bypass <tenant> <K> | resolve <admission-id> --release|--keep --reason "why"',
     );
   }
   if (command === 'key') {
