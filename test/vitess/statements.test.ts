@@ -16,6 +16,7 @@ import { ulidGenerator, type ServiceDeps } from '../../functions/services/deps.t
 import { listModels, requireReadyModel } from '../../functions/services/models.ts';
 import { getQuota } from '../../functions/services/quota.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
+import { dequeueByWorker, getQueue } from '../../functions/services/queue.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { scaleAdmission } from '../../functions/services/scale.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
@@ -26,6 +27,10 @@ import { refundScaleDown, release } from '../../controller/reservation/quota-mov
 import { resolveConflict } from '../../scripts/operator/resolve-conflict.ts';
 import { ack, fail, type claimDue, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 import { resyncOnce } from '../../controller/reservation/resync.ts';
+import { admitFromQueue, queueSweepOnce } from '../../controller/reservation/queue-trigger.ts';
+import { ledgerMetrics } from '../../controller/reservation/metrics.ts';
+import { createLogger } from '../../controller/runtime/log.ts';
+import { Registry } from 'prom-client';
 import { readHardQuota } from '../../controller/tenant/hard-quota.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
 import type { Db } from '../../ledger/db.ts';
@@ -39,6 +44,7 @@ const V = vitessLedger();
 const log = new StatementLog();
 let db: Db;
 const tenant = V.tenant('stmt');
+const queueTenant = V.tenant('stmtq');
 beforeAll(async () => {
   // The suites before this one (same ledger) leave due outbox rows: a bounded claim would take theirs.
   await emptyVitessLedger(V.db);
@@ -51,6 +57,75 @@ const parsed = (over: Record<string, unknown> = {}) =>
 /** The claims of this suite's tenant, on every shard (the poller's round). */
 const claimMine = async (o: Parameters<typeof claimDue>[1]): Promise<ClaimedRow[]> =>
   (await claimEverywhere(db, o)).filter((r) => r.tenant === tenant);
+
+/**
+ * The queue's flows (issue 30) for a tenant of its own (2 cores): the enqueue (queueing admissions
+ * that fit and that wait, one with a TTL), the refusal behind the queue, the reads of positions and
+ * estimates (GET /requests/:id of a queued one, GET /queue), a cancel (with the Worker's dequeue
+ * after it), the Worker's dequeue, and the controller's fenced dequeue after a release (a smaller
+ * one passes the head: the bypass). Leaves the 2-core head and a TTL-1 s one queued for the sweep's
+ * queue pass; `controllerQueueSweep` finishes it.
+ */
+async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: string; ttl: string; finish: () => Promise<void> }> {
+  const as = <T>(entry: string, fn: () => Promise<T>) => log.as(entry, fn);
+  const q = queueTenant;
+  let n = 0;
+  const submit = (cpu: number, over: Record<string, unknown> = {}) =>
+    admit(deps, { tenant: q, idempotencyKey: `q${++n}`, requestId: `rq${n}`, parsed: parsed({ name: `q-${n}`, resources: { cpu: String(cpu), memory: '1Gi' }, onShortQuota: 'queue', ...over }) });
+  const at = (id: string) => ({ tenant: q, id });
+  const warnings: string[] = [];
+  const ctlLog = createLogger({ level: 'warn', write: (line) => warnings.push(line) });
+  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()) };
+  /** The controller's release of an admitted one (the tenant deleted it). */
+  const free = async (id: string) => {
+    await as('functions/services/requests.ts:deleteAdmission', () => deleteAdmission(deps, q, id, `free-${id}`));
+    expect(await as('controller/reservation/transitions.ts:transition', () => transition(db, at(id), ['deleting'], 'releasing', epoch, new Date(), null))).toBe(true);
+    expect(await as('controller/reservation/quota-moves.ts:release', () => release(db, at(id), epoch, new Date()))).toBe(true);
+  };
+
+  await as('scripts/tenant.ts:setTenantQuota', () => setTenantQuota(db, q, { cpu: 2000, memory: 16384 }));
+  await as('controller/reservation/leader-epoch.ts:ensureFence', () => ensureFence(db, q, epoch, 'ctl-a', new Date()));
+  const a1 = await as('functions/services/admit.ts:admit (queue, fits)', () => submit(1));
+  const a2 = await as('functions/services/admit.ts:admit (queue, fits)', () => submit(1));
+  const head = await as('functions/services/admit.ts:admit (queued)', () => submit(2));
+  const small = await as('functions/services/admit.ts:admit (queued)', () => submit(1));
+  const gone = await as('functions/services/admit.ts:admit (queued with a TTL)', () => submit(1, { queueTtlSeconds: 1 }));
+  expect([a1, a2, head, small, gone].map((r) => r.outcome)).toEqual(['created', 'created', 'queued', 'queued', 'queued']);
+  await as('functions/services/admit.ts:admit (refused behind the queue)', () =>
+    admit(deps, { tenant: q, idempotencyKey: 'q-refused', requestId: 'rq-refused', parsed: parsed({ name: 'q-refused' }) }).then(
+      () => expect.fail('a refusing admission passed the queue'),
+      (err: unknown) => expect(err).toMatchObject({ status: 409, details: { queued: 3 } }),
+    ),
+  );
+  await as('functions/services/requests.ts:getAdmission (queued)', () => getAdmission(deps, q, small.admission.id));
+  await as('functions/services/queue.ts:getQueue', () => getQueue(deps, q));
+  expect((await as('functions/services/requests.ts:deleteAdmission (cancel)', () => deleteAdmission(deps, q, gone.admission.id, 'rq-cancel'))).state).toBe('cancelled');
+  await as('functions/services/queue.ts:dequeueByWorker', () => dequeueByWorker(deps, q, 'rq-worker'));
+  const ttl = (await as('functions/services/admit.ts:admit (queued with a TTL)', () => submit(1, { queueTtlSeconds: 1 }))).admission.id;
+
+  // A release frees 1 core: the controller's dequeue lets the 1-core one pass the 2-core head.
+  await free(a1.admission.id);
+  await as('controller/reservation/queue-trigger.ts:admitFromQueue', () => admitFromQueue(trigger, q, epoch, ctlLog, 'release'));
+  expect(warnings).toEqual([]);
+  expect((await getAdmission({ ...deps, db: V.db }, q, small.admission.id)).state).toBe('admitted');
+  expect((await getAdmission({ ...deps, db: V.db }, q, head.admission.id)).queue?.bypassed).toBe(1);
+
+  return {
+    head: head.admission.id,
+    ttl,
+    /** Everything else released: the controller's queue sweep admits the head. */
+    finish: async () => {
+      await free(a2.admission.id);
+      await free(small.admission.id);
+      const tenants = await as('controller/reservation/queue-trigger.ts:queueSweepOnce', () =>
+        queueSweepOnce({ ...trigger, shards: () => ledgerShards(db), epochFor: async () => epoch }, ctlLog, new AbortController().signal),
+      );
+      expect(tenants).toBeGreaterThanOrEqual(1);
+      expect(warnings).toEqual([]);
+      expect((await getAdmission({ ...deps, db: V.db }, q, head.admission.id)).state).toBe('admitted');
+    },
+  };
+}
 
 /** Every flow of the code that touches the ledger, in the order a reservation lives, on Vitess. */
 async function exerciseEverything(): Promise<void> {
@@ -106,7 +181,11 @@ async function exerciseEverything(): Promise<void> {
     refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date()),
   );
 
-  // The sweep enqueues a reconcile row (stale at once); the controller fails it once.
+  // The queue: enqueue, cancel, the reads, the Worker's and the controller's dequeue.
+  const queue = await exerciseQueue(deps, epoch);
+
+  // The sweep enqueues a reconcile row (stale at once); the controller fails it once. Its queue
+  // pass expires the queued one whose TTL ran out (the head still does not fit).
   clock = new Date(Date.now() + 3_600_000);
   const cron = `stmt-${tenant}`;
   await as('functions/services/sweep.ts:sweep', () =>
@@ -115,6 +194,8 @@ async function exerciseEverything(): Promise<void> {
   await as('functions/services/sweep.ts:sweep (retry of a finished run)', () =>
     sweep(deps, { cron, scheduledTime: 1, staleAfterMs: 0, pageSize: 50, maxStatements: 100, holder: 'w2' }),
   );
+  expect((await getAdmission({ ...deps, db: V.db }, queueTenant, queue.ttl)).state).toBe('expired');
+  expect((await getAdmission({ ...deps, db: V.db }, queueTenant, queue.head)).state).toBe('queued');
   const reconcile = (await claimEverywhere(V.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 1000, now: clock })).find((r) => r.tenant === tenant && r.kind === 'reconcile');
   if (!reconcile) throw new Error('no reconcile row to claim');
   await as('controller/reservation/outbox-store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock }));
@@ -137,7 +218,8 @@ async function exerciseEverything(): Promise<void> {
     await resolveConflict(db, at(other.admission.id), 'keep', 'disputed', new Date());
     await resolveConflict(db, at(other.admission.id), 'release', 'settled', new Date());
   });
-  await as('scripts/operator/check.ts:checkLedger', () => checkLedger(db, null, 'ns', { settled: false }));
+  await queue.finish();
+  await as('scripts/operator/check.ts:checkLedger', async () => expect(await checkLedger(db, null, 'ns', { settled: false })).toEqual([]));
 }
 
 interface Row {
@@ -231,14 +313,14 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'functions/db/quota.ts:readBreakdown',
       'functions/db/quota.ts:setHard',
       'functions/db/reservations.ts:insertReservation',
-      'functions/db/reservations.ts:insertMovement',
+      'ledger/movements.ts:insertMovement',
       'functions/db/reservations.ts:findById',
       'functions/db/reservations.ts:findByIdempotencyKey',
       'functions/db/reservations.ts:listByTenant',
       'functions/db/reservations.ts:markDeleting',
       'functions/db/models.ts:modelState',
       'functions/db/models.ts:readyModels',
-      'functions/db/outbox.ts:enqueue',
+      'ledger/outbox.ts:enqueue',
       'functions/db/outbox.ts:purgeDone',
       'functions/db/scheduled-runs.ts:claimRun',
       'functions/db/scheduled-runs.ts:finishRun',
@@ -263,6 +345,16 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/reservation/transitions.ts:ackCreate',
       'controller/reservation/outbox-store.ts:fail',
       'scripts/operator/check.ts:checkShard',
+      'ledger/queue.ts:lockQuota',
+      'ledger/queue.ts:readQueue',
+      'ledger/queue.ts:dequeueOnce',
+      'ledger/queue.ts:chargeAndCount',
+      'ledger/queue.ts:queuedTenants',
+      'functions/db/queue.ts:countQueued',
+      'functions/db/queue.ts:cancelQueued',
+      'functions/db/queue.ts:queueEntries',
+      'functions/db/queue.ts:queuedThrough',
+      'functions/db/queue.ts:releaseRate',
     ]) {
       expect(sites, site).toContain(site);
     }
