@@ -50,9 +50,12 @@ describe('step: release', () => {
     ]);
     expect(writes[0]?.args).toEqual([EPOCH, NOW, NOW, KEY.tenant, KEY.id]);
     expect(writes[1]?.args).toEqual([KEY.id, 1, 'release', KEY.tenant, 1000, 1024, 0, 1, NOW, null]);
-    expect(new Set(h.statements.map((s) => s.tx)).size).toBe(1);
+    const release = h.statements.filter((s) => !/MAX\(queued\)/.test(s.sql));
+    expect(new Set(release.map((s) => s.tx)).size).toBe(1);
     expect(h.ends).toEqual(['commit']);
     expect(await h.count('released')).toBe(1);
+    // Then the tenant's queue is looked at (nothing queued here: one read, no transaction).
+    expect(h.statements.at(-1)?.sql).toMatch(/^SELECT MAX\(queued\) AS queued FROM tenant_quota WHERE tenant = \?/);
   });
 
   it('nothing to release (released meanwhile, or fenced): rolled back, not counted', async () => {

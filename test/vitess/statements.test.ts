@@ -345,6 +345,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/reservation/transitions.ts:ackCreate',
       'controller/reservation/outbox-store.ts:fail',
       'scripts/operator/check.ts:checkShard',
+      'ledger/queue.ts:queuedCount',
       'ledger/queue.ts:lockQuota',
       'ledger/queue.ts:readQueue',
       'ledger/queue.ts:dequeueOnce',
