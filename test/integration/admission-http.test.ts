@@ -326,6 +326,7 @@ describe('GET /quota, /healthz, /openapi.json, unknown routes', () => {
     expect(doc.status).toBe(200);
     expect(Object.keys(doc.body.paths as object).sort()).toEqual([
       '/healthz',
+      '/queue',
       '/quota',
       '/requests',
       '/requests/{id}',

@@ -4,8 +4,8 @@
 // are synced AND the database answers (`SELECT 1`, deadline 2 s, cached briefly); /healthz does
 // not depend on the database.
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminClient, mintToken, tokenKubeconfig } from '../../scripts/testenv/install.ts';
@@ -101,6 +101,7 @@ describe('the ledger database', () => {
     const stack = inject('stack');
     const token = await mintToken(adminClient(stack.kubeconfig), ns.name, 'default', 3600);
     const kubeconfig = join(stack.runDir, 'installs', ns.name, 'default-sa.kubeconfig');
+    mkdirSync(dirname(kubeconfig), { recursive: true }); // this test may run before the one that installs into ns
     writeFileSync(kubeconfig, tokenKubeconfig(stack.kubeconfig, `system:serviceaccount:${ns.name}:default`, token, ns.name), { mode: 0o600 });
     const ctl = await startController('ctl-unsynced', ns.name, { KUBECONFIG: kubeconfig, DATABASE_URL: ledger.url, LEADER_ELECT: 'false' }, false);
     started.push(ctl);
