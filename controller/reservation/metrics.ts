@@ -51,7 +51,7 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
       registers,
     }),
-    queueLength: new Gauge({ name: 'modeldock_queue_length', help: 'Admissions a tenant still has queued, as of this controller\'s last dequeue for it.', labelNames: ['tenant'], registers }),
+    queueLength: new Gauge({ name: 'modeldock_queue_length', help: 'Admissions a tenant has queued, as of this controller\'s last queue sweep (every QUEUE_SWEEP_MS) or dequeue for it.', labelNames: ['tenant'], registers }),
     deadRows: new Counter({ name: 'modeldock_outbox_dead_total', help: 'Outbox rows that exhausted their attempts.', labelNames: ['kind'], registers }),
   };
 }
