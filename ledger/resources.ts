@@ -43,3 +43,6 @@ export function releaseUsageByAmounts(a: Amounts): { sql: string; args: Array<st
     args: RESOURCE_NAMES.flatMap((r) => [r, a[r]]),
   };
 }
+
+/** The sum of two amounts, per resource. */
+export const addAmounts = (a: Amounts, b: Amounts): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, a[r] + b[r]])) as Amounts;

@@ -10,7 +10,6 @@
 // and the answer is 202 with its position and estimated wait. An admission larger than the
 // tenant's hard limits is refused all the same: it could never be admitted.
 import type { ParsedAdmission } from '../../schema/admission.ts';
-import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { Shortfall } from '../../schema/api.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { sha256Hex } from '../auth/digest.ts';
@@ -19,6 +18,7 @@ import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import type { Queryable } from '../../ledger/db.ts';
 import { everFits, estimateWait, shortfalls } from '../../ledger/queue-pick.ts';
 import { lockQuota, type TenantQuota } from '../../ledger/queue.ts';
+import { addAmounts } from '../../ledger/resources.ts';
 import { chargeQuota, readQuota } from '../db/quota.ts';
 import { countQueued, queuedThrough, releaseRate } from '../db/queue.ts';
 import { findByIdempotencyKey, insertReservation, type AdmissionRecord, type NewReservation } from '../db/reservations.ts';
@@ -135,7 +135,7 @@ async function admitOrQueue(deps: ServiceDeps, input: AdmitInput, requestHash: s
     }
     if (!everFits(parsed.amounts, locked.quota)) throw new NeverFits(shortfalls(parsed.amounts, hardOnly(locked.quota)));
     const ahead = await queuedThrough(tx, tenant, locked.queueTail);
-    const estimate = estimateWait(plus(ahead.needed, parsed.amounts), locked.quota, await releaseRate(tx, tenant, now));
+    const estimate = estimateWait(addAmounts(ahead.needed, parsed.amounts), locked.quota, await releaseRate(tx, tenant, now));
     const expiresAt = ttl === null ? null : new Date(now.getTime() + ttl * 1000);
     await insertNew(tx, input, requestHash, id, now, { seq: locked.queueTail + 1, expiresAt, estimateMs: estimate.seconds === null ? null : estimate.seconds * 1000 });
     await countQueued(tx, tenant, now);
@@ -166,8 +166,6 @@ async function admitOrQueue(deps: ServiceDeps, input: AdmitInput, requestHash: s
 
 /** The limits alone (nothing used): what a request beyond them is short of for good. */
 const hardOnly = (quota: TenantQuota): TenantQuota => Object.fromEntries(Object.entries(quota).map(([r, q]) => [r, { hard: q.hard, used: 0 }]));
-
-const plus = (a: Amounts, b: Amounts): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, a[r] + b[r]])) as Amounts;
 
 /** An admission as admitOnce leaves it: admitted and charged now, its create row due at once. */
 function admittedRecord(input: AdmitInput, id: string, now: Date): AdmissionRecord {

@@ -4,6 +4,7 @@
 // refund, the cron sweep as the safety net (functions/services/sweep.ts).
 import { estimateWait } from '../../ledger/queue-pick.ts';
 import { dequeueTenant, type DequeueResult } from '../../ledger/queue.ts';
+import { addAmounts } from '../../ledger/resources.ts';
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { QueueView } from '../../schema/api.ts';
 import { readQuota } from '../db/quota.ts';
@@ -15,7 +16,6 @@ import type { ServiceDeps } from './deps.ts';
 export const QUEUE_LIST_LIMIT = 100;
 
 const zero = (): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, 0])) as Amounts;
-const add = (a: Amounts, b: Amounts): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, a[r] + b[r]])) as Amounts;
 
 /** A queued admission with its position and estimated wait filled in (3 reads); any other as it is. */
 export async function withQueuePlace(deps: ServiceDeps, a: AdmissionRecord, seq: number | null): Promise<AdmissionRecord> {
@@ -35,7 +35,7 @@ export async function getQueue(deps: ServiceDeps, tenant: string): Promise<Queue
   const rate = entries.length > 0 ? await releaseRate(deps.db, tenant, now) : null;
   let needed = zero();
   const items = entries.map((e, i) => {
-    needed = add(needed, e.amounts);
+    needed = addAmounts(needed, e.amounts);
     return { id: e.id, position: i + 1, amounts: e.amounts, estimate: estimateWait(needed, quota, rate!) };
   });
   return { tenant, queued, items };
