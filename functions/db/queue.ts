@@ -2,11 +2,11 @@
 // and the reads behind positions and estimates. The dequeue is ledger/queue.ts (both sides run
 // it). Every statement names the tenant (one shard); those that change a queued reservation run
 // in a transaction that first locked the tenant's quota rows (ledger/queue.ts lockQuota).
-import { int, str, time } from '../../ledger/columns.ts';
+import { int, time } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
 import type { ReleaseRate } from '../../ledger/queue-pick.ts';
 import { summedAmounts } from '../../ledger/queue.ts';
-import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
+import { amountsFromRow } from '../../ledger/resources.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 
 /** One more admission queued: its place is queue_tail + 1 (read under the same lock). */
@@ -24,23 +24,6 @@ export async function cancelQueued(tx: Queryable, tenant: string, id: string, no
   if (r.rowsAffected !== 1) return false;
   await tx.execute('UPDATE tenant_quota SET queued = queued - 1, updated_at = ? WHERE tenant = ?', [now, tenant]);
   return true;
-}
-
-/** One queued admission of the tenant's queue, in FIFO order. */
-export interface QueueEntry {
-  id: string;
-  seq: number;
-  amounts: Amounts;
-}
-
-/** The tenant's queue in FIFO order (up to `limit`). */
-export async function queueEntries(q: Queryable, tenant: string, limit: number): Promise<QueueEntry[]> {
-  const r = await q.execute(
-    `SELECT id, queue_seq, ${amountColumns()} FROM reservation FORCE INDEX (ix_reservation_queue)
-      WHERE state = 'queued' AND tenant = ? ORDER BY queue_seq LIMIT ?`,
-    [tenant, limit],
-  );
-  return r.rows.map((row) => ({ id: str(row.id), seq: int(row.queue_seq), amounts: amountsFromRow(row) }));
 }
 
 /** How many queued admissions of the tenant are at or before `seq`, and what they need together. */

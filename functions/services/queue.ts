@@ -3,12 +3,12 @@
 // it did may let a queued admission in (a cancel) — the controller runs it after every release and
 // refund, the cron sweep as the safety net (functions/services/sweep.ts).
 import { estimateWait } from '../../ledger/queue-pick.ts';
-import { dequeueTenant, type DequeueResult } from '../../ledger/queue.ts';
+import { dequeueTenant, readQueue, type DequeueResult } from '../../ledger/queue.ts';
 import { addAmounts } from '../../ledger/resources.ts';
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { QueueView } from '../../schema/api.ts';
 import { readQuota } from '../db/quota.ts';
-import { queueEntries, queuedThrough, releaseRate } from '../db/queue.ts';
+import { queuedThrough, releaseRate } from '../db/queue.ts';
 import type { AdmissionRecord } from '../db/reservations.ts';
 import type { ServiceDeps } from './deps.ts';
 
@@ -31,7 +31,7 @@ export async function withQueuePlace(deps: ServiceDeps, a: AdmissionRecord, seq:
 export async function getQueue(deps: ServiceDeps, tenant: string): Promise<QueueView> {
   const now = deps.clock();
   const { quota, queued } = await readQuota(deps.db, tenant);
-  const entries = await queueEntries(deps.db, tenant, QUEUE_LIST_LIMIT);
+  const entries = await readQueue(deps.db, tenant, QUEUE_LIST_LIMIT);
   const rate = entries.length > 0 ? await releaseRate(deps.db, tenant, now) : null;
   let needed = zero();
   const items = entries.map((e, i) => {

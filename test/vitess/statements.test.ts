@@ -353,7 +353,6 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/queue.ts:queuedTenants',
       'functions/db/queue.ts:countQueued',
       'functions/db/queue.ts:cancelQueued',
-      'functions/db/queue.ts:queueEntries',
       'functions/db/queue.ts:queuedThrough',
       'functions/db/queue.ts:releaseRate',
     ]) {
