@@ -131,8 +131,8 @@ describe('controller process', () => {
       await waitFor('ctl-lose to lead', async () => sample(await ctl.metrics(), 'leader_election_master_status') === 1);
       // Someone else takes the lease (as after a long pause of ours): we must stop acting at once.
       const path = paths.lease(nsl.name, 'modeldock-controller');
-      const lease = await client.get<{ metadata: object; spec: object }>(path);
-      await client.replace(path, { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder', leaseDurationSeconds: 60 } });
+      // A merge patch carries no resourceVersion: it cannot lose a race with the leader's own renewal.
+      await client.mergePatch(path, { spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } });
       await waitFor('the controller to exit', async () => !ctl.alive(), { timeoutMs: 15_000 });
       expect(readFileSync(ctl.proc.logFile, 'utf8')).toMatch(/"msg":"exiting: leadership lost","reason":"lease held by intruder"/);
     } finally {
