@@ -12,7 +12,7 @@ import { desiredDeployment } from '../controller/modelservice/desired.ts';
 import { paths } from '../controller/runtime/kube.ts';
 import { API_VERSION, KIND, LABELS, type ModelService } from '../schema/model-service.ts';
 import { startLossyProxy } from '../test/support/lossy-proxy.ts';
-import { parsePrometheus } from '../test/support/prom-text.ts';
+import { parsePrometheus } from '../schema/prom-text.ts';
 import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext } from './lib/context.ts';
 import { ensurePodCapacity, kcmMetrics, metricSum, until, WRITE_METHODS } from './lib/kube.ts';

@@ -7,7 +7,7 @@ import { createLogger } from '../controller/runtime/log.ts';
 import { claimsFor, CREDENTIAL_HEADER, signCredential, type CredentialKey } from '../schema/gateway-credential.ts';
 import type { Sleep } from '../mock/token-loop.ts';
 import { createGate, slotState, startMock, waitFor, type TestMock } from '../test/support/mock-server.ts';
-import { metricValue, parsePrometheus } from '../test/support/prom-text.ts';
+import { metricValue, parsePrometheus } from '../schema/prom-text.ts';
 import { readOpenAiStream, readSse } from '../test/support/sse-client.ts';
 import { ChangeNotice } from './change-notice.ts';
 import { createGateway, type GatewaySettings } from './gateway.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { metricValue, parsePrometheus } from '../test/support/prom-text.ts';
+import { metricValue, parsePrometheus } from '../schema/prom-text.ts';
 import { GatewayMetrics } from './metrics.ts';
 
 const A = { tenant: 'acme', admission: '01JABCDEFGHJKMNPQRSTVWXYZ0' };

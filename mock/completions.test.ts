@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { metricValue } from '../test/support/prom-text.ts';
+import { metricValue } from '../schema/prom-text.ts';
 import { readOpenAiStream, readSse } from '../test/support/sse-client.ts';
 import { createGate, slotState, startMock, waitFor, type TestMock } from '../test/support/mock-server.ts';
 

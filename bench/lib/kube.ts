@@ -5,7 +5,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import type { StackInfo } from '../../scripts/testenv/stack.ts';
 import { adminKubeConfig } from './context.ts';
-import { parsePrometheus } from '../../test/support/prom-text.ts';
+import { parsePrometheus } from '../../schema/prom-text.ts';
 import { cmdline } from './proc-stats.ts';
 
 export interface Seen {

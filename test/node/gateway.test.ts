@@ -6,7 +6,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { claimsFor, CREDENTIAL_HEADER, signCredential } from '../../schema/gateway-credential.ts';
 import { startHostGateway, type HostGateway } from '../../scripts/testenv/gateway.ts';
 import { installEnv, installGatewayNamespace } from '../../scripts/testenv/install.ts';
-import { parsePrometheus } from '../support/prom-text.ts';
+import { parsePrometheus } from '../../schema/prom-text.ts';
 import { mockAdmission, onRealNode, podsOf, useNodeSystem } from '../support/real-node.ts';
 import { readOpenAiStream, readSse } from '../support/sse-client.ts';
 import { TENANT, TENANT_KEY } from '../support/system.ts';

@@ -3,7 +3,7 @@
 // Service's ClusterIP (kube-proxy), and the pod's two slots and queue are the real process's.
 // The startup timeline's five moments come from the real node, in order.
 import { describe, expect, it } from 'vitest';
-import { parsePrometheus } from '../support/prom-text.ts';
+import { parsePrometheus } from '../../schema/prom-text.ts';
 import { onRealNode, podsOf, mockAdmission, useNodeSystem } from '../support/real-node.ts';
 import { readOpenAiStream } from '../support/sse-client.ts';
 import { kubeClients } from '../support/kube.ts';

@@ -8,7 +8,7 @@ import { inject } from 'vitest';
 import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
-import { parsePrometheus } from './prom-text.ts';
+import { parsePrometheus } from '../../schema/prom-text.ts';
 import { installModelDock } from './install.ts';
 import { installEnv } from '../../scripts/testenv/install.ts';
 import { HttpAnswerError } from './wait.ts';

@@ -1,7 +1,7 @@
 // Test fixtures for the mock server: start one on loopback port 0, scrape it, post to it,
 // and a gate that holds every decode step until the test opens it (no timing guesses).
 import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
-import { metricValue, parsePrometheus, type Sample } from './prom-text.ts';
+import { metricValue, parsePrometheus, type Sample } from '../../schema/prom-text.ts';
 import { HttpAnswerError } from './wait.ts';
 import { createMockServer, type MockServerOptions } from '../../mock/server.ts';
 import type { Sleep } from '../../mock/token-loop.ts';

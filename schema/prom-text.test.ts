@@ -29,4 +29,10 @@ test.each([
 
 test('rejects garbage instead of guessing', () => {
   expect(() => parsePrometheus('not a metric line at all')).toThrow(/unparsable/);
+  expect(() => parsePrometheus('depth four')).toThrow(/unparsable metrics value: four/);
+});
+
+test('NaN is a value, and exponent notation parses (prometheus_client writes 1e+06)', () => {
+  const samples = parsePrometheus('a NaN\nb 1e+06\nc -0.5\n');
+  expect(samples.map((s) => s.value)).toEqual([NaN, 1e6, -0.5]);
 });

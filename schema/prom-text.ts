@@ -1,5 +1,6 @@
-// Minimal parser for the Prometheus text exposition format, for tests that observe a
-// server through its /metrics endpoint.
+// Minimal parser for the Prometheus text exposition format (0.0.4). Pure. The controller's
+// autoscaler reads its pods' load with it (controller/autoscale/scrape.ts); tests and benchmarks
+// observe a server through its /metrics endpoint with it.
 
 export type Sample = { name: string; labels: Record<string, string>; value: number };
 
@@ -26,7 +27,10 @@ export function parsePrometheus(text: string): Sample[] {
 function parseValue(text: string): number {
   if (text === '+Inf') return Infinity;
   if (text === '-Inf') return -Infinity;
-  return Number(text);
+  if (text === 'NaN') return NaN;
+  const value = Number(text);
+  if (Number.isNaN(value)) throw new Error(`unparsable metrics value: ${text}`);
+  return value;
 }
 
 /** Sum of the samples named `name` whose labels include `labels` (0 when none match). */
