@@ -16,6 +16,7 @@ const CLI = 'cli/ talks to the API over HTTP only: it imports schema/ and its ow
 const PAGE = 'the page imports only what the dashboard bundle serves: its own files, schema/timeline.ts and schema/text.ts (scripts/gen-dashboard.ts, BROWSER_MODULES).';
 /** test/support/ is the harness that test/ and bench/ share; the rest of test/ is suites. */
 const HARNESS_ONLY = [['**/test/*', '!**/test/support'], 'bench/ shares the harness in test/support/, never a test suite.'];
+const AUTOSCALER = 'controller/autoscale/ sits below the ledger controller, which wires it (its fence and caches come in as arguments).';
 const GATEWAY = 'gateway/ imports schema/ and controller/runtime/ only (docs/design.md, "Layout").';
 /** What no gateway file imports; its tests may also run the mock and use the test harness. */
 const GATEWAY_FORBID = (folders) => [...folders.map((folder) => [`**/${folder}/**`, GATEWAY]), [['**/controller/**', '!**/controller/runtime', '!**/controller/runtime/**'], GATEWAY]];
@@ -38,6 +39,8 @@ export const LAYERS = [
   { files: ['controller/reservation/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', PEER]] },
   // The tenant's space (namespace, quota, policies) sits below the ledger controller that prepares it at delivery.
   { files: ['controller/tenant/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', TENANT_SPACE], ['../reservation/**', TENANT_SPACE]] },
+  // The autoscaler decides and charges through the ledger; the ledger controller wires it (its fence, its caches).
+  { files: ['controller/autoscale/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', AUTOSCALER], ['../reservation/**', AUTOSCALER]] },
   { files: ['controller/**/*.test.ts'], forbid: [CONTROLLER[0], GATEWAY_ABOVE] },
   { files: ['gateway/**/*.ts'], ignores: TEST_FILES, forbid: GATEWAY_FORBID(['ledger', 'functions', 'scripts', 'mock', 'test', 'cli', 'dashboard', 'bench']) },
   { files: ['gateway/**/*.test.ts'], forbid: GATEWAY_FORBID(['ledger', 'functions', 'scripts', 'cli', 'dashboard', 'bench']) },

@@ -122,9 +122,9 @@ export function createApp(opts: AppOptions): OpenAPIHono<AppEnv> {
   app.openapi(r.scale, async (c) => {
     const { id } = c.req.valid('param');
     c.set('admissionId', id);
-    const { replicas } = c.req.valid('json');
+    const { replicas, autoscale } = c.req.valid('json');
     const idempotencyKey = c.req.valid('header')['idempotency-key'];
-    const result = await scaleAdmission(opts.deps(c.env), { tenant: c.var.tenant, id, idempotencyKey, requestId: c.var.requestId, replicas });
+    const result = await scaleAdmission(opts.deps(c.env), { tenant: c.var.tenant, id, idempotencyKey, requestId: c.var.requestId, replicas, autoscale });
     const admission = shown(result.admission, base(c));
     return result.outcome === 'accepted' ? c.json(admission, 202) : c.json(admission, 200);
   });

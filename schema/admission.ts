@@ -12,6 +12,7 @@ import {
   type Amounts,
   type ModelServiceSpec,
 } from './model-service.ts';
+import { autoscaleSpecSchema } from './autoscale.ts';
 import { applyResourcePolicy, imageRefusal, type RegistryRule, type ResourcePolicy } from './policy.ts';
 
 export const DEFAULT_MAX_REPLICAS = 16;
@@ -68,6 +69,9 @@ export function admissionRequestSchema(maxReplicas: number = DEFAULT_MAX_REPLICA
       ...workloadShape,
       replicas: workloadShape.replicas.max(maxReplicas).describe(`Desired number of pods (0..${maxReplicas}).`),
       resources: requestedResourcesSchema.default({}),
+      autoscale: autoscaleSpecSchema(maxReplicas)
+        .optional()
+        .describe(`Scale replicas on the pods' load, within minReplicas..maxReplicas (1..${maxReplicas}); replicas is where it starts. Each scale-up is charged before its pods are created, as far as the quota allows (QuotaLimited beyond).`),
       onShortQuota: z
         .enum(['refuse', 'queue'])
         .default('refuse')
@@ -81,6 +85,10 @@ export function admissionRequestSchema(maxReplicas: number = DEFAULT_MAX_REPLICA
         .max(MAX_QUEUE_TTL_SECONDS)
         .optional()
         .describe(`With onShortQuota "queue": how long it may wait (1..${MAX_QUEUE_TTL_SECONDS} s); then it expires, never charged. Without it a queued admission waits until admitted or cancelled.`),
+    })
+    .refine((r) => r.autoscale === undefined || (r.replicas >= r.autoscale.minReplicas && r.replicas <= r.autoscale.maxReplicas), {
+      path: ['replicas'],
+      message: 'with autoscale, replicas must be within minReplicas..maxReplicas',
     })
     .refine((r) => r.queueTtlSeconds === undefined || r.onShortQuota === 'queue', { path: ['queueTtlSeconds'], message: 'only with "onShortQuota": "queue"' })
     .describe('A request to run a model image. The tenant is taken from the API key, never from the body.');

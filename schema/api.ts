@@ -5,6 +5,7 @@ import { failureSchema, modelServiceSpecSchema, RESOURCE_NAMES } from './model-s
 import { admissionId, RELEASE_BLOCKED_REASONS, RESERVATION_STATES } from './admission.ts';
 import { timelineSchema } from './timeline-schema.ts';
 import { pendingChangeSchema } from './scale.ts';
+import { autoscaleStatusSchema } from './autoscale.ts';
 import { FAILURE_MESSAGE_MAX_CHARS, FAILURE_REASONS, LAST_ERROR_CODES, LAST_ERROR_MAX_CHARS } from './tenant-errors.ts';
 
 export const amountsSchema = z
@@ -121,6 +122,9 @@ export const admissionSchema = z
     deadOutboxRows: z.number().int().min(0).describe('Outbox deliveries that failed permanently and need an operator.'),
     timeline: timelineSchema,
     queue: queueInfoSchema.nullable(),
+    autoscaleStatus: autoscaleStatusSchema
+      .nullable()
+      .describe('With spec.autoscale: what the autoscaler decided last and why (desired replicas, the load it saw, panic mode, its last change) and its conditions (QuotaLimited with the shortfall, MetricsUnavailable, Panic); null before its first decision or without autoscale.'),
     lastFailure: failureSchema
       .nullable()
       .describe(
@@ -195,6 +199,7 @@ export const ERROR_CODES = [
   'quota_exceeded',
   'conflict',
   'change_pending',
+  'autoscaled',
   'idempotency_key_reused',
   'rate_limited',
   'payload_too_large',

@@ -3,7 +3,6 @@
 // shows of the controller's work. Pure. The algorithm is controller/autoscale/decide.ts; every
 // scale-up it decides is charged in the ledger BEFORE the Deployment changes (ledger/change.ts).
 import { z } from 'zod';
-import { DEFAULT_MAX_REPLICAS } from './admission.ts';
 
 export const AUTOSCALE_DEFAULTS = {
   stableWindowSeconds: 60,
@@ -14,8 +13,8 @@ export const AUTOSCALE_DEFAULTS = {
   maxChangesPerMinute: 4,
 } as const;
 
-/** The autoscaling spec. `maxReplicas` is bounded by the deployment's MAX_REPLICAS like `replicas`. */
-export function autoscaleSpecSchema(maxReplicas: number = DEFAULT_MAX_REPLICAS) {
+/** The autoscaling spec. `maxReplicas` is bounded like `replicas`: by the deployment's MAX_REPLICAS at admission, by the CRD's own bound in the ModelService. */
+export function autoscaleSpecSchema(maxReplicas: number) {
   const replicas = z.number().int().min(1).max(maxReplicas);
   return z
     .strictObject({

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { forbiddenEnvName } from './env-policy.ts';
 import { parseImage, REFERENCE_PATTERN } from './image-reference.ts';
 import { cpuMillis, memoryMiB, QUANTITY_PATTERN, QuantityError, wholeCount } from './quantity.ts';
+import { autoscaleSpecSchema } from './autoscale.ts';
 
 export const GROUP = 'modeldock.io';
 export const VERSION = 'v1alpha1';
@@ -102,6 +103,8 @@ export const envVarSchema = z.strictObject({
   value: z.string().max(32_768),
 });
 
+/** The most replicas a ModelService can state (the Worker's MAX_REPLICAS bounds admissions further). */
+export const CR_MAX_REPLICAS = 1000;
 export const DEFAULT_PORT = 8000;
 export const DEFAULT_READINESS_PATH = '/healthz';
 
@@ -124,6 +127,9 @@ export const workloadShape = {
     .regex(/^\/[\x21-\x7e]*$/, 'must be an absolute HTTP path without spaces')
     .default(DEFAULT_READINESS_PATH)
     .describe('HTTP path of the readiness probe.'),
+  autoscale: autoscaleSpecSchema(CR_MAX_REPLICAS)
+    .optional()
+    .describe('Scale replicas on the pods\' load (absent: replicas stay as set). The controller charges every scale-up in the ledger before it changes the Deployment.'),
 };
 
 export const modelServiceSpecSchema = z.strictObject(workloadShape).describe('Desired state of a ModelService.');

@@ -1,4 +1,4 @@
-// Changing the replicas of an admission (PATCH /requests/:id): the request, the
+// Changing the replicas (or the autoscaling) of an admission (PATCH /requests/:id): the request, the
 // amounts a change moves, and how a change in flight reads in the tenant API. Pure.
 //
 // Every accepted change is a new generation of its admission (1 = the admission itself). An
@@ -9,13 +9,29 @@
 import { z } from 'zod';
 import { REPLICA_RESOURCES, totalAmounts, workloadShape, type Amounts, type ReplicaResource } from './model-service.ts';
 import { DEFAULT_MAX_REPLICAS } from './admission.ts';
+import { autoscaleSpecSchema } from './autoscale.ts';
 
-/** The body of PATCH /requests/:id. Strict: only `replicas` can change. */
+/** The body of PATCH /requests/:id. Strict: only `replicas` and `autoscale` can change. */
 export function scaleRequestSchema(maxReplicas: number = DEFAULT_MAX_REPLICAS) {
   return z
-    .strictObject({ replicas: workloadShape.replicas.max(maxReplicas).describe(`The new desired number of pods (0..${maxReplicas}).`) })
-    .describe('A change of the number of replicas of an admission.');
+    .strictObject({
+      replicas: workloadShape.replicas
+        .max(maxReplicas)
+        .optional()
+        .describe(`The new desired number of pods (0..${maxReplicas}). Refused (409 autoscaled) while the admission autoscales: change autoscale instead.`),
+      autoscale: autoscaleSpecSchema(maxReplicas)
+        .nullable()
+        .optional()
+        .describe('The new autoscaling spec (replaces the whole spec), or null to stop autoscaling (the replicas stay where they are). Replicas outside the new range move into it with this change.'),
+    })
+    .refine((b) => b.replicas !== undefined || b.autoscale !== undefined, { message: 'give replicas, autoscale, or both' })
+    .refine((b) => b.replicas === undefined || !b.autoscale || (b.replicas >= b.autoscale.minReplicas && b.replicas <= b.autoscale.maxReplicas), {
+      path: ['replicas'],
+      message: 'with autoscale, replicas must be within minReplicas..maxReplicas',
+    })
+    .describe('A change of the replicas of an admission, or of how it autoscales.');
 }
+export type ScaleRequest = z.output<ReturnType<typeof scaleRequestSchema>>;
 
 const PENDING_PHASES = ['applying', 'awaitingScaleDown'] as const;
 

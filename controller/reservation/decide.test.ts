@@ -15,12 +15,12 @@ function row(state: ReservationState, over: Partial<ReservationRow> = {}): Reser
     releaseBlockedSince: null,
     amounts: { cpu: 1000, memory: 2048, 'nvidia.com/gpu': 0, modelservices: 1 },
     binding: { uid: 'uid-1', everReady: false },
-    change: { generation: 1, appliedGeneration: 1, settledGeneration: 1, replicas: 2, fromReplicas: null },
+    change: { generation: 1, appliedGeneration: 1, settledGeneration: 1, replicas: 2, autoscale: null, fromReplicas: null },
     ...over,
   };
 }
 function cr(over: Partial<ObservedCR> = {}): ObservedCR {
-  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, finalizers: [], admissionId: '01AAA', tenant: 'acme', ready: false, scale: { replicas: 2, resources: { cpu: '500m', memory: '1Gi' } }, ...over };
+  return { uid: 'uid-1', resourceVersion: '42', creationTimestamp: T0, deleting: false, finalizers: [], admissionId: '01AAA', tenant: 'acme', ready: false, scale: { replicas: 2, resources: { cpu: '500m', memory: '1Gi' } }, autoscale: null, ...over };
 }
 const pod = (name: string, terminating = true): ObservedPod => ({ name, terminating });
 
@@ -220,7 +220,7 @@ describe('decide: edges pinned by the mutation run', () => {
 });
 
 describe('decide: a change of replicas', () => {
-  const up = { generation: 2, appliedGeneration: 1, settledGeneration: 1, replicas: 4, fromReplicas: 2 };
+  const up = { generation: 2, appliedGeneration: 1, settledGeneration: 1, replicas: 4, autoscale: null, fromReplicas: 2 };
   const charged4 = { cpu: 2000, memory: 4096, 'nvidia.com/gpu': 0, modelservices: 1 };
   it('a delivered or ready admission applies its pending change to the CR', () => {
     for (const state of ['delivered', 'ready'] as const) {
@@ -238,7 +238,7 @@ describe('decide: a change of replicas', () => {
     expect(decide(row('releasing', { change: { ...up, appliedGeneration: 2, replicas: 1, fromReplicas: 2 } }), null, [], at(0), cfg)).toEqual({ type: 'release' });
   });
   it('a decrease is refunded only on a live read of the Deployment and the pods', () => {
-    const down = { generation: 2, appliedGeneration: 2, settledGeneration: 1, replicas: 1, fromReplicas: 2 };
+    const down = { generation: 2, appliedGeneration: 2, settledGeneration: 1, replicas: 1, autoscale: null, fromReplicas: 2 };
     const onCr = cr({ scale: { replicas: 1, resources: { cpu: '500m', memory: '1Gi' } } });
     expect(decide(row('ready', { change: down }), onCr, [], at(0), cfg)).toMatchObject({ type: 'awaitScaleDown' });
     const d = { generation: 2, observedGeneration: 2, specReplicas: 1, statusReplicas: 1 };

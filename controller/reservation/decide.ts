@@ -53,6 +53,8 @@ export interface ObservedCR {
   ready: boolean;
   /** spec.replicas and the per-replica resources; null when a quantity cannot be parsed. */
   scale: ScaledSpec | null;
+  /** spec.autoscale as canonical JSON (null: none). */
+  autoscale: string | null;
 }
 
 export interface ObservedPod {
@@ -136,7 +138,7 @@ export function decide(
       if (cr.scale && !withinCharge(cr.scale, row.amounts)) {
         return { type: 'revertScale', resourceVersion: cr.resourceVersion, from: cr.scale.replicas, to: chargedReplicas(cr.scale, row.amounts) };
       }
-      const scale = decideScale(row.change, { resourceVersion: cr.resourceVersion, replicas: cr.scale?.replicas ?? null }, deployment === undefined ? undefined : { deployment, pods });
+      const scale = decideScale(row.change, { resourceVersion: cr.resourceVersion, replicas: cr.scale?.replicas ?? null, autoscale: cr.autoscale }, deployment === undefined ? undefined : { deployment, pods });
       if (scale) return scale;
       if (cr.ready && !row.binding?.everReady) return { type: 'markReady' };
       const age = apiServerNow.getTime() - cr.creationTimestamp.getTime();

@@ -3,6 +3,7 @@
 // lookup of the operator's tools; and the periodic resync's paging over the open reservations.
 // Reads only. Every statement names the tenant or runs on one shard (ledger/shards.ts).
 import type { Db, Queryable, Row } from '../../ledger/db.ts';
+import { canonicalJson } from '../../schema/canonical-json.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
@@ -75,6 +76,7 @@ function recordFromRow(row: Row): ReservationRecord {
       appliedGeneration: int(row.applied_generation),
       settledGeneration: int(row.settled_generation),
       replicas: desiredReplicas(spec),
+      autoscale: autoscaleOf(spec),
       fromReplicas: row.from_replicas === null || row.from_replicas === undefined ? null : int(row.from_replicas),
     },
     releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
@@ -102,6 +104,12 @@ function recordFromRow(row: Row): ReservationRecord {
 function desiredReplicas(spec: unknown): number {
   const n = typeof spec === 'object' && spec !== null ? (spec as { replicas?: unknown }).replicas : undefined;
   return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0;
+}
+
+/** The stored spec's autoscale, as canonical JSON (null: none), to compare with the CR's. */
+function autoscaleOf(spec: unknown): string | null {
+  const a = typeof spec === 'object' && spec !== null ? (spec as { autoscale?: unknown }).autoscale : undefined;
+  return a === undefined || a === null ? null : canonicalJson(a);
 }
 
 /** Finds the tenant of an admission id (the operator's tools know only the id): one shard at a time. */

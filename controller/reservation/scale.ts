@@ -3,8 +3,8 @@
 // reads of its Deployment and its pods. Called by decide.ts for delivered/ready admissions only
 // (a delete supersedes a change: its release gives everything back).
 //
-//  - the CR does not carry the desired replicas while the change is unsettled → patch
-//    spec.replicas (guarded by the resourceVersion read), then record the generation applied —
+//  - the CR does not carry the desired replicas (or autoscale spec) while the change is unsettled →
+//    patch spec.replicas and spec.autoscale (guarded by the resourceVersion read), then record the generation applied —
 //    an increase, charged when it was accepted, is settled with it;
 //  - a decrease applied → refund its delta only when nothing can run above the new size: the CR and
 //    its Deployment ask for at most the new replicas, the Deployment controller has seen that
@@ -18,6 +18,8 @@ export interface ScaleProgress {
   settledGeneration: number;
   /** Desired replicas (the admitted spec after every change). */
   replicas: number;
+  /** The spec's autoscale as canonical JSON (null: none): a change may set or clear it too. */
+  autoscale: string | null;
   /** The replicas before the latest change (null at generation 1). */
   fromReplicas: number | null;
 }
@@ -31,7 +33,7 @@ export interface ObservedDeployment {
 }
 
 export type ScaleAction =
-  | { type: 'applyScale'; generation: number; to: number; resourceVersion: string; patch: boolean; settles: boolean }
+  | { type: 'applyScale'; generation: number; to: number; autoscale: string | null; resourceVersion: string; patch: boolean; settles: boolean }
   | { type: 'awaitScaleDown'; generation: number; surplusPods: string[]; requeueAfterMs: number }
   | { type: 'refund'; generation: number; from: number; to: number };
 
@@ -44,18 +46,20 @@ export const awaitsScaleDown = (c: ScaleProgress): boolean => unsettled(c) && c.
 
 export function decideScale(
   c: ScaleProgress,
-  cr: { resourceVersion: string; replicas: number | null },
+  cr: { resourceVersion: string; replicas: number | null; autoscale: string | null },
   live: { deployment: ObservedDeployment | null; pods: readonly { name: string }[] } | undefined,
 ): ScaleAction | undefined {
   if (!unsettled(c)) return undefined;
   const increase = c.fromReplicas === null || c.replicas >= c.fromReplicas;
-  if (c.appliedGeneration < c.generation || cr.replicas !== c.replicas) {
+  const differs = cr.replicas !== c.replicas || cr.autoscale !== c.autoscale;
+  if (c.appliedGeneration < c.generation || differs) {
     return {
       type: 'applyScale',
       generation: c.generation,
       to: c.replicas,
+      autoscale: c.autoscale,
       resourceVersion: cr.resourceVersion,
-      patch: cr.replicas !== c.replicas,
+      patch: differs,
       settles: increase,
     };
   }

@@ -95,7 +95,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
     }
     case 'applyScale': {
       if (action.patch) {
-        const outcome = await d.cluster.scaleModelService(ns, name, action.to, action.resourceVersion);
+        const outcome = await d.cluster.scaleModelService(ns, name, action.to, action.resourceVersion, action.autoscale);
         if (outcome !== 'scaled') return { requeue: true }; // changed or gone since we looked: re-read, re-decide
         crashPoint('after-cr-scale-before-ack');
         log.info('replicas changed on the ModelService', { generation: action.generation, replicas: action.to });

@@ -1,30 +1,11 @@
-// SQL of the tenant_quota family: the conditional all-or-nothing charge, reads for GET /quota,
-// and the operator's upsert (npm run tenant).
+// SQL of the tenant_quota family: reads for GET /quota and the operator's upsert (npm run tenant).
+// The conditional charge is ledger/charge.ts.
 import type { Amounts } from '../../schema/model-service.ts';
 import { ACTIVE_STATES, QUEUED_STATES, RELEASING_STATES, RESERVATION_STATES, UNCHARGED_END_STATES } from '../../schema/admission.ts';
 import type { Queryable } from '../../ledger/db.ts';
 import { quotaFromRows, type TenantQuota } from '../../ledger/queue.ts';
-import { AMOUNT_COLUMNS, amountsFromRow, chargedResources, RESOURCE_NAMES, type ResourceName } from '../../ledger/resources.ts';
+import { AMOUNT_COLUMNS, amountsFromRow, RESOURCE_NAMES, type ResourceName } from '../../ledger/resources.ts';
 
-
-/**
- * Charges every non-zero amount in ONE statement, only where `used + amount <= hard` and the tenant
- * has no queued admission (`queued = 0`: nothing passes a waiting queue; the dequeue charges its
- * own, ledger/queue.ts). Returns true when every needed row was updated; otherwise the caller must
- * roll back (some rows may have been charged). A missing row means quota 0, so it never matches.
- */
-export async function chargeQuota(q: Queryable, tenant: string, amounts: Amounts, now: Date): Promise<boolean> {
-  const needed = chargedResources(amounts);
-  if (needed.length === 0) return true;
-  const whens = needed.map(() => 'WHEN ? THEN ?').join(' ');
-  const caseArgs = needed.flatMap((r) => [r, amounts[r]]);
-  const r = await q.execute(
-    `UPDATE tenant_quota SET used = used + CASE resource ${whens} END, updated_at = ?
-     WHERE tenant = ? AND resource IN (?) AND used + CASE resource ${whens} END <= hard AND queued = 0`,
-    [...caseArgs, now, tenant, needed, ...caseArgs],
-  );
-  return r.rowsAffected === needed.length;
-}
 
 export interface TenantQuotaRead {
   quota: TenantQuota;

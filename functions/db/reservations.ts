@@ -6,9 +6,10 @@ import { readLastError } from '../../schema/tenant-errors.ts';
 import { chargedReplicasOf, pendingChangeOf, type ChangeProgress } from '../../schema/scale.ts';
 import { ACTIVE_STATES, crNameFor, NEVER_CHARGED_STATES, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
+import { autoscaleStatusSchema, type AutoscaleStatus } from '../../schema/autoscale.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
-import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
@@ -43,7 +44,7 @@ export async function insertReservation(q: Queryable, r: NewReservation): Promis
 const selectAdmission = (hint = '') => `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
     r.generation, r.applied_generation, r.settled_generation, c.from_replicas AS c_from, c.to_replicas AS c_to, c.created_at AS c_at,
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
-    r.queue_seq, r.queue_expires_at, r.queue_bypassed, r.queue_estimate_ms, r.dequeued_at,
+    r.queue_seq, r.queue_expires_at, r.queue_bypassed, r.queue_estimate_ms, r.dequeued_at, r.autoscale_status,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at, b.created_at AS b_created_at, b.scheduled_at AS b_scheduled_at, b.started_at AS b_started_at, b.last_failure AS b_last_failure,
     (SELECT COUNT(*) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox,
@@ -135,8 +136,16 @@ function toStored(row: Row): StoredAdmission {
       }),
       queue: queueInfoOf(row),
       lastFailure: failureOrNull(row.b_last_failure),
+      autoscaleStatus: spec.autoscale ? autoscaleStatusOrNull(row.autoscale_status) : null,
     },
   };
+}
+
+/** The autoscaler's last word, if it wrote one that still reads (an unreadable one shows as none). */
+function autoscaleStatusOrNull(v: unknown): AutoscaleStatus | null {
+  if (v === null || v === undefined) return null;
+  const parsed = autoscaleStatusSchema.safeParse(json(v));
+  return parsed.success ? parsed.data : null;
 }
 
 /** The queue columns as the API shows them; position and estimate are filled in by the reads that compute them (functions/services/queue.ts). */
@@ -182,21 +191,3 @@ export async function markDeleting(q: Queryable, tenant: string, id: string, fro
   return r.rowsAffected === 1;
 }
 
-/**
- * Moves the reservation from generation `from` to `from + 1` with the new spec, adding `charge`
- * to its amounts (an increase's delta; zeros for a decrease, refunded later by the controller).
- * Only while it runs (admitted, delivered, ready), is still at `from`, and has no unsettled
- * change: true when this call moved it.
- */
-export async function advanceGeneration(
-  q: Queryable,
-  a: { tenant: string; id: string; from: number; spec: ModelServiceSpec; charge: Amounts; now: Date },
-): Promise<boolean> {
-  const adds = RESOURCE_NAMES.map((res) => `${AMOUNT_COLUMNS[res]} = ${AMOUNT_COLUMNS[res]} + ?`).join(', ');
-  const r = await q.execute(
-    `UPDATE reservation SET spec = ?, generation = generation + 1, ${adds}, updated_at = ?
-      WHERE tenant = ? AND id = ? AND generation = ? AND settled_generation = generation AND state IN (?)`,
-    [JSON.stringify(a.spec), ...amountArgs(a.charge), a.now, a.tenant, a.id, a.from, [...ACTIVE_STATES]],
-  );
-  return r.rowsAffected === 1;
-}

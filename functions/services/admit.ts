@@ -19,7 +19,8 @@ import type { Queryable } from '../../ledger/db.ts';
 import { everFits, estimateWait, shortfalls } from '../../ledger/queue-pick.ts';
 import { lockQuota, type TenantQuota } from '../../ledger/queue.ts';
 import { addAmounts } from '../../ledger/resources.ts';
-import { chargeQuota, readQuota } from '../db/quota.ts';
+import { readQuota } from '../db/quota.ts';
+import { chargeQuota } from '../../ledger/charge.ts';
 import { countQueued, queuedThrough, releaseRate } from '../db/queue.ts';
 import { findByIdempotencyKey, insertReservation, type AdmissionRecord, type NewReservation } from '../db/reservations.ts';
 import { idempotencyKeyReused, quotaExceeded } from '../errors.ts';
@@ -199,5 +200,6 @@ function admittedRecord(input: AdmitInput, id: string, now: Date): AdmissionReco
     timeline: timelineOf(at, { deliveredAt: null, scheduledAt: null, startedAt: null, readyAt: null }),
     queue: null,
     lastFailure: null,
+    autoscaleStatus: null,
   };
 }

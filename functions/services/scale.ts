@@ -15,13 +15,15 @@
 import { ACTIVE_STATES } from '../../schema/admission.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
 import { chargedReplicasOf, pendingChangeOf, scaleDelta, type ChangeProgress } from '../../schema/scale.ts';
-import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts } from '../../schema/model-service.ts';
+import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts, type ModelServiceSpec } from '../../schema/model-service.ts';
+import { clampReplicas, type AutoscaleSpec } from '../../schema/autoscale.ts';
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { sha256Hex } from '../auth/digest.ts';
-import { findChangeByKey, insertChange, NOOP_GENERATION } from '../db/changes.ts';
-import { chargeQuota, readQuota } from '../db/quota.ts';
-import { advanceGeneration, findById, type AdmissionRecord } from '../db/reservations.ts';
+import { advanceGeneration, findChangeByKey, insertChange, NOOP_GENERATION } from '../../ledger/change.ts';
+import { readQuota } from '../db/quota.ts';
+import { chargeQuota } from '../../ledger/charge.ts';
+import { findById, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
 import { shortfalls } from '../../ledger/queue-pick.ts';
@@ -34,7 +36,10 @@ export interface ScaleInput {
   id: string;
   idempotencyKey: string;
   requestId: string;
-  replicas: number;
+  /** The new replicas (absent: as they are, or moved into the new autoscale range). */
+  replicas?: number;
+  /** The new autoscaling spec; null stops autoscaling; absent leaves it as it is. */
+  autoscale?: AutoscaleSpec | null;
 }
 
 export interface ScaleResult {
@@ -53,7 +58,10 @@ class QuotaShort extends Error {
 }
 
 export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Promise<ScaleResult> {
-  const requestHash = await sha256Hex(canonicalJson({ replicas: input.replicas }));
+  // The body as given: a key that only ever changed replicas hashes as it always did.
+  const requestHash = await sha256Hex(
+    canonicalJson({ ...(input.replicas === undefined ? {} : { replicas: input.replicas }), ...(input.autoscale === undefined ? {} : { autoscale: input.autoscale }) }),
+  );
   for (let attempt = 1; ; attempt++) {
     // Independent reads (both by tenant and id): one round trip of latency, not two.
     const [found, prior] = await Promise.all([
@@ -68,12 +76,13 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
     const a = found.admission;
     if (!(ACTIVE_STATES as readonly string[]).includes(a.state)) throw notRunning(a.state);
     if (a.pendingChange) throw changePending(a);
+    const target = targetOf(a.spec, input);
     try {
-      if (a.replicas === input.replicas) {
+      if (a.replicas === target.replicas && canonicalJson(a.spec.autoscale ?? null) === canonicalJson(target.autoscale ?? null)) {
         await bindNoop(deps, input, a.replicas, requestHash);
         return { outcome: 'unchanged', admission: a };
       }
-      return { outcome: 'accepted', admission: await changeOnce(deps, input, a, requestHash) };
+      return { outcome: 'accepted', admission: await changeOnce(deps, input, a, target, requestHash) };
     } catch (err) {
       if (err instanceof QuotaShort) {
         const { quota, queued } = await readQuota(deps.db, input.tenant);
@@ -109,15 +118,26 @@ async function bindNoop(deps: ServiceDeps, input: ScaleInput, replicas: number, 
   }
 }
 
+/**
+ * The spec the change asks for. A manual change of replicas is refused while the admission
+ * autoscales (the autoscaler would undo it); a new autoscale range moves the replicas into it.
+ */
+function targetOf(spec: ModelServiceSpec, input: ScaleInput): ModelServiceSpec {
+  const autoscale = input.autoscale === undefined ? spec.autoscale : (input.autoscale ?? undefined);
+  if (input.replicas !== undefined && input.autoscale === undefined && spec.autoscale) throw autoscaled(spec.autoscale);
+  const replicas = input.replicas ?? (autoscale && input.autoscale ? clampReplicas(autoscale, spec.replicas) : spec.replicas);
+  const { autoscale: _, ...rest } = spec;
+  return autoscale ? { ...rest, replicas, autoscale } : { ...rest, replicas };
+}
+
 /** Runs the change's transaction; returns the admission as it left it (the read + what it wrote: no second read). */
-async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, requestHash: string): Promise<AdmissionRecord> {
+async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, spec: ModelServiceSpec, requestHash: string): Promise<AdmissionRecord> {
   const now = deps.clock();
   const { tenant, id } = input;
   const generation = a.generation + 1;
-  const increase = input.replicas > a.replicas;
-  const delta = scaleDelta(a.spec, a.replicas, input.replicas);
+  const increase = spec.replicas > a.replicas;
+  const delta = scaleDelta(a.spec, a.replicas, spec.replicas);
   const charge: Readonly<Amounts> = increase ? delta : NO_AMOUNTS;
-  const spec = { ...a.spec, replicas: input.replicas };
   await deps.db.transaction(async (tx) => {
     if (!(await advanceGeneration(tx, { tenant, id, from: a.generation, spec, charge, now }))) throw new Raced();
     try {
@@ -128,7 +148,7 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionReco
         idempotencyKey: input.idempotencyKey,
         requestHash,
         fromReplicas: a.replicas,
-        toReplicas: input.replicas,
+        toReplicas: spec.replicas,
         requestId: input.requestId,
         now,
       });
@@ -148,15 +168,15 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionReco
     generation,
     appliedGeneration: a.generation,
     settledGeneration: a.generation,
-    latest: { fromReplicas: a.replicas, toReplicas: input.replicas, requestedAt: at },
+    latest: { fromReplicas: a.replicas, toReplicas: spec.replicas, requestedAt: at },
   };
   return {
     ...a,
     spec,
-    replicas: input.replicas,
+    replicas: spec.replicas,
     amounts: { ...a.amounts, ...Object.fromEntries(REPLICA_RESOURCES.map((r) => [r, a.amounts[r] + charge[r]])) },
     generation,
-    chargedReplicas: chargedReplicasOf(input.replicas, change),
+    chargedReplicas: chargedReplicasOf(spec.replicas, change),
     pendingChange: pendingChangeOf(change, true),
     updatedAt: at,
     // The new scale row is due at once.
@@ -166,6 +186,13 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionReco
 
 const notRunning = (state: string) =>
   new ApiError(409, 'conflict', `this admission is ${state}: only an admitted, delivered or ready admission can change its replicas`);
+
+const autoscaled = (s: AutoscaleSpec) =>
+  new ApiError(
+    409,
+    'autoscaled',
+    `this admission autoscales between ${s.minReplicas} and ${s.maxReplicas} replicas: change autoscale (its range), or set autoscale to null to set replicas yourself`,
+  );
 
 const changePending = (a: AdmissionRecord) =>
   new ApiError(

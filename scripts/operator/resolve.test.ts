@@ -19,7 +19,7 @@ function rec(state: ReservationState, uid: string | null = 'uid-1'): Reservation
     requestId: 'r',
     spec: {},
     lastReconciledAt: null,
-    change: { generation: 1, appliedGeneration: 1, settledGeneration: 1, replicas: 1, fromReplicas: null },
+    change: { generation: 1, appliedGeneration: 1, settledGeneration: 1, replicas: 1, autoscale: null, fromReplicas: null },
     binding: uid === null ? null : { uid, everReady: true, namespace: 'ns', crName: 'md-01aaa', firstReadyAt: null, scheduledAt: null, startedAt: null, lastFailure: null },
   };
 }

@@ -3,7 +3,7 @@
 // epoch fencing, guarded transitions, and the exactly-once release transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
-import { chargeQuota } from '../../functions/db/quota.ts';
+import { chargeQuota } from '../../ledger/charge.ts';
 import { insertReservation } from '../../functions/db/reservations.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord } from '../../controller/reservation/record.ts';

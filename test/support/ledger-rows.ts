@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimDue, type ClaimedRow, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
-import { chargeQuota } from '../../functions/db/quota.ts';
+import { chargeQuota } from '../../ledger/charge.ts';
 import { insertReservation } from '../../functions/db/reservations.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Amounts } from '../../schema/model-service.ts';

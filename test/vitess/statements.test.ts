@@ -308,7 +308,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
   it('covers every module that talks to the ledger', () => {
     const sites = new Set(rows.map((r) => r.site));
     for (const site of [
-      'functions/db/quota.ts:chargeQuota',
+      'ledger/charge.ts:chargeQuota',
       'functions/db/quota.ts:readQuota',
       'functions/db/quota.ts:readBreakdown',
       'functions/db/quota.ts:setHard',

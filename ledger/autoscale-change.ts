@@ -1,0 +1,129 @@
+// The autoscaler's change of replicas, in ONE transaction on the tenant's shard — the same writes
+// as a tenant's PATCH (ledger/change.ts): the next generation with the new replicas, its change
+// row, the outbox `scale` row and, for a scale-up, the charge movement and the quota. So a scale-up
+// is charged BEFORE the controller changes the ModelService (it does so only from the scale row),
+// and a scale-down keeps its charge until the surplus pods are gone (the refund of the existing
+// change path).
+//
+// A scale-up is granted as far as the quota allows (a partial grant): under the tenant's quota-row
+// locks it takes the most replicas up to `want` whose delta fits, and reports the shortfall of the
+// rest (QuotaLimited). Nothing passes a waiting queue: with admissions queued it grants nothing.
+//
+// Locks: the reservation row first (FOR UPDATE, like a PATCH's UPDATE), then the quota rows. The
+// controller's move joins its fence: a deposed leader changes nothing.
+import type { Shortfall } from '../schema/api.ts';
+import { ACTIVE_STATES } from '../schema/admission.ts';
+import { clampReplicas } from '../schema/autoscale.ts';
+import { NO_AMOUNTS, REPLICA_RESOURCES, type ModelServiceSpec } from '../schema/model-service.ts';
+import { scaleDelta } from '../schema/scale.ts';
+import { advanceGeneration, insertChange } from './change.ts';
+import { chargeQuota } from './charge.ts';
+import { int, json, str } from './columns.ts';
+import type { Db, Queryable } from './db.ts';
+import { insertMovement } from './movements.ts';
+import { dedupeKey, enqueue } from './outbox.ts';
+import { shortfalls, type TenantQuota } from './queue-pick.ts';
+import { lockQuota } from './queue.ts';
+
+export interface AutoscaleChangeInput {
+  tenant: string;
+  id: string;
+  /** The controller's epoch (its fence). */
+  epoch: number;
+  /** The replicas the autoscaler decided (clamped to the stored spec's min..max here). */
+  want: number;
+  now: Date;
+  /** Called inside the transaction after its writes, before COMMIT (crash injection). */
+  beforeCommit?: () => void;
+}
+
+export type AutoscaleChangeResult =
+  /** Committed: generation `generation` goes from → to; `short` is what a partial grant left out (empty: all granted). */
+  | { outcome: 'changed'; from: number; to: number; generation: number; short: Shortfall[] }
+  /** Nothing could be charged: short of these (or admissions are queued). Nothing written. */
+  | { outcome: 'quota-limited'; from: number; short: Shortfall[]; queued: number }
+  /** Nothing to do now: not running, a change still in flight, not autoscaled, already there, or fenced out. */
+  | { outcome: 'skipped'; reason: 'not-active' | 'change-pending' | 'not-autoscaled' | 'unchanged' | 'fenced' };
+
+class Skip extends Error {
+  readonly result: AutoscaleChangeResult;
+  constructor(result: AutoscaleChangeResult) {
+    super('autoscale change not committed');
+    this.result = result;
+  }
+}
+
+export async function autoscaleChange(db: Db, input: AutoscaleChangeInput): Promise<AutoscaleChangeResult> {
+  try {
+    return await db.transaction((tx) => changeOnce(tx, input));
+  } catch (err) {
+    if (err instanceof Skip) return err.result; // rolled back: nothing was written
+    throw err;
+  }
+}
+
+async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<AutoscaleChangeResult> {
+  const { tenant, id, now } = input;
+  const row = (
+    await tx.execute('SELECT state, spec, generation, settled_generation FROM reservation WHERE tenant = ? AND id = ? FOR UPDATE', [tenant, id])
+  ).rows[0];
+  if (!row || !(ACTIVE_STATES as readonly string[]).includes(str(row.state))) return { outcome: 'skipped', reason: 'not-active' };
+  const generation = int(row.generation);
+  if (int(row.settled_generation) < generation) return { outcome: 'skipped', reason: 'change-pending' };
+  const spec = json(row.spec) as ModelServiceSpec;
+  if (!spec.autoscale) return { outcome: 'skipped', reason: 'not-autoscaled' };
+  const from = spec.replicas;
+  const want = clampReplicas(spec.autoscale, input.want);
+  if (want === from) return { outcome: 'skipped', reason: 'unchanged' };
+
+  let to = want;
+  let short: Shortfall[] = [];
+  if (want > from) {
+    const locked = await lockQuota(tx, tenant);
+    to = from + affordableReplicas(spec, locked.quota, want - from, locked.queued);
+    short = to < want ? shortfalls(scaleDelta(spec, from, want), locked.quota) : [];
+    if (to === from) return { outcome: 'quota-limited', from, short, queued: locked.queued };
+  }
+  const charge = to > from ? scaleDelta(spec, from, to) : NO_AMOUNTS;
+  if (!(await advanceGeneration(tx, { tenant, id, from: generation, spec: { ...spec, replicas: to }, charge, now, epoch: input.epoch }))) {
+    throw new Skip({ outcome: 'skipped', reason: 'fenced' }); // it was read under its row lock: only the fence can refuse it
+  }
+  const next = generation + 1;
+  const requestId = `autoscale:${id}:${next}`;
+  await insertChange(tx, {
+    tenant,
+    reservationId: id,
+    generation: next,
+    idempotencyKey: requestId,
+    requestHash: AUTOSCALER_HASH,
+    fromReplicas: from,
+    toReplicas: to,
+    requestId,
+    now,
+  });
+  await enqueue(tx, [{ tenant, reservationId: id, kind: 'scale', dedupeKey: dedupeKey.scale(id, next), requestId }], now);
+  if (to > from) {
+    await insertMovement(tx, { reservationId: id, tenant, generation: next, direction: 'charge', amounts: charge, now });
+    // Under the quota-row locks the grant fits: a refusal here is a bug, never a partial write.
+    if (!(await chargeQuota(tx, tenant, charge, now))) throw new Error(`autoscale: the charge of ${to - from} replicas was refused under the quota lock`);
+  }
+  input.beforeCommit?.();
+  return { outcome: 'changed', from, to, generation: next, short };
+}
+
+/** How many more replicas (at most `wanted`) the tenant's quota has room for; none while admissions are queued. PURE. */
+export function affordableReplicas(spec: Pick<ModelServiceSpec, 'resources'>, quota: TenantQuota, wanted: number, queued: number): number {
+  if (queued > 0 || wanted <= 0) return 0;
+  const one = scaleDelta(spec, 0, 1);
+  let fit = wanted;
+  for (const r of REPLICA_RESOURCES) {
+    if (one[r] <= 0) continue;
+    const q = quota[r];
+    const room = q ? Math.max(0, q.hard - q.used) : 0;
+    fit = Math.min(fit, Math.floor(room / one[r]));
+  }
+  return fit;
+}
+
+/** The request_hash of the autoscaler's change rows: its keys (`autoscale:<id>:<generation>`) are never replayed. */
+const AUTOSCALER_HASH = '0'.repeat(64);
