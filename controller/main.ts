@@ -47,6 +47,9 @@
 //                       REQUIRED unless LEDGER=off: empty or absent exits with the reason
 //   LEDGER_RESYNC_PAGE  open reservations read per resync statement (default 500)
 //   LEDGER_READ_QPS, LEDGER_READ_BURST  rate limit of the ledger's live API reads (default 20/s, burst 40)
+//   AUTOSCALE_TICK_MS   how often the autoscaler reads the load of autoscaled admissions and decides (default 2 s; 0 = off)
+//   AUTOSCALE_SCRAPE_TIMEOUT_MS, AUTOSCALE_SCRAPE_CONCURRENCY  deadline of one pod's /metrics read (default 1 s) and
+//                       reads in flight at once per admission (default 16); the controller reaches the pods over the pod network
 //   LEDGER_RETRY_MAX_MS cap of a failing reservation's retry delay (per-key backoff, default 10 s)
 //   POD_NODE_SELECTOR   where tenant pods run (README "Placement"), JSON, unset/empty = none: an object of
 //                       node labels, e.g. {"pool":"models"}; POD_TOLERATIONS a JSON array of core/v1
@@ -68,7 +71,7 @@ import { MetricsAuthorizer, kubeReviewApi } from './runtime/metrics-auth.ts';
 import { cachedCheck } from './runtime/ready-check.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
-import { setupReservationController } from './reservation/setup.ts';
+import { AUTOSCALE_DEFAULTS, setupReservationController } from './reservation/setup.ts';
 import { ServerClock } from './runtime/server-clock.ts';
 import { createDb } from '../ledger/db.ts';
 import { placementFrom, placementSettings } from '../schema/placement.ts';
@@ -123,6 +126,9 @@ const parsed = z
     LEDGER_READ_QPS: z.coerce.number().positive().default(20),
     LEDGER_READ_BURST: int(40, 1),
     LEDGER_RETRY_MAX_MS: int(10_000, 10),
+    AUTOSCALE_TICK_MS: int(AUTOSCALE_DEFAULTS.tickMs),
+    AUTOSCALE_SCRAPE_TIMEOUT_MS: int(AUTOSCALE_DEFAULTS.scrapeTimeoutMs, 50),
+    AUTOSCALE_SCRAPE_CONCURRENCY: int(AUTOSCALE_DEFAULTS.scrapeConcurrency, 1),
     ...placementSettings,
   })
   .safeParse(process.env);
@@ -232,6 +238,7 @@ if (db) {
     retryMaxMs: env.LEDGER_RETRY_MAX_MS,
     events,
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
+    autoscale: { tickMs: env.AUTOSCALE_TICK_MS, scrapeTimeoutMs: env.AUTOSCALE_SCRAPE_TIMEOUT_MS, scrapeConcurrency: env.AUTOSCALE_SCRAPE_CONCURRENCY },
   });
   if (allowsAnyRegistry(allowedRegistries)) log.warn('ALLOWED_IMAGE_REGISTRIES is *: images from ANY registry are delivered');
 } else {

@@ -13,7 +13,7 @@
 // controller's move joins its fence: a deposed leader changes nothing.
 import type { Shortfall } from '../schema/api.ts';
 import { ACTIVE_STATES } from '../schema/admission.ts';
-import { clampReplicas } from '../schema/autoscale.ts';
+import { clampReplicas, type AutoscaleStatus } from '../schema/autoscale.ts';
 import { NO_AMOUNTS, REPLICA_RESOURCES, type ModelServiceSpec } from '../schema/model-service.ts';
 import { scaleDelta } from '../schema/scale.ts';
 import { advanceGeneration, insertChange } from './change.ts';
@@ -21,6 +21,7 @@ import { chargeQuota } from './charge.ts';
 import { int, json, str } from './columns.ts';
 import type { Db, Queryable } from './db.ts';
 import { insertMovement } from './movements.ts';
+import { FENCE } from './fence.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
 import { shortfalls, type TenantQuota } from './queue-pick.ts';
 import { lockQuota } from './queue.ts';
@@ -127,3 +128,18 @@ export function affordableReplicas(spec: Pick<ModelServiceSpec, 'resources'>, qu
 
 /** The request_hash of the autoscaler's change rows: its keys (`autoscale:<id>:<generation>`) are never replayed. */
 const AUTOSCALER_HASH = '0'.repeat(64);
+
+/**
+ * Writes what the autoscaler decided for the tenant to see (reservation.autoscale_status; its only
+ * writer). Fenced like every controller write; only while the admission runs. True when written.
+ */
+export async function writeAutoscaleStatus(q: Queryable, a: { tenant: string; id: string; epoch: number; status: AutoscaleStatus }): Promise<boolean> {
+  const r = await q.execute(`UPDATE reservation r ${FENCE('r')} SET r.autoscale_status = ? WHERE r.tenant = ? AND r.id = ? AND r.state IN (?)`, [
+    a.epoch,
+    JSON.stringify(a.status),
+    a.tenant,
+    a.id,
+    [...ACTIVE_STATES],
+  ]);
+  return r.rowsAffected === 1;
+}

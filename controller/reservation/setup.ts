@@ -20,6 +20,10 @@ import { reservationReconciler } from './reconcile.ts';
 import type { ReservationDeps } from './reconcile-deps.ts';
 import { ResyncLoop, resyncOnce } from './resync.ts';
 import { queueSweepOnce } from './queue-trigger.ts';
+import { Autoscaler } from '../autoscale/autoscaler.ts';
+import { autoscaleMetrics } from '../autoscale/metrics.ts';
+import { scrapePods } from '../autoscale/scrape.ts';
+import type { ScrapedPod } from '../autoscale/scrape.ts';
 import { cachedShards } from '../../ledger/shards.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
@@ -50,7 +54,12 @@ export interface ReservationControllerOptions {
   events?: EventRecorder;
   client?: KubeClient;
   poll?: { minIntervalMs?: number; maxIntervalMs?: number; leaseMs?: number; batch?: number };
+  /** The autoscaler (controller/autoscale/): its tick (0 = off) and its pod reads. */
+  autoscale?: Partial<typeof AUTOSCALE_DEFAULTS>;
 }
+
+/** The autoscaler's loop: a tick every 2 s (Knative's), each pod's /metrics within 1 s, 16 reads at once per admission. */
+export const AUTOSCALE_DEFAULTS = { tickMs: 2_000, scrapeTimeoutMs: 1_000, scrapeConcurrency: 16 };
 
 export const LEDGER_CONTROLLER = 'ledger';
 /** The controller's queue sweep: the safety net of the dequeue after each release (a statement per shard when nothing is queued). */
@@ -141,8 +150,23 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     log.debug('tenant namespaces brought in step', { tenants, failed });
   }, log, 'tenant namespace sync');
 
+  const as = { ...AUTOSCALE_DEFAULTS, ...o.autoscale };
+  const pods = mgr.cache.informer<ScrapedPod & KubeObject>('Pod');
+  const autoscaler = new Autoscaler({
+    db: o.db,
+    modelServices: () => modelServices.list(),
+    pods: (ns) => pods.list(ns),
+    scrape: (targets, signal) => scrapePods(targets, { fetch, timeoutMs: as.scrapeTimeoutMs, concurrency: as.scrapeConcurrency }, signal),
+    epochFor: (tenant) => fence.forTenants([tenant]),
+    now: () => Date.now(),
+    metrics: autoscaleMetrics(mgr.metrics.registry),
+    log: log.child({ loop: 'autoscaler' }),
+  });
+  const autoscaleLoop = new ResyncLoop(as.tickMs, (signal) => autoscaler.tick(signal), log, 'autoscaler');
+
   mgr.addController(controller);
   mgr.addController(poller);
+  mgr.addController(autoscaleLoop);
   mgr.addController(resync);
   mgr.addController(tenantSync);
   mgr.addController(queueSweep);
