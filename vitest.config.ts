@@ -26,6 +26,7 @@ export const BOTH_BACKENDS = [
   'test/integration/fencing-statements.test.ts',
   'test/integration/admission-services.test.ts',
   'test/integration/admission-scale.test.ts',
+  'test/integration/admission-autoscale.test.ts',
   'test/integration/admission-workerd-ledger.test.ts',
   'test/e2e/lifecycle.test.ts',
   'test/e2e/crash-matrix.test.ts',

@@ -19,6 +19,8 @@ import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/s
 import { dequeueByWorker, getQueue } from '../../functions/services/queue.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { scaleAdmission } from '../../functions/services/scale.ts';
+import { autoscaleChange, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
+import { autoscaleSpecSchema } from '../../schema/autoscale.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
@@ -179,6 +181,18 @@ async function exerciseEverything(): Promise<void> {
   await recordScaleApplied(db, at(id), 3, false, epoch, new Date());
   await as('controller/reservation/quota-moves.ts:refundScaleDown', () =>
     refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date()),
+  );
+
+  // The tenant turns autoscaling on (a change of the spec); the controller's autoscaler scales it up
+  // (charged in the change's own transaction) and writes what it decided for the tenant.
+  await as('functions/services/scale.ts:scaleAdmission (autoscale)', () =>
+    scaleAdmission(deps, { tenant, id, idempotencyKey: 's4', requestId: 's4', autoscale: autoscaleSpecSchema(16).parse({ minReplicas: 1, maxReplicas: 2, targetQueuePerReplica: 10 }) }),
+  );
+  await recordScaleApplied(db, at(id), 4, true, epoch, new Date());
+  await as('ledger/autoscale-change.ts:autoscaleChange', async () => expect(await autoscaleChange(db, { tenant, id, epoch, want: 2, now: new Date() })).toMatchObject({ outcome: 'changed', to: 2 }));
+  await recordScaleApplied(db, at(id), 5, true, epoch, new Date());
+  await as('ledger/autoscale-change.ts:writeAutoscaleStatus', () =>
+    writeAutoscaleStatus(db, { tenant, id, epoch, status: { desiredReplicas: 2, load: 12, panic: false, lastDecision: null, conditions: [], observedAt: new Date().toISOString() } }),
   );
 
   // The queue: enqueue, cancel, the reads, the Worker's and the controller's dequeue.
@@ -345,6 +359,10 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/reservation/transitions.ts:ackCreate',
       'controller/reservation/outbox-store.ts:fail',
       'scripts/operator/check.ts:checkShard',
+      'ledger/change.ts:advanceGeneration',
+      'ledger/change.ts:insertChange',
+      'ledger/autoscale-change.ts:changeOnce',
+      'ledger/autoscale-change.ts:writeAutoscaleStatus',
       'ledger/queue.ts:queuedCount',
       'ledger/queue.ts:lockQuota',
       'ledger/queue.ts:readQueue',

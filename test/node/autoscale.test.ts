@@ -1,0 +1,246 @@
+// Autoscaling on real containers: the mock model runs on the stack's real node, a load generator
+// keeps N streamed completions in flight through the Service's ClusterIP (kube-proxy), the
+// controller reads each ready pod's /metrics over the pod network and scales through the ledger.
+//  - ramp: load 50 at a target of 10 per replica asks 5; the quota has room for +3 over 1, so the
+//    replicas stop at exactly 4 with QuotaLimited shown, and every replicas value the Deployment
+//    ever had was charged before a watch saw it;
+//  - sawtooth: 5 minutes of load going 0 ↔ 30, sampled every 200 ms: never more pods (Terminating
+//    ones included) than charged replicas;
+//  - refund after Terminating: pods held Terminating 20 s (the mock's MOCK_SHUTDOWN_DELAY_S); the
+//    scale-down's refund comes after the last surplus pod object was seen, exactly once.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Watch } from '@kubernetes/client-node';
+import { mockAdmission, podsOf, useNodeSystem } from '../support/real-node.ts';
+import { waitFor } from '../support/wait.ts';
+import type { ApiBody } from '../support/system.ts';
+import { kubeConfig } from '../support/kube.ts';
+import { time } from '../../ledger/columns.ts';
+
+// cpu 1000m = 4 replicas of 250m (the modelservices count is separate).
+const system = useNodeSystem({ quota: ['cpu=1', 'memory=2Gi', 'modelservices=5'], controllerEnv: { AUTOSCALE_TICK_MS: '1000' } });
+const PER_REPLICA_CPU = 250;
+
+/** The mock, slow enough that requests pile up: 2 slots, 200 ms per token, room for 100 queued. */
+const slowMock = (over: Record<string, unknown> = {}) =>
+  mockAdmission({ env: [{ name: 'TOKEN_DELAY_MS', value: '200' }, { name: 'QUEUE_LIMIT', value: '100' }], ...over });
+const autoscale = (over: Record<string, unknown> = {}) => ({
+  minReplicas: 1,
+  maxReplicas: 8,
+  targetQueuePerReplica: 10,
+  stableWindowSeconds: 6,
+  scaleDownStabilizationSeconds: 6,
+  maxChangesPerMinute: 30,
+  ...over,
+});
+
+/** Keeps `target()` streamed completions in flight (closed loop): the admission's load is that number. */
+function loadGenerator(base: string) {
+  let target = 0;
+  let inFlight = 0;
+  let stopped = false;
+  const errors: string[] = [];
+  const one = async () => {
+    inFlight++;
+    try {
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'load' }], stream: true, max_tokens: 20 }),
+        signal: AbortSignal.timeout(120_000),
+      });
+      // 503 shutting_down from a pod that is draining is expected in a scale-down; anything else is not.
+      if (!res.ok && res.status !== 503) errors.push(`HTTP ${res.status}: ${await res.text()}`);
+      await res.body?.cancel().catch(() => undefined);
+      if (res.ok) await res.arrayBuffer().catch(() => undefined);
+    } catch (err) {
+      if (!stopped) errors.push(String(err));
+    } finally {
+      inFlight--;
+    }
+  };
+  const timer = setInterval(() => {
+    while (!stopped && inFlight < target) void one();
+  }, 50);
+  return {
+    set(n: number) {
+      target = n;
+    },
+    inFlight: () => inFlight,
+    errors,
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+async function clusterIpOf(id: string): Promise<string> {
+  const svc = await system().kube.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${system().tenantNamespace}/services/md-${id.toLowerCase()}`);
+  return svc.spec.clusterIP;
+}
+
+/** The replicas the ledger has charged for the admission now (its cpu over one replica's). */
+async function chargedReplicas(id: string): Promise<number> {
+  const r = await system().ledger.db.execute('SELECT cpu_millis FROM reservation WHERE tenant = ? AND id = ?', ['acme', id]);
+  return Number(r.rows[0]?.cpu_millis) / PER_REPLICA_CPU;
+}
+
+/** Every 200 ms: pods (Terminating included) vs charged replicas read before and after; a moment with more pods than either is a violation. */
+function invariantChecker(id: string) {
+  const violations: string[] = [];
+  let samples = 0;
+  let stopped = false;
+  const run = (async () => {
+    while (!stopped) {
+      const before = await chargedReplicas(id);
+      const pods = (await podsOf(system().tenantNamespace, id)).length;
+      const after = await chargedReplicas(id);
+      samples++;
+      if (pods > Math.max(before, after)) violations.push(`${new Date().toISOString()}: ${pods} pods, charged ${before}→${after}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    violations,
+    samples: () => samples,
+    async stop() {
+      stopped = true;
+      await run;
+    },
+  };
+}
+
+const status = async (id: string) => (await system().api(`/requests/${id}`)).body as ApiBody & { replicas: number; chargedReplicas: number; autoscaleStatus: Record<string, unknown> | null };
+
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+async function admitAutoscaled(name: string, spec: Record<string, unknown>, over: Record<string, unknown> = {}): Promise<string> {
+  const [id] = await system().admit(1, slowMock({ name, replicas: 1, autoscale: spec, ...over }));
+  cleanup.push(async () => {
+    await system().api(`/requests/${id}`, { method: 'DELETE' });
+    await system().untilState([id!], 'released', 120_000);
+  });
+  await system().untilState([id!], 'ready', 120_000);
+  return id!;
+}
+
+describe('autoscaling on the real node', () => {
+  it('ramp: load 50 at 10 per replica stops at the quota (4) with QuotaLimited; every Deployment size was charged first', async () => {
+    const id = await admitAutoscaled('ramp', autoscale());
+    // Every replicas value the Deployment takes, as a watch sees it, with the charge at that moment.
+    const seen: Array<{ replicas: number; charged: number }> = [];
+    const watch = await new Watch(kubeConfig()).watch(
+      `/apis/apps/v1/namespaces/${system().tenantNamespace}/deployments`,
+      { fieldSelector: `metadata.name=md-${id.toLowerCase()}` },
+      (_type, obj: { spec?: { replicas?: number } }) => {
+        const replicas = obj.spec?.replicas ?? 0;
+        void chargedReplicas(id).then((charged) => seen.push({ replicas, charged }));
+      },
+      () => undefined,
+    );
+    cleanup.push(async () => watch.abort());
+    const checker = invariantChecker(id);
+    cleanup.push(() => checker.stop());
+    const load = loadGenerator(`http://${await clusterIpOf(id)}:8000`);
+    cleanup.push(async () => load.stop());
+    load.set(50);
+
+    const limited = await waitFor('4 replicas with QuotaLimited', async () => {
+      const a = await status(id);
+      const conditions = (a.autoscaleStatus?.conditions ?? []) as Array<{ type: string; message: string }>;
+      return a.replicas === 4 && conditions.some((c) => c.type === 'QuotaLimited') ? a : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 500 });
+    expect(limited.chargedReplicas).toBe(4);
+    expect(limited.autoscaleStatus).toMatchObject({ desiredReplicas: 5, lastDecision: { toReplicas: 4, desiredReplicas: 5 } });
+    // It stays there: no further change while the quota is short (10 more seconds).
+    await new Promise((r) => setTimeout(r, 10_000));
+    expect((await status(id)).replicas).toBe(4);
+    expect(await chargedReplicas(id)).toBe(4);
+    await waitFor('the Deployment at 4', async () => seen.some((s) => s.replicas === 4), { timeoutMs: 30_000 });
+    load.stop();
+    await checker.stop();
+    // Each value a watch saw had been charged (the charge read after the event, and charges only grow here).
+    expect(seen.filter((s) => s.replicas > s.charged)).toEqual([]);
+    expect(checker.violations).toEqual([]);
+    expect(load.errors).toEqual([]);
+    // In the ledger: one charge per scale-up generation, none beyond the quota.
+    const moves = await system().ledger.db.execute("SELECT generation, cpu_millis FROM quota_movement WHERE reservation_id = ? AND direction = 'charge' ORDER BY generation", [id]);
+    expect(moves.rows.reduce((sum, m) => sum + Number(m.cpu_millis), 0)).toBe(4 * PER_REPLICA_CPU);
+  }, 240_000);
+
+  it('sawtooth for 5 minutes: at no sampled moment more pods than charged replicas', async () => {
+    const id = await admitAutoscaled('saw', autoscale({ maxReplicas: 4 }));
+    const checker = invariantChecker(id);
+    cleanup.push(() => checker.stop());
+    const load = loadGenerator(`http://${await clusterIpOf(id)}:8000`);
+    cleanup.push(async () => load.stop());
+    const maxima = new Set<number>();
+    const minima = new Set<number>();
+    const end = Date.now() + 5 * 60_000;
+    while (Date.now() < end) {
+      load.set(30);
+      await new Promise((r) => setTimeout(r, 30_000));
+      maxima.add((await status(id)).replicas);
+      load.set(0);
+      await new Promise((r) => setTimeout(r, 30_000));
+      minima.add((await status(id)).replicas);
+    }
+    load.stop();
+    await checker.stop();
+    console.log(`[measure] sawtooth: ${checker.samples()} samples, replicas at the peaks ${[...maxima]}, at the troughs ${[...minima]}`);
+    expect(checker.samples()).toBeGreaterThan(500);
+    expect(checker.violations).toEqual([]);
+    // It did scale both ways (the test would prove nothing on a flat line).
+    expect(Math.max(...maxima)).toBeGreaterThanOrEqual(3);
+    expect(Math.min(...minima)).toBeLessThan(Math.max(...maxima));
+    const moves = await system().ledger.db.execute('SELECT direction, COUNT(*) AS n FROM quota_movement WHERE reservation_id = ? GROUP BY direction', [id]);
+    console.log(`[measure] sawtooth movements: ${JSON.stringify(moves.rows)}`);
+  }, 600_000);
+
+  it('refund after Terminating: a scale-down is refunded only after the surplus pods (held 20 s) are gone, once', async () => {
+    const id = await admitAutoscaled('drain', autoscale({ maxReplicas: 3 }), {
+      env: [
+        { name: 'TOKEN_DELAY_MS', value: '200' },
+        { name: 'QUEUE_LIMIT', value: '100' },
+        { name: 'MOCK_SHUTDOWN_DELAY_S', value: '20' },
+      ],
+    });
+    const load = loadGenerator(`http://${await clusterIpOf(id)}:8000`);
+    cleanup.push(async () => load.stop());
+    load.set(25);
+    await waitFor('3 replicas ready', async () => (await podsOf(system().tenantNamespace, id)).filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === 3, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
+    const checker = invariantChecker(id);
+    cleanup.push(() => checker.stop());
+    load.set(0);
+    // Scale-down: replicas drop first; the charge stays while the surplus pods are Terminating.
+    let lastSurplusSeen = 0;
+    let terminatingSince = 0;
+    await waitFor('the surplus pods gone', async () => {
+      const asked = Date.now(); // before the list: the pods it returns existed after this moment
+      const pods = await podsOf(system().tenantNamespace, id);
+      if (pods.some((p) => p.metadata?.deletionTimestamp)) terminatingSince ||= asked;
+      if (pods.length > 1) {
+        lastSurplusSeen = asked;
+        return false;
+      }
+      return terminatingSince > 0;
+    }, { timeoutMs: 180_000, intervalMs: 200 });
+    await checker.stop();
+    expect(lastSurplusSeen - terminatingSince, 'the pods were held Terminating').toBeGreaterThanOrEqual(15_000);
+    const refunded = await waitFor('the refund', async () => {
+      const r = await system().ledger.db.execute("SELECT generation, cpu_millis, at FROM quota_movement WHERE reservation_id = ? AND direction = 'refund'", [id]);
+      return r.rows.length > 0 ? r.rows : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 200 });
+    expect(refunded).toHaveLength(1);
+    expect(Date.parse(time(refunded[0]!.at))).toBeGreaterThanOrEqual(lastSurplusSeen);
+    expect(Number(refunded[0]!.cpu_millis)).toBe(2 * PER_REPLICA_CPU);
+    expect(await chargedReplicas(id)).toBe(1);
+    expect(checker.violations).toEqual([]);
+  }, 360_000);
+});
