@@ -10,8 +10,12 @@
 //   TENANT_SYNC_MS      every tenant namespace's ResourceQuota and NetworkPolicies are brought in step with
 //                       the ledger and these settings this often (default LEDGER_RESYNC_MS)
 //   TENANT_GATEWAY_NAMESPACE_LABELS, TENANT_GATEWAY_POD_LABELS  JSON objects: the gateway's namespaces and
-//                       its pods there, the only pods that may connect to tenant pods (default
+//                       its pods there, which may connect to tenant pods (default
 //                       {"modeldock.io/gateway":"true"} and {"app.kubernetes.io/name":"modeldock-gateway"})
+//   TENANT_CONTROLLER_NAMESPACE_LABELS, TENANT_CONTROLLER_POD_LABELS  JSON objects: this controller's
+//                       namespace and its pods there, the only other pods that may connect to tenant pods
+//                       (the autoscaler reads their /metrics; default {"kubernetes.io/metadata.name":"<NAMESPACE>"}
+//                       and {"app.kubernetes.io/name":"modeldock-controller"}, k8s/base/controller.yaml's pod label)
 //   TENANT_INGRESS_CIDRS  comma-separated CIDRs outside the cluster that may connect to tenant pods (default none)
 //   TENANT_EGRESS_ALLOW comma-separated CIDRs tenant pods may connect to besides DNS (default none)
 //   TENANT_EGRESS_DENY  comma-separated CIDRs never reachable even inside an allowed one: the cluster's pod,
@@ -149,7 +153,7 @@ if (env.LEDGER === 'on' || env.ALLOWED_IMAGE_REGISTRIES !== undefined) {
 }
 
 const placement = placementFrom(env);
-const tenantNetwork = tenantNetworkFrom(env);
+const tenantNetwork = tenantNetworkFrom(env, env.NAMESPACE);
 
 /** One line on stderr, exit 2: a misconfiguration a restart will not fix. */
 function fatal(reason: string): never {

@@ -4,12 +4,16 @@ import { cidrContains, DNS_PEER, egressBlocks, METADATA_CIDR, parseCidr, POLICY_
 const settings = (over: Partial<TenantNetworkSettings> = {}): TenantNetworkSettings => ({
   gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' },
   gatewayPodLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' },
+  controllerNamespaceLabels: { 'kubernetes.io/metadata.name': 'modeldock-system' },
+  controllerPodLabels: { 'app.kubernetes.io/name': 'modeldock-controller' },
   ingressCidrs: [],
   egressAllow: [],
   egressDeny: [],
   ...over,
 });
 const byName = (ps: NetworkPolicy[], name: string) => ps.find((p) => p.metadata.name === name)!;
+const gatewayPeer = { namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' } } };
+const controllerPeer = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'modeldock-system' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-controller' } } };
 const dnsRule = { to: [DNS_PEER], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] };
 
 describe('the NetworkPolicies of a tenant namespace', () => {
@@ -28,29 +32,40 @@ describe('the NetworkPolicies of a tenant namespace', () => {
   });
 
   it.each<[string, Partial<TenantNetworkSettings>, unknown[]]>([
-    ['the gateway’s pods in the gateway namespaces only (one peer: both selectors)', {}, [{ namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' } } }]],
+    ['the gateway’s pods in the gateway namespaces, the controller’s pods in its namespace (one peer each: both selectors)', {}, [gatewayPeer, controllerPeer]],
     [
       'other gateway labels',
       { gatewayNamespaceLabels: { team: 'edge', tier: 'gw' }, gatewayPodLabels: { app: 'gw' } },
-      [{ namespaceSelector: { matchLabels: { team: 'edge', tier: 'gw' } }, podSelector: { matchLabels: { app: 'gw' } } }],
+      [{ namespaceSelector: { matchLabels: { team: 'edge', tier: 'gw' } }, podSelector: { matchLabels: { app: 'gw' } } }, controllerPeer],
     ],
+    [
+      'other controller labels',
+      { controllerNamespaceLabels: { 'kubernetes.io/metadata.name': 'ops' }, controllerPodLabels: { app: 'ctl', tier: 'control' } },
+      [gatewayPeer, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ops' } }, podSelector: { matchLabels: { app: 'ctl', tier: 'control' } } }],
+    ],
+    ['no controller peer without its settings (a controller outside the cluster comes in through a CIDR)', { controllerNamespaceLabels: undefined, controllerPodLabels: undefined }, [gatewayPeer]],
+    ['never the controller’s whole namespace: no pod labels, no peer', { controllerPodLabels: undefined }, [gatewayPeer]],
+    ['never the controller’s pods in every namespace: no namespace labels, no peer', { controllerNamespaceLabels: undefined }, [gatewayPeer]],
+    ['empty label sets select everything: no peer', { controllerNamespaceLabels: {}, controllerPodLabels: {} }, [gatewayPeer]],
+    ['empty pod labels alone: no peer', { controllerPodLabels: {} }, [gatewayPeer]],
     [
       'and the ingress CIDRs, each once',
       { ingressCidrs: ['10.243.255.1/32', '192.0.2.0/24', '10.243.255.1/32'] },
-      [{ namespaceSelector: { matchLabels: { 'modeldock.io/gateway': 'true' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' } } }, { ipBlock: { cidr: '10.243.255.1/32' } }, { ipBlock: { cidr: '192.0.2.0/24' } }],
+      [gatewayPeer, controllerPeer, { ipBlock: { cidr: '10.243.255.1/32' } }, { ipBlock: { cidr: '192.0.2.0/24' } }],
     ],
   ])('ingress: %s', (_n, over, from) => {
     const p = byName(tenantNetworkPolicies('t', settings(over)), POLICY_NAMES.ingress);
     expect(p.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'], ingress: [{ from }] });
   });
 
-  it('the gateway labels are copied, not shared with the settings', () => {
+  it('the gateway and controller labels are copied, not shared with the settings', () => {
     const s = settings();
     const p = byName(tenantNetworkPolicies('t', s), POLICY_NAMES.ingress);
-    p.spec.ingress![0]!.from[0]!.namespaceSelector!.matchLabels!.x = 'y';
-    p.spec.ingress![0]!.from[0]!.podSelector!.matchLabels!.x = 'y';
-    expect(s.gatewayNamespaceLabels).toEqual({ 'modeldock.io/gateway': 'true' });
-    expect(s.gatewayPodLabels).toEqual({ 'app.kubernetes.io/name': 'modeldock-gateway' });
+    for (const peer of p.spec.ingress![0]!.from.slice(0, 2)) {
+      peer.namespaceSelector!.matchLabels!.x = 'y';
+      peer.podSelector!.matchLabels!.x = 'y';
+    }
+    expect(s).toEqual(settings());
   });
 
   it.each<[string, Partial<TenantNetworkSettings>, unknown[]]>([

@@ -1,10 +1,18 @@
 // The NetworkPolicies of a tenant namespace: PURE functions of the namespace and the operator's
 // network settings (network-settings.ts parses them from the controller's env). Every pod of the
 // namespace is isolated both ways; it accepts connections only from the gateway's pods (in the
-// gateway's namespaces) and the operator's ingress CIDRs, and opens them only to the cluster DNS and to the operator's allow
+// gateway's namespaces), the controller's own pods (in the controller's namespace) and the
+// operator's ingress CIDRs, and opens them only to the cluster DNS and to the operator's allow
 // list minus the deny list (the metadata range 169.254.0.0/16 always, and the cluster's own
 // ranges: pods, Services, nodes, the API server). So a tenant reaches neither another tenant, nor
 // the controller, nor the API server, nor a cloud's metadata service.
+//
+// The controller's peer is there because its autoscaler reads every ready tenant pod's /metrics
+// (controller/autoscale/scrape.ts). It is admitted like the gateway, on every port: a peer cannot
+// be narrowed to the pods' own ports, which vary per admission while the policy is one per
+// namespace. Both of its selectors are set together or the peer is left out (never a whole
+// namespace); without it, a controller outside the cluster reaches the pods through the ingress
+// CIDRs (the local stack's host end).
 //
 // Three policies with fixed names whatever the settings, each with a non-empty rule list: the
 // controller writes them with a JSON merge patch, which replaces a list whole but leaves a field
@@ -17,6 +25,13 @@ export interface TenantNetworkSettings {
   gatewayNamespaceLabels: Record<string, string>;
   /** matchLabels of the gateway's pods in those namespaces: no other pod there may connect. */
   gatewayPodLabels: Record<string, string>;
+  /**
+   * matchLabels of the controller's namespace, whose controller pods may connect to tenant pods (its
+   * autoscaler reads their /metrics). Set with controllerPodLabels or not at all: either alone adds no peer.
+   */
+  controllerNamespaceLabels?: Record<string, string>;
+  /** matchLabels of the controller's own pods in that namespace: no other pod there may connect. */
+  controllerPodLabels?: Record<string, string>;
   /** CIDRs outside the cluster that may connect to tenant pods (e.g. a gateway running outside, the stack's host end 10.243.255.1/32). */
   ingressCidrs: string[];
   /** CIDRs tenant pods may reach besides DNS (the operator's allow list). */
@@ -78,6 +93,7 @@ export function tenantNetworkPolicies(namespace: string, s: TenantNetworkSetting
         {
           from: [
             { namespaceSelector: { matchLabels: { ...s.gatewayNamespaceLabels } }, podSelector: { matchLabels: { ...s.gatewayPodLabels } } },
+            ...controllerPeers(s),
             ...unique(s.ingressCidrs).map((cidr) => ({ ipBlock: { cidr } })),
           ],
         },
@@ -89,6 +105,14 @@ export function tenantNetworkPolicies(namespace: string, s: TenantNetworkSetting
       egress: [{ to: [DNS_PEER], ports: DNS_PORTS }, ...(allowed.length ? [{ to: allowed.map((ipBlock) => ({ ipBlock })) }] : [])],
     }),
   ];
+}
+
+/** The controller's pods in its namespace: one peer with both selectors, or none when either is missing or empty. */
+function controllerPeers(s: TenantNetworkSettings): NetworkPolicyPeer[] {
+  const ns = s.controllerNamespaceLabels;
+  const pods = s.controllerPodLabels;
+  if (!ns || !pods || !Object.keys(ns).length || !Object.keys(pods).length) return [];
+  return [{ namespaceSelector: { matchLabels: { ...ns } }, podSelector: { matchLabels: { ...pods } } }];
 }
 
 /**

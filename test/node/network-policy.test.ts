@@ -20,8 +20,17 @@ import { isNotFoundError, waitFor } from '../support/wait.ts';
 
 const exec = promisify(execFile);
 const R = randomBytes(3).toString('hex');
-// `bystander` is another pod in the gateway's namespace: not the gateway, so no tenant admits it.
-const NS = { a: `np-tenant-a-${R}`, b: `np-tenant-b-${R}`, gateway: `np-gateway-${R}`, bystander: `np-gateway-${R}`, open: `np-open-${R}`, system: `np-system-${R}` } as const;
+// `bystander` is another pod in the gateway's namespace: not the gateway, so no tenant admits it;
+// `neighbour` is another pod in the controller's namespace (`system`): not the controller, likewise.
+const NS = {
+  a: `np-tenant-a-${R}`,
+  b: `np-tenant-b-${R}`,
+  gateway: `np-gateway-${R}`,
+  bystander: `np-gateway-${R}`,
+  open: `np-open-${R}`,
+  system: `np-system-${R}`,
+  neighbour: `np-system-${R}`,
+} as const;
 type Role = keyof typeof NS;
 /** As the controller labels a tenant namespace (controller/tenant/namespace.ts). */
 const tenantNsLabels = (tenant: string) => tenantNamespaceObject('', tenant, undefined).metadata.labels!;
@@ -32,9 +41,10 @@ const NS_LABELS: Record<Role, Record<string, string>> = {
   bystander: { 'modeldock.io/gateway': 'true' },
   open: {},
   system: {},
+  neighbour: {},
 };
 const MODEL_PORT = 8000;
-/** The stand-in for the controller's metrics listener (a pod in a namespace that is not a tenant's). */
+/** The stand-in for the controller's pod: its metrics listener, and the client that reads tenant pods' /metrics (the autoscaler). */
 const METRICS_PORT = 8080;
 /**
  * Addresses on the loopback link of the node's namespace (this kernel has no dummy links), each
@@ -49,6 +59,9 @@ const CONNECT_DEADLINE_MS = 2000;
 const SETTINGS: TenantNetworkSettings = {
   gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' },
   gatewayPodLabels: { app: 'np-gateway' },
+  // The API server's own name label on every namespace, as the controller's default.
+  controllerNamespaceLabels: { 'kubernetes.io/metadata.name': NS.system },
+  controllerPodLabels: { app: 'np-system' },
   ingressCidrs: [`${NODE_NET.hostIp}/32`],
   egressAllow: ['0.0.0.0/0'],
   // pods, Services, and the veth's /30 (node addresses: the API server and the registry listen on its host end).
@@ -190,7 +203,7 @@ afterAll(async () => {
 }, 180_000);
 
 describe('NetworkPolicies on the real node', () => {
-  it('a tenant pod reaches neither another tenant, the controller’s metrics, the API server nor the metadata address; the gateway and the allow list still work', async () => {
+  it('a tenant pod reaches neither another tenant, the controller’s metrics, the API server nor the metadata address; the gateway, the controller (its /metrics reads) and the allow list still work', async () => {
     const stack = inject('stack');
     const { core } = kubeClients();
     const apiService = await core.readNamespacedService({ name: 'kubernetes', namespace: 'default' });
@@ -214,6 +227,7 @@ describe('NetworkPolicies on the real node', () => {
     expect(await connect(pods.open.netns, toA)).toBe('connected');
     expect(await connect(pods.b.netns, toA)).toBe('connected');
     expect(await connect(pods.bystander.netns, toA)).toBe('connected');
+    expect(await connect(pods.neighbour.netns, toA)).toBe('connected');
 
     for (const ns of [NS.a, NS.b]) expect(await applyAsIs(tenantNetworkPolicies(ns, SETTINGS))).toEqual(tenantNetworkPolicies(ns, SETTINGS).map((p) => p.spec));
     // kube-router syncs on the policies' events; the first target to close says it has.
@@ -232,14 +246,18 @@ describe('NetworkPolicies on the real node', () => {
     const toB = { host: pods.b.ip, port: MODEL_PORT };
     expect(await connect(pods.gateway.netns, toB), 'gateway → tenant B').toBe('connected');
 
-    // Into a tenant: from the gateway's pods and the ingress CIDR (the host's end of the veth) only.
+    // Into a tenant: from the gateway's pods, the controller's pods (its autoscaler reads /metrics)
+    // and the ingress CIDR (the host's end of the veth) only.
     expect(await connect(pods.gateway.netns, toA), 'gateway → tenant A').toBe('connected');
+    expect(await connect(pods.system.netns, toA), 'controller → tenant A').toBe('connected');
+    expect(await connect(pods.system.netns, toB), 'controller → tenant B').toBe('connected');
     expect(await connect(undefined, toA), 'host (10.243.255.1) → tenant A').toBe('connected');
     const refused = {
       'open → tenant A': await connect(pods.open.netns, toA),
       'open → tenant B': await connect(pods.open.netns, toB),
       'tenant B → tenant A': await connect(pods.b.netns, toA),
       'another pod of the gateway’s namespace → tenant A': await connect(pods.bystander.netns, toA),
+      'another pod of the controller’s namespace → tenant A': await connect(pods.neighbour.netns, toA),
     };
     expect(verdicts(refused)).toEqual(every(Object.keys(refused), 'blocked'));
   }, 240_000);
