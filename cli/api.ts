@@ -6,6 +6,7 @@
 // reaches the terminal (schema/text.ts).
 import type { z } from 'zod';
 import { printable, printableDeep } from '../schema/text.ts';
+import type { AutoscaleFlag } from './args.ts';
 import { EXIT, exitForApiError, type ExitCode } from './exit-codes.ts';
 import { admissionPage, admissionView, errorEnvelope, queueView, quotaView, type AdmissionPage, type AdmissionView, type QueueView, type QuotaView } from './model.ts';
 
@@ -33,12 +34,18 @@ export interface Api {
   submit(body: unknown, idempotencyKey: string): Promise<{ created: boolean; queued: boolean; admission: AdmissionView }>;
   get(id: string): Promise<AdmissionView>;
   list(opts: { limit?: number; cursor?: string }): Promise<AdmissionPage>;
-  /** PATCH of replicas: `changed` false when the API changed nothing (already there, or a replay). */
-  scale(id: string, replicas: number, idempotencyKey: string): Promise<{ changed: boolean; admission: AdmissionView }>;
+  /** PATCH of the replicas and/or the autoscaling (null: off): `changed` false when the API changed nothing (already there, or a replay). */
+  scale(id: string, change: ScaleChange, idempotencyKey: string): Promise<{ changed: boolean; admission: AdmissionView }>;
   remove(id: string): Promise<AdmissionView>;
   quota(): Promise<QuotaView>;
   /** GET /queue: the tenant's queued admissions. */
   queue(): Promise<QueueView>;
+}
+
+/** The body of PATCH /requests/{id}: what is absent stays as it is. */
+export interface ScaleChange {
+  replicas?: number;
+  autoscale?: AutoscaleFlag | null;
 }
 
 /** Collapses whitespace so a message is always one line, without control characters. */
@@ -97,8 +104,11 @@ export function createApi(opts: ApiOptions): Api {
       const qs = q.size ? `?${q}` : '';
       return (await call(admissionPage, 'GET', `/requests${qs}`)).data;
     },
-    async scale(id, replicas, idempotencyKey) {
-      const r = await call(admissionView, 'PATCH', idPath(id), { body: { replicas }, headers: { 'Idempotency-Key': idempotencyKey } });
+    async scale(id, change, idempotencyKey) {
+      const body: ScaleChange = {};
+      if (change.replicas !== undefined) body.replicas = change.replicas;
+      if (change.autoscale !== undefined) body.autoscale = change.autoscale;
+      const r = await call(admissionView, 'PATCH', idPath(id), { body, headers: { 'Idempotency-Key': idempotencyKey } });
       return { changed: r.status === 202, admission: r.data };
     },
     remove: async (id) => (await call(admissionView, 'DELETE', idPath(id))).data,

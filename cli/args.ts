@@ -31,6 +31,15 @@ export interface SpecFlags {
   queue?: boolean;
   /** --queue-ttl: how long it may wait queued, in seconds ("queueTtlSeconds"). */
   queueTtlSeconds?: number;
+  /** --autoscale MIN:MAX:TARGET: scale on the pods' load ("autoscale"). */
+  autoscale?: AutoscaleFlag;
+}
+
+/** `--autoscale MIN:MAX:TARGET`: the range and the load one replica should carry (requests waiting + being generated). */
+export interface AutoscaleFlag {
+  minReplicas: number;
+  maxReplicas: number;
+  targetQueuePerReplica: number;
 }
 
 export interface WaitFlags {
@@ -47,7 +56,18 @@ export type Command =
   | { kind: 'list'; conn: Connection; output: Output; limit: number; all: boolean }
   | { kind: 'quota'; conn: Connection; output: Output }
   | { kind: 'queue'; conn: Connection; output: Output }
-  | { kind: 'scale'; conn: Connection; output: Output; id: string; replicas: number; idempotencyKey?: string; wait: WaitFlags }
+  | {
+      kind: 'scale';
+      conn: Connection;
+      output: Output;
+      id: string;
+      /** The new replicas; undefined: only the autoscaling changes. */
+      replicas?: number;
+      /** --autoscale: a new range and target, null for `off`; undefined: not given. */
+      autoscale?: AutoscaleFlag | null;
+      idempotencyKey?: string;
+      wait: WaitFlags;
+    }
   | { kind: 'delete'; conn: Connection; output: Output; id: string; wait: WaitFlags }
   | { kind: 'chat'; conn: Connection; id: string; /** From the arguments; undefined: read standard input. */ message?: string; model: string; system?: string; maxTokens?: number };
 
@@ -77,6 +97,7 @@ const specOptions = {
   'idempotency-key': { type: 'string' },
   queue: { type: 'boolean' },
   'queue-ttl': { type: 'string' },
+  autoscale: { type: 'string' },
 } satisfies Options;
 
 export const DEFAULTS = {
@@ -105,6 +126,24 @@ function parseInteger(flag: string, v: string | undefined, min: number, max: num
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max} (got "${v}")`);
   return Number(v);
+}
+
+/** The most `--autoscale` TARGET may be (schema/autoscale.ts targetQueuePerReplica). */
+const MAX_TARGET = 10_000;
+
+/** `MIN:MAX:TARGET` (e.g. 1:8:10) → the autoscaling flag; `off` → null where it may be turned off (scale). */
+export function parseAutoscale(v: string, offAllowed: boolean): AutoscaleFlag | null {
+  if (v === 'off') {
+    if (offAllowed) return null;
+    throw new UsageError('--autoscale off only applies to scale (a new admission without --autoscale does not autoscale)');
+  }
+  const m = /^(\d+):(\d+):(\d+(?:\.\d+)?)$/.exec(v);
+  if (!m) throw new UsageError(`--autoscale must be MIN:MAX:TARGET, e.g. 1:8:10 (replicas 1 to 8, 10 requests waiting or running per replica)${offAllowed ? ', or off' : ''} (got "${v}")`);
+  const [minReplicas, maxReplicas, targetQueuePerReplica] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (minReplicas < 1 || maxReplicas > 1000) throw new UsageError(`--autoscale: MIN and MAX must be from 1 to 1000 (got "${v}")`);
+  if (minReplicas > maxReplicas) throw new UsageError(`--autoscale: MIN must not be more than MAX (got "${v}")`);
+  if (targetQueuePerReplica <= 0 || targetQueuePerReplica > MAX_TARGET) throw new UsageError(`--autoscale: TARGET must be more than 0 and at most ${MAX_TARGET} (got "${v}")`);
+  return { minReplicas, maxReplicas, targetQueuePerReplica };
 }
 
 function parseOutput(v: string | undefined): Output {
@@ -181,6 +220,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         readinessPath: values['readiness-path'],
         queue: values.queue ?? false,
         queueTtlSeconds: parseInteger('queue-ttl', values['queue-ttl'], 1, MAX_QUEUE_TTL_SECONDS),
+        autoscale: values.autoscale === undefined ? undefined : (parseAutoscale(values.autoscale, false) ?? undefined),
       };
       // Without --queue the API refuses a TTL (it only applies to a queued admission): say so here.
       if (spec.queueTtlSeconds !== undefined && !spec.queue) throw new UsageError('--queue-ttl only applies with --queue');
@@ -214,16 +254,24 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       return { kind: 'queue', conn: connection(values, env), output: parseOutput(values.output) };
     }
     case 'scale': {
-      const { values, positionals } = parse(rest, { ...connOptions, ...outputOption, ...waitOptions, 'idempotency-key': { type: 'string' } });
+      const { values, positionals } = parse(rest, { ...connOptions, ...outputOption, ...waitOptions, 'idempotency-key': { type: 'string' }, autoscale: { type: 'string' } });
       if (values.help) return { kind: 'help', topic: command };
-      if (positionals.length !== 2) throw new UsageError('scale takes an id and a number of replicas (modeldock scale <id> <replicas>)');
-      const replicas = parseInteger('replicas', positionals[1], 0, 1000)!;
+      const autoscale = values.autoscale === undefined ? undefined : parseAutoscale(values.autoscale, true);
+      // With --autoscale the replicas are optional (the API moves them into the new range).
+      if (positionals.length !== 2 && !(autoscale !== undefined && positionals.length === 1)) {
+        throw new UsageError('scale takes an id and a number of replicas (modeldock scale <id> <replicas>), or an id and --autoscale MIN:MAX:TARGET|off');
+      }
+      const replicas = parseInteger('replicas', positionals[1], 0, 1000);
+      if (replicas !== undefined && autoscale && (replicas < autoscale.minReplicas || replicas > autoscale.maxReplicas)) {
+        throw new UsageError(`replicas ${replicas} is outside --autoscale ${autoscale.minReplicas}..${autoscale.maxReplicas}`);
+      }
       return {
         kind: 'scale',
         conn: connection(values, env),
         output: parseOutput(values.output),
         id: positionals[0]!,
         replicas,
+        autoscale,
         idempotencyKey: values['idempotency-key'],
         wait: waitFlags(values),
       };

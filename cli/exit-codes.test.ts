@@ -6,6 +6,8 @@ describe('exitForApiError', () => {
     [409, 'quota_exceeded', EXIT.quotaExceeded],
     [409, 'conflict', EXIT.conflict],
     [409, 'change_pending', EXIT.conflict],
+    // Replicas alone for an admission that autoscales: change its autoscale instead.
+    [409, 'autoscaled', EXIT.conflict],
     [409, 'model_not_ready', EXIT.conflict],
     [404, 'not_found', EXIT.notFound],
     [401, 'unauthorized', EXIT.unauthorized],

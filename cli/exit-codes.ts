@@ -18,7 +18,7 @@ export const EXIT = {
   unauthorized: 7,
   /** The API could not be reached in time, answered 429 (retry later) or 5xx; chat: the reply stream broke or the model failed mid-reply. */
   unavailable: 8,
-  /** 409 conflict: deleting an admission in conflict (an operator must resolve it), scaling one that no longer runs or has a change in flight; --wait: a change superseded. */
+  /** 409 conflict: deleting an admission in conflict (an operator must resolve it), scaling one that no longer runs, has a change in flight or autoscales (409 autoscaled); --wait: a change superseded. */
   conflict: 9,
   /** Ctrl-C ended the command (chat): 128 + SIGINT, as a shell reports a process the signal killed. */
   interrupted: 130,
@@ -38,8 +38,8 @@ export const EXIT_HELP = `Exit codes:
   8  API unavailable: unreachable, no answer within --request-timeout, 429 (too many
      requests: retry later) or 5xx; chat: the reply broke off
   9  conflict: the admission is in conflict (an operator must resolve it), or a change of
-     replicas is refused (one is in flight, or the admission no longer runs) or superseded;
-     chat: the model is not ready yet (model_not_ready)
+     replicas is refused (one is in flight, the admission no longer runs, or it autoscales:
+     change --autoscale instead) or superseded; chat: the model is not ready yet (model_not_ready)
   130 interrupted (Ctrl-C)`;
 
 /** The exit code for an API error (HTTP status + error code). */

@@ -20,11 +20,11 @@ Usage: modeldock <command> [options]
 
 Commands:
   submit    admit a model service (from flags or a YAML/JSON file), optionally --wait until ready
-  get       one admission: state, startup timeline, endpoint, failures
+  get       one admission: state, startup timeline, endpoint, failures, autoscaling
   list      the tenant's admissions, newest first
   quota     the tenant's quota per resource, with a bar of used / hard
   queue     the tenant's queued admissions: position, id, amounts, estimated wait
-  scale     change the replicas of an admission, optionally --wait until settled
+  scale     change the replicas or the autoscaling of an admission, optionally --wait until settled
   delete    delete an admission, optionally --wait until its quota is released
   chat      send a message to a ready admission's model and stream the reply
   help      this text, or 'modeldock help <command>'
@@ -53,6 +53,11 @@ Admits a model service: charges the tenant quota for every resource at once, or 
                           FIFO order; still exit 3 when it exceeds the tenant's hard limits
   --queue-ttl SECONDS     with --queue: give up after SECONDS queued (1..604800); it expires,
                           never charged (default: it waits until admitted or deleted)
+  --autoscale MIN:MAX:TARGET
+                          scale on the pods' load between MIN and MAX replicas, TARGET requests
+                          (waiting + being generated) per replica, e.g. 1:8:10; it starts at
+                          --replicas (default MIN). Every scale-up is charged first: when the
+                          quota is short it scales up less (QuotaLimited, see modeldock get)
 ${WAIT}
 ${OUTPUT}
 
@@ -63,7 +68,14 @@ Cancelled (deleted) or expired while queued ends the wait with exit 5. A stage t
 report is shown as such. On a failure the last pod failure is printed and the exit code is 5.
 
 ${CONNECTION}`,
-  get: `Usage: modeldock get <id> [-o table|json|yaml]\n\n${CONNECTION}`,
+  get: `Usage: modeldock get <id> [-o table|json|yaml]
+
+An autoscaled admission also shows its range and target, the replicas the load asks for
+(desired), those set and those charged, the autoscaler's last change and why, and its
+conditions: QuotaLimited (the quota gave less than the load asks for), MetricsUnavailable (the
+pods' load cannot be read: the replicas are held) and Panic (a burst: no scale-down).
+
+${CONNECTION}`,
   list: `Usage: modeldock list [--limit N | --all] [-o table|json|yaml]
 
   --limit N               at most N admissions (1..100, default 20)
@@ -88,11 +100,17 @@ ${OUTPUT}
 
 ${CONNECTION}`,
   scale: `Usage: modeldock scale <id> <replicas> [--wait] [--idempotency-key KEY] [-o table|json|yaml]
+       modeldock scale <id> [<replicas>] --autoscale MIN:MAX:TARGET|off [--wait] …
 
 Changes the number of replicas. An increase is charged at once, all or nothing (exit 3 when
 the quota is short: nothing changes); a decrease is refunded only once the surplus pods are
 gone. One change at a time: while one is in flight the API refuses another (exit 9). With
 --wait, shows applying → (awaitingScaleDown →) settled.
+An admission that autoscales refuses a number of replicas alone (exit 9): change its range.
+  --autoscale MIN:MAX:TARGET  autoscale between MIN and MAX replicas, TARGET requests per replica
+                          (replaces the whole autoscaling spec); replicas outside the new range
+                          move into it with this change
+  --autoscale off         stop autoscaling: the replicas stay where they are (or at <replicas>)
   --idempotency-key KEY  reuse after a lost answer: the change is made once (default: a new key)
 ${WAIT}
 ${OUTPUT}

@@ -51,6 +51,24 @@ export const queueInfoView = z.looseObject({
 });
 export type QueueInfoView = z.output<typeof queueInfoView>;
 
+/** spec.autoscale: the range and the target the tenant set (the other knobs are kept, not shown). */
+export const autoscaleSpecView = z.looseObject({ minReplicas: z.number(), maxReplicas: z.number(), targetQueuePerReplica: z.number() });
+export type AutoscaleSpecView = z.output<typeof autoscaleSpecView>;
+
+/** What the controller's autoscaler last decided and why (schema/autoscale.ts autoscaleStatusSchema). */
+export const autoscaleStatusView = z.looseObject({
+  desiredReplicas: z.number().nullable().optional(),
+  load: z.number().nullable().optional(),
+  panic: z.boolean().optional(),
+  lastDecision: z
+    .looseObject({ at: ts, fromReplicas: z.number(), toReplicas: z.number(), desiredReplicas: z.number().optional(), reason: z.string() })
+    .nullable()
+    .optional(),
+  conditions: z.array(z.looseObject({ type: z.string(), reason: z.string().optional(), message: z.string().optional(), since: ts.optional() })).optional(),
+  observedAt: nts.optional(),
+});
+export type AutoscaleStatusView = z.output<typeof autoscaleStatusView>;
+
 export const admissionView = z.looseObject({
   id: z.string(),
   name: z.string(),
@@ -60,6 +78,7 @@ export const admissionView = z.looseObject({
     replicas: z.number(),
     port: z.number().optional(),
     resources: z.record(z.string(), z.string()).optional(),
+    autoscale: autoscaleSpecView.nullish(),
   }),
   amounts: z.record(z.string(), z.number()).optional(),
   createdAt: ts,
@@ -80,6 +99,7 @@ export const admissionView = z.looseObject({
   generation: z.number().optional(),
   pendingChange: pendingChangeView.nullish(),
   queue: queueInfoView.nullish(),
+  autoscaleStatus: autoscaleStatusView.nullish(),
 });
 export type AdmissionView = z.output<typeof admissionView>;
 

@@ -154,6 +154,20 @@ export function scaleVerdict(target: number): (a: AdmissionView) => Verdict {
   };
 }
 
+/**
+ * Waiting for the change of generation `generation` to settle, whatever replicas it ends at: a
+ * change of the autoscaling (the autoscaler may move the replicas again right after, which
+ * settles ours too). Without a generation (an older API): until no change is in flight.
+ */
+export function changeVerdict(generation: number | undefined): (a: AdmissionView) => Verdict {
+  return (a) => {
+    if (a.state === 'conflict' || GONE.has(a.state)) return { kind: 'failed', reason: `the admission is ${a.state}: the change no longer applies` };
+    const p = a.pendingChange;
+    if (!p || (generation !== undefined && p.generation > generation)) return { kind: 'done' };
+    return { kind: 'waiting', note: p.phase === 'awaitingScaleDown' ? `quota kept for ${p.fromReplicas} replicas until the surplus pods are gone` : undefined };
+  };
+}
+
 /** One line per phase a change of replicas goes through, with the time since the change was asked for. */
 export class ScaleProgress {
   private lastPhase: string | undefined;

@@ -1,6 +1,7 @@
 // Text rendering of admissions, lists, quota and startup stages. Pure: every function takes the
 // data and a Style (colours on or off, decided once by the caller) and returns text.
 import { describeFailure, elapsedMs, formatDuration, startupStages, type StageView } from '../schema/timeline.ts';
+import { autoscaleLines } from './autoscale.ts';
 import type { AdmissionView, LastFailure, QueueInfoView, QueueView, QuotaView, WaitEstimateView } from './model.ts';
 
 export type Colour = 'green' | 'red' | 'yellow' | 'cyan' | 'dim' | 'bold';
@@ -50,8 +51,14 @@ export function age(from: string, now: Date): string {
 
 export function renderList(items: AdmissionView[], now: Date, look: Look): string {
   if (!items.length) return 'no admissions';
-  const rows = items.map((a) => [a.id, a.name, a.state, String(a.spec.replicas), age(a.createdAt, now), a.endpoint ?? '-']);
+  const rows = items.map((a) => [a.id, a.name, a.state, replicasCell(a), age(a.createdAt, now), a.endpoint ?? '-']);
   return table(['ID', 'NAME', 'STATE', 'REPLICAS', 'AGE', 'ENDPOINT'], rows, look.style, (col, cell) => (col === 2 ? (STATE_COLOUR[cell.trim()] ?? undefined) : undefined));
+}
+
+/** The list's REPLICAS: "2", or "2 (auto 1..8)" for an admission that autoscales. */
+function replicasCell(a: AdmissionView): string {
+  const auto = a.spec.autoscale;
+  return `${a.spec.replicas}${auto ? ` (auto ${auto.minReplicas}..${auto.maxReplicas})` : ''}`;
 }
 
 /** A bar of `used` out of `hard`: "[########............]  42%" (fancy: █ and ░). */
@@ -118,6 +125,7 @@ export function renderAdmission(a: AdmissionView, look: Look): string {
     `  state:     ${styleState(s, a.state)}${a.stateChangedAt ? s('dim', ` since ${a.stateChangedAt}`) : ''}`,
     `  image:     ${a.spec.image}`,
     `  replicas:  ${a.spec.replicas}   resources per replica: ${res}`,
+    ...autoscaleLines(a, look),
     `  endpoint:  ${a.endpoint ?? '-'}`,
     ...queueLines(a, look),
     // A queued admission has not started: its timeline begins once it is admitted.

@@ -1,13 +1,14 @@
 // The CLI: argv → command → API calls → output and an exit code. All I/O comes in through Io,
 // so the same code runs for real (main.ts) and under test.
 import { stringify as toYaml } from 'yaml';
-import { createApi, CliError, type Api } from './api.ts';
+import { createApi, CliError, type Api, type ScaleChange } from './api.ts';
 import { streamChat } from './chat.ts';
 import { parseCommand, UsageError, type Command, type Output, type WaitFlags } from './args.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { HELP } from './help.ts';
 import type { AdmissionView } from './model.ts';
-import { failureReport, ReleaseProgress, releaseVerdict, ScaleProgress, scaleVerdict, StartupProgress, startupVerdict, type Verdict } from './progress.ts';
+import { AutoscaleProgress, autoscaleRange } from './autoscale.ts';
+import { changeVerdict, failureReport, ReleaseProgress, releaseVerdict, ScaleProgress, scaleVerdict, StartupProgress, startupVerdict, type Verdict } from './progress.ts';
 import { queuePlace, renderAdmission, renderList, renderQueue, renderQuota, spinnerLine, styleState, type Look, type Style } from './render.ts';
 import { plainScreen, ttyScreen, type Screen } from './screen.ts';
 import { parseSpecFile, specBody, type SpecBody } from './spec.ts';
@@ -124,6 +125,7 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       const human = cmd.output === 'table' ? out : io.stderr;
       const a0 = result.admission;
       human.write(`${submitted(result.created, a0.state)} ${human.style('bold', a0.name)} ${a0.id}\n`);
+      if (a0.spec.autoscale) human.write(`  autoscales ${autoscaleRange(a0.spec.autoscale)}, starting at ${a0.spec.replicas}\n`);
       if (a0.state === 'queued') {
         const expiry = a0.queue?.expiresAt ? `expires ${a0.queue.expiresAt}` : 'no expiry';
         human.write(`  waiting for quota, nothing charged yet: ${queuePlace(a0.queue)}; ${expiry}${cmd.wait.wait ? '' : ` (--wait to follow; modeldock delete ${a0.id} cancels)`}\n`);
@@ -132,7 +134,8 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
       let code: ExitCode = EXIT.ok;
       if (cmd.wait.wait) {
         const progress = new StartupProgress(look(human));
-        const r = await watch(api, a0, cmd.wait, io, human, startupVerdict, (a) => progress.update(a), (a) => progress.waitingFor(a));
+        const auto = new AutoscaleProgress(look(human));
+        const r = await watch(api, a0, cmd.wait, io, human, startupVerdict, (a) => [...progress.update(a), ...auto.update(a)], (a) => progress.waitingFor(a));
         final = r.admission;
         const screen = lineWriter(human);
         for (const l of progress.finish(final)) screen(l);
@@ -143,18 +146,21 @@ async function execute(cmd: Command, io: Io): Promise<ExitCode> {
     }
     case 'scale': {
       const key = cmd.idempotencyKey ?? io.newIdempotencyKey();
-      const result = await withRetryHint('the change', key, () => api.scale(cmd.id, cmd.replicas, key));
+      const result = await withRetryHint('the change', key, () => scaleOrHint(api, cmd.id, { replicas: cmd.replicas, autoscale: cmd.autoscale }, key));
       const human = cmd.output === 'table' ? out : io.stderr;
       const a0 = result.admission;
       const p = a0.pendingChange;
       human.write(
-        `${a0.name} ${a0.id}: ${p ? `${p.fromReplicas} → ${p.toReplicas} replicas, charged for ${a0.chargedReplicas ?? '?'}` : `${a0.replicas ?? '?'} replicas${result.changed ? '' : ' (nothing to change)'}`}\n`,
+        `${a0.name} ${a0.id}: ${p ? `${p.fromReplicas} → ${p.toReplicas} replicas, charged for ${a0.chargedReplicas ?? '?'}` : `${a0.replicas ?? '?'} replicas${result.changed ? '' : ' (nothing to change)'}`}${autoscaleNote(cmd.autoscale, a0)}\n`,
       );
       let final = a0;
       let code: ExitCode = EXIT.ok;
       if (cmd.wait.wait) {
         const progress = new ScaleProgress(look(human));
-        const r = await watch(api, a0, cmd.wait, io, human, scaleVerdict(cmd.replicas), (a) => progress.update(a, io.now()), (a) => a.pendingChange?.phase ?? 'settled');
+        const auto = new AutoscaleProgress(look(human));
+        // A change of the autoscaling settles at whatever replicas it leaves (the autoscaler may move them next).
+        const verdict = cmd.autoscale === undefined && cmd.replicas !== undefined ? scaleVerdict(cmd.replicas) : changeVerdict(a0.generation);
+        const r = await watch(api, a0, cmd.wait, io, human, verdict, (a) => [...progress.update(a, io.now()), ...auto.update(a)], (a) => a.pendingChange?.phase ?? 'settled');
         final = r.admission;
         code = conclude(r, human, 'settled', EXIT.conflict, () => `${human.style('green', 'scaled')}: ${final.name} runs ${final.replicas ?? '?'} replica(s), charged ${final.chargedReplicas ?? '?'}`);
       }
@@ -216,6 +222,24 @@ async function withRetryHint<T>(what: string, key: string, call: () => Promise<T
   }
 }
 
+/** PATCH; a 409 autoscaled (replicas alone while it autoscales) says how to change it instead (exit 9 all the same). */
+async function scaleOrHint(api: Api, id: string, change: ScaleChange, key: string): ReturnType<Api['scale']> {
+  try {
+    return await api.scale(id, change, key);
+  } catch (e) {
+    if (e instanceof CliError && e.code === 'autoscaled') {
+      throw new CliError(e.exitCode, `${e.message} (modeldock scale ${id} --autoscale MIN:MAX:TARGET, or --autoscale off)`, e.code);
+    }
+    throw e;
+  }
+}
+
+/** After a scale that set the autoscaling: what the admission does now, as the API answered. */
+function autoscaleNote(asked: ScaleCommand['autoscale'], a: AdmissionView): string {
+  if (asked === undefined) return '';
+  return a.spec.autoscale ? `; autoscales ${autoscaleRange(a.spec.autoscale)}` : '; autoscaling off: the replicas stay as set';
+}
+
 /** The first word of a submit's answer: made now (admitted or queued), or a replay of the same key. */
 function submitted(created: boolean, state: string): string {
   const what = state === 'queued' ? 'queued' : 'admitted';
@@ -246,6 +270,8 @@ async function readSpec(io: Io, path: string): Promise<string> {
     throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
 }
+
+type ScaleCommand = Extract<Command, { kind: 'scale' }>;
 
 type WatchResult = { admission: AdmissionView; verdict: Verdict; timedOut: boolean; waitedMs: number };
 

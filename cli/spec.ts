@@ -22,8 +22,11 @@ export function specBody(file: SpecBody, flags: SpecFlags): SpecBody {
   const body: SpecBody = { ...file };
   if (flags.name !== undefined) body.name = flags.name;
   if (flags.image !== undefined) body.image = flags.image;
+  // --autoscale sets the range and target; any other knob of the file's autoscale is kept.
+  if (flags.autoscale) body.autoscale = { ...(isObject(file.autoscale) ? file.autoscale : {}), ...flags.autoscale };
   if (flags.replicas !== undefined) body.replicas = flags.replicas;
-  if (body.replicas === undefined) body.replicas = 1;
+  // An autoscaled admission starts at its minimum unless told otherwise (the API wants replicas within the range).
+  if (body.replicas === undefined) body.replicas = isObject(body.autoscale) && typeof body.autoscale.minReplicas === 'number' ? body.autoscale.minReplicas : 1;
   if (flags.port !== undefined) body.port = flags.port;
   if (flags.readinessPath !== undefined) body.readinessPath = flags.readinessPath;
   const fileResources = isObject(file.resources) ? file.resources : {};

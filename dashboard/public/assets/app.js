@@ -9,9 +9,12 @@
 // control character. An admission with an endpoint shows how to call its model: the URL and a
 // curl command, each with a Copy button (./usage.js). A queued admission (onShortQuota "queue")
 // shows its place in the tenant's queue and estimated wait (from GET /queue: the list has none)
-// and when it expires, with a Cancel button (DELETE: it was never charged) (./queue.js).
+// and when it expires, with a Cancel button (DELETE: it was never charged) (./queue.js). An
+// admission that autoscales shows its range, the replicas the load asks for and those charged, a
+// badge per condition of the autoscaler (its message as the title) and its last change (./autoscale.js).
 import { describeFailure, formatDuration, startupStages } from '../../../schema/timeline.ts';
 import { printable } from '../../../schema/text.ts';
+import { autoscaleText, conditionBadges, CONDITION_TYPES, decisionText } from './autoscale.js';
 import { expiryText, placesById, queuePlaceText } from './queue.js';
 import { copyText, curlExample } from './usage.js';
 
@@ -22,13 +25,14 @@ const NOTICE_MS = 3000;
 
 /**
  * @typedef {import('../../../schema/timeline.ts').StartupFacts & {
- *   id: string, name: string, spec: { replicas: number },
+ *   id: string, name: string, spec: { replicas: number, autoscale?: import('./autoscale.js').AutoscaleSpec | null },
  *   endpoint: string | null, releaseBlockedSince?: string | null, releaseBlockedPods?: string[] | null,
  *   releaseBlockedReason?: string | null, releaseBlockedFinalizers?: string[] | null,
  *   lastError?: string | null, lastErrorCode?: string | null, lastFailure?: import('../../../schema/timeline.ts').LastFailure | null,
  *   replicas?: number, chargedReplicas?: number,
  *   pendingChange?: { fromReplicas: number, toReplicas: number, phase: string } | null,
- *   queue?: { position?: number | null, estimate?: import('./queue.js').WaitEstimate | null, expiresAt?: string | null } | null
+ *   queue?: { position?: number | null, estimate?: import('./queue.js').WaitEstimate | null, expiresAt?: string | null } | null,
+ *   autoscaleStatus?: import('./autoscale.js').AutoscaleStatus | null
  * }} Admission
  */
 /** @typedef {{ unit: string, hard: number, reserved: number, active: number, releasing: number, blocked: number }} Usage */
@@ -138,6 +142,29 @@ function replicasText(a) {
 }
 
 /**
+ * An admission that autoscales: "auto 1–8: desired 4, charged 3", a badge per condition (its
+ * message as the title), and the last change (its reason as the title).
+ * @param {Admission} a @param {import('./autoscale.js').AutoscaleSpec} spec
+ */
+function autoscaleBox(a, spec) {
+  const status = a.autoscaleStatus;
+  const box = el('div', 'autoscale');
+  box.append(el('span', 'auto', autoscaleText(spec, status, a.chargedReplicas)));
+  for (const b of conditionBadges(status)) {
+    const badge = el('span', `badge badge-${CONDITION_TYPES.includes(b.type) ? b.type : 'other'}`, b.type);
+    badge.title = printable(b.title);
+    box.append(badge);
+  }
+  const last = decisionText(status, (iso) => new Date(iso).toLocaleTimeString());
+  if (last) {
+    const line = el('div', 'decision', last);
+    line.title = printable(status?.lastDecision?.reason ?? '');
+    box.append(line);
+  }
+  return box;
+}
+
+/**
  * A queued admission instead of its timeline (nothing has started): its place and estimated wait
  * (`place`, from GET /queue) and when it expires.
  * @param {Admission} a @param {import('./queue.js').QueueItem | undefined} place
@@ -171,6 +198,7 @@ function admissionRow(a, onDelete, onCancel, places) {
   tr.dataset.state = a.state;
   const name = el('td', undefined, a.name);
   name.append(el('span', 'id', a.id), el('div', 'replicas', replicasText(a)));
+  if (a.spec.autoscale) name.append(autoscaleBox(a, a.spec.autoscale));
   const state = el('td');
   state.append(el('span', `state state-${a.state}`, a.state));
   const tl = el('td');
