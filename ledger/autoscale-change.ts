@@ -13,7 +13,7 @@
 // controller's move joins its fence: a deposed leader changes nothing.
 import type { Shortfall } from '../schema/api.ts';
 import { ACTIVE_STATES } from '../schema/admission.ts';
-import { clampReplicas, type AutoscaleStatus } from '../schema/autoscale.ts';
+import { autoscaleStatusSchema, clampReplicas, type AutoscaleStatus } from '../schema/autoscale.ts';
 import { NO_AMOUNTS, REPLICA_RESOURCES, type ModelServiceSpec } from '../schema/model-service.ts';
 import { scaleDelta } from '../schema/scale.ts';
 import { advanceGeneration, insertChange } from './change.ts';
@@ -142,4 +142,17 @@ export async function writeAutoscaleStatus(q: Queryable, a: { tenant: string; id
     [...ACTIVE_STATES],
   ]);
   return r.rowsAffected === 1;
+}
+
+/** What the autoscaler last wrote for the admission (null: nothing, or unreadable): a new leader's starting point. */
+export async function readAutoscaleStatus(q: Queryable, tenant: string, id: string): Promise<AutoscaleStatus | null> {
+  const row = (await q.execute('SELECT autoscale_status FROM reservation WHERE tenant = ? AND id = ?', [tenant, id])).rows[0];
+  return autoscaleStatusOf(row?.autoscale_status);
+}
+
+/** The autoscale_status column as written (an unreadable one reads as none). */
+export function autoscaleStatusOf(v: unknown): AutoscaleStatus | null {
+  if (v === null || v === undefined) return null;
+  const parsed = autoscaleStatusSchema.safeParse(json(v));
+  return parsed.success ? parsed.data : null;
 }

@@ -11,7 +11,7 @@ import { LABELS, type ModelService } from '../../schema/model-service.ts';
 import type { AutoscaleCondition, AutoscaleConditionType, AutoscaleDecision, AutoscaleStatus } from '../../schema/autoscale.ts';
 import type { Shortfall } from '../../schema/api.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
-import { autoscaleChange, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
+import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
 import type { Db } from '../../ledger/db.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -83,7 +83,7 @@ export class Autoscaler {
     const id = ms.metadata.labels![LABELS.admissionId]!;
     const tenant = ms.metadata.labels?.[LABELS.tenant];
     if (!tenant) return;
-    const t = this.#tracked.get(key) ?? { memory: emptyMemory(), lastDecision: null, quotaLimited: null, conditionsSince: {}, written: null };
+    const t = this.#tracked.get(key) ?? (await this.#track(tenant, id));
     this.#tracked.set(key, t);
     const now = this.#d.now();
     const current = ms.spec!.replicas;
@@ -108,6 +108,18 @@ export class Autoscaler {
       t.quotaLimited = null; // the load no longer asks for more than the quota gave
     }
     await this.#writeStatus(t, { tenant, id, key }, d, observation, at);
+  }
+
+  /** A newly seen admission: its last decision and conditions as the previous leader (or this one, before a restart) left them. */
+  async #track(tenant: string, id: string): Promise<Tracked> {
+    const stored = await readAutoscaleStatus(this.#d.db, tenant, id);
+    return {
+      memory: emptyMemory(),
+      lastDecision: stored?.lastDecision ?? null,
+      quotaLimited: null,
+      conditionsSince: Object.fromEntries((stored?.conditions ?? []).map((c) => [c.type, c.since])),
+      written: null,
+    };
   }
 
   async #observe(ms: ModelService & KubeObject, id: string, signal: AbortSignal): Promise<Observation> {

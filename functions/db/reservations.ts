@@ -6,7 +6,7 @@ import { readLastError } from '../../schema/tenant-errors.ts';
 import { chargedReplicasOf, pendingChangeOf, type ChangeProgress } from '../../schema/scale.ts';
 import { ACTIVE_STATES, crNameFor, NEVER_CHARGED_STATES, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
-import { autoscaleStatusSchema, type AutoscaleStatus } from '../../schema/autoscale.ts';
+import { autoscaleStatusOf } from '../../ledger/autoscale-change.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
@@ -136,16 +136,9 @@ function toStored(row: Row): StoredAdmission {
       }),
       queue: queueInfoOf(row),
       lastFailure: failureOrNull(row.b_last_failure),
-      autoscaleStatus: spec.autoscale ? autoscaleStatusOrNull(row.autoscale_status) : null,
+      autoscaleStatus: spec.autoscale ? autoscaleStatusOf(row.autoscale_status) : null,
     },
   };
-}
-
-/** The autoscaler's last word, if it wrote one that still reads (an unreadable one shows as none). */
-function autoscaleStatusOrNull(v: unknown): AutoscaleStatus | null {
-  if (v === null || v === undefined) return null;
-  const parsed = autoscaleStatusSchema.safeParse(json(v));
-  return parsed.success ? parsed.data : null;
 }
 
 /** The queue columns as the API shows them; position and estimate are filled in by the reads that compute them (functions/services/queue.ts). */
