@@ -11,7 +11,7 @@ import { LABELS, type ModelService } from '../../schema/model-service.ts';
 import type { AutoscaleCondition, AutoscaleConditionType, AutoscaleDecision, AutoscaleStatus } from '../../schema/autoscale.ts';
 import type { Shortfall } from '../../schema/api.ts';
 import { canonicalJson } from '../../schema/canonical-json.ts';
-import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
+import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus, type AutoscaleChangeInput, type AutoscaleChangeResult } from '../../ledger/autoscale-change.ts';
 import type { Db } from '../../ledger/db.ts';
 import type { KubeObject } from '../runtime/informer.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -19,8 +19,21 @@ import { decide, emptyMemory, recordChange, type AutoscaleMemory, type Observati
 import type { AutoscaleMetrics } from './metrics.ts';
 import { podTargets, type PodLoad, type PodTarget, type ScrapedPod } from './scrape.ts';
 
+/** The autoscaler's ledger calls (ledger/autoscale-change.ts, bound to the ledger's Db in setup). */
+export interface AutoscaleLedger {
+  change(input: AutoscaleChangeInput): Promise<AutoscaleChangeResult>;
+  writeStatus(a: { tenant: string; id: string; epoch: number; status: AutoscaleStatus }): Promise<boolean>;
+  readStatus(tenant: string, id: string): Promise<AutoscaleStatus | null>;
+}
+
+export const autoscaleLedger = (db: Db): AutoscaleLedger => ({
+  change: (input) => autoscaleChange(db, input),
+  writeStatus: (a) => writeAutoscaleStatus(db, a),
+  readStatus: (tenant, id) => readAutoscaleStatus(db, tenant, id),
+});
+
 export interface AutoscalerDeps {
-  db: Db;
+  ledger: AutoscaleLedger;
   /** The ModelServices of the cache (the informer's list). */
   modelServices: () => ReadonlyArray<ModelService & KubeObject>;
   /** The cached pods of a namespace. */
@@ -93,7 +106,7 @@ export class Autoscaler {
     this.#d.metrics.decisions.inc({ reason: d.reason });
     const at = new Date(now);
     if (d.replicas !== current) {
-      const res = await autoscaleChange(this.#d.db, { tenant, id, epoch: await this.#d.epochFor(tenant), want: d.replicas, now: at });
+      const res = await this.#d.ledger.change({ tenant, id, epoch: await this.#d.epochFor(tenant), want: d.replicas, now: at });
       if (res.outcome === 'changed') {
         t.memory = recordChange(t.memory, now);
         t.lastDecision = { at: at.toISOString(), fromReplicas: res.from, toReplicas: res.to, desiredReplicas: d.replicas, reason: `${d.reason}: ${d.message}` };
@@ -112,7 +125,7 @@ export class Autoscaler {
 
   /** A newly seen admission: its last decision and conditions as the previous leader (or this one, before a restart) left them. */
   async #track(tenant: string, id: string): Promise<Tracked> {
-    const stored = await readAutoscaleStatus(this.#d.db, tenant, id);
+    const stored = await this.#d.ledger.readStatus(tenant, id);
     return {
       memory: emptyMemory(),
       lastDecision: stored?.lastDecision ?? null,
@@ -156,7 +169,7 @@ export class Autoscaler {
     // Written when what it says changed — not for every new load reading or timestamp.
     const shown = canonicalJson({ ...status, load: null, observedAt: null, conditions: conditions.map((c) => ({ ...c, message: c.type === 'Panic' ? '' : c.message })) });
     if (shown === t.written) return;
-    if (await writeAutoscaleStatus(this.#d.db, { tenant: k.tenant, id: k.id, epoch: await this.#d.epochFor(k.tenant), status })) t.written = shown;
+    if (await this.#d.ledger.writeStatus({ tenant: k.tenant, id: k.id, epoch: await this.#d.epochFor(k.tenant), status })) t.written = shown;
   }
 }
 

@@ -20,7 +20,7 @@ import { reservationReconciler } from './reconcile.ts';
 import type { ReservationDeps } from './reconcile-deps.ts';
 import { ResyncLoop, resyncOnce } from './resync.ts';
 import { queueSweepOnce } from './queue-trigger.ts';
-import { Autoscaler } from '../autoscale/autoscaler.ts';
+import { Autoscaler, autoscaleLedger } from '../autoscale/autoscaler.ts';
 import { autoscaleMetrics } from '../autoscale/metrics.ts';
 import { scrapePods } from '../autoscale/scrape.ts';
 import type { ScrapedPod } from '../autoscale/scrape.ts';
@@ -153,7 +153,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   const as = { ...AUTOSCALE_DEFAULTS, ...o.autoscale };
   const pods = mgr.cache.informer<ScrapedPod & KubeObject>('Pod');
   const autoscaler = new Autoscaler({
-    db: o.db,
+    ledger: autoscaleLedger(o.db),
     modelServices: () => modelServices.list(),
     pods: (ns) => pods.list(ns),
     scrape: (targets, signal) => scrapePods(targets, { fetch, timeoutMs: as.scrapeTimeoutMs, concurrency: as.scrapeConcurrency }, signal),
