@@ -95,7 +95,7 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<A
     tenant,
     reservationId: id,
     generation: next,
-    idempotencyKey: requestId,
+    idempotencyKey: autoscalerKey(id, next),
     requestHash: AUTOSCALER_HASH,
     fromReplicas: from,
     toReplicas: to,
@@ -126,7 +126,13 @@ export function affordableReplicas(spec: Pick<ModelServiceSpec, 'resources'>, qu
   return fit;
 }
 
-/** The request_hash of the autoscaler's change rows: its keys (`autoscale:<id>:<generation>`) are never replayed. */
+/**
+ * The Idempotency-Key of the autoscaler's change row: with spaces, which a tenant's key can never
+ * hold (schema/admission.ts idempotencyKey), so no PATCH can take the key of a later autoscaler change.
+ */
+export const autoscalerKey = (id: string, generation: number): string => `autoscaler ${id} ${generation}`;
+
+/** The request_hash of the autoscaler's change rows: their keys are never replayed. */
 const AUTOSCALER_HASH = '0'.repeat(64);
 
 /**

@@ -340,11 +340,13 @@ describe('Autoscaler.tick: what it works on', () => {
   });
 
   test.each([
-    ['skipped (change pending): not counted, asked again next tick', { outcome: 'skipped', reason: 'change-pending' } as const, 2, null],
-    ['changed: counted, the next tick is rate-limited', changed(1, 2), 1, { fromReplicas: 1, toReplicas: 2 }],
-  ])('with one change a minute, a %s', async (_, result, calls, lastDecision) => {
+    ['1 a minute, skipped (change pending): every ledger transaction counts, the next tick is rate-limited', 1, { outcome: 'skipped', reason: 'change-pending' } as const, 1, null],
+    ['60 a minute, skipped (change pending): asked again next tick', 60, { outcome: 'skipped', reason: 'change-pending' } as const, 2, null],
+    ['1 a minute, changed: the next tick is rate-limited', 1, changed(1, 2), 1, { fromReplicas: 1, toReplicas: 2 }],
+    ['60 a minute, changed: not asked again while the ModelService does not carry it yet', 60, changed(1, 2), 1, { fromReplicas: 1, toReplicas: 2 }],
+  ])('with %s', async (_, maxChangesPerMinute, result, calls, lastDecision) => {
     const h = harness();
-    h.put(modelService('a', { replicas: 1, autoscale: autoscale({ maxChangesPerMinute: 1 }) }), load(20)); // asks 2; the cache stays at 1
+    h.put(modelService('a', { replicas: 1, autoscale: autoscale({ maxChangesPerMinute }) }), load(20)); // asks 2; the cache stays at 1
     h.ledger.script('adm-a', result, { outcome: 'skipped', reason: 'change-pending' });
     await h.tick();
     await h.tick();

@@ -56,6 +56,8 @@ interface Tracked {
   conditionsSince: Partial<Record<AutoscaleConditionType, string>>;
   /** The status last written (canonical JSON of its shown part), to write only on change. */
   written: string | null;
+  /** The replicas of a change this process committed, until the ModelService carries them. */
+  appliedTo: number | null;
 }
 
 export class Autoscaler {
@@ -105,10 +107,15 @@ export class Autoscaler {
     t.memory = d.memory;
     this.#d.metrics.decisions.inc({ reason: d.reason });
     const at = new Date(now);
-    if (d.replicas !== current) {
+    // A change committed but not on the ModelService yet is still in flight: no transaction for it.
+    if (t.appliedTo !== null && t.appliedTo === current) t.appliedTo = null;
+    if (d.replicas !== current && t.appliedTo === null) {
       const res = await this.#d.ledger.change({ tenant, id, epoch: await this.#d.epochFor(tenant), want: d.replicas, now: at });
+      // Every ledger transaction counts toward maxChangesPerMinute, not only the committed ones: a
+      // QuotaLimited admission retries at that pace, never once per tick.
+      t.memory = recordChange(t.memory, now);
       if (res.outcome === 'changed') {
-        t.memory = recordChange(t.memory, now);
+        t.appliedTo = res.to;
         t.lastDecision = { at: at.toISOString(), fromReplicas: res.from, toReplicas: res.to, desiredReplicas: d.replicas, reason: `${d.reason}: ${d.message}` };
         t.quotaLimited = res.short.length > 0 ? { short: res.short, since: t.quotaLimited?.since ?? at.toISOString(), wanted: d.replicas } : null;
         this.#d.metrics.changes.inc({ direction: res.to > res.from ? 'up' : 'down', grant: res.short.length > 0 ? 'partial' : 'full' });
@@ -132,6 +139,7 @@ export class Autoscaler {
       quotaLimited: null,
       conditionsSince: Object.fromEntries((stored?.conditions ?? []).map((c) => [c.type, c.since])),
       written: null,
+      appliedTo: null,
     };
   }
 

@@ -19,7 +19,7 @@ import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/s
 import { dequeueByWorker, getQueue } from '../../functions/services/queue.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { scaleAdmission } from '../../functions/services/scale.ts';
-import { autoscaleChange, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
+import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
 import { autoscaleSpecSchema } from '../../schema/autoscale.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
@@ -191,6 +191,7 @@ async function exerciseEverything(): Promise<void> {
   await recordScaleApplied(db, at(id), 4, true, epoch, new Date());
   await as('ledger/autoscale-change.ts:autoscaleChange', async () => expect(await autoscaleChange(db, { tenant, id, epoch, want: 2, now: new Date() })).toMatchObject({ outcome: 'changed', to: 2 }));
   await recordScaleApplied(db, at(id), 5, true, epoch, new Date());
+  await as('ledger/autoscale-change.ts:readAutoscaleStatus', () => readAutoscaleStatus(db, tenant, id));
   await as('ledger/autoscale-change.ts:writeAutoscaleStatus', () =>
     writeAutoscaleStatus(db, { tenant, id, epoch, status: { desiredReplicas: 2, load: 12, panic: false, lastDecision: null, conditions: [], observedAt: new Date().toISOString() } }),
   );
@@ -363,6 +364,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/change.ts:insertChange',
       'ledger/autoscale-change.ts:changeOnce',
       'ledger/autoscale-change.ts:writeAutoscaleStatus',
+      'ledger/autoscale-change.ts:readAutoscaleStatus',
       'ledger/queue.ts:queuedCount',
       'ledger/queue.ts:lockQuota',
       'ledger/queue.ts:readQueue',
