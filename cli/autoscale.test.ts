@@ -107,6 +107,9 @@ describe('get of an autoscaled admission', () => {
       '  endpoint:  -',
     ]);
   });
+  it('the ready pods the autoscaler last counted, when it reported them', () => {
+    expect(lines(autoscaled(status({ readyReplicas: 2 })))).toContain('    desired 4 (load 35.25) · replicas 3 · charged 3 · ready 2');
+  });
   it('every condition with its message; panic on the range line; a change in flight and what is charged meanwhile', () => {
     const a = autoscaled(status({ panic: true, conditions: [metricsUnavailable, panic], lastDecision: { ...decision, desiredReplicas: 3 } }), {
       replicas: 2,

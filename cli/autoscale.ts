@@ -24,13 +24,14 @@ function replicasNow(a: AdmissionView): string {
   return String(a.replicas ?? a.spec.replicas);
 }
 
-/** "desired 4 (load 35.2) · replicas 3 · charged 3": what the load asks for, what is set, what the quota covers. */
+/** "desired 4 (load 35.2) · replicas 3 · charged 3 · ready 3": what the load asks for, what is set, what the quota covers, what carries the load. */
 export function autoscaleCounts(a: AdmissionView): string {
   const st = a.autoscaleStatus;
   const desired = st?.desiredReplicas ?? null;
   const load = st?.load ?? null;
   const asked = desired === null ? 'desired not known yet (no load reading)' : `desired ${desired}${load === null ? '' : ` (load ${num(load)})`}`;
-  return `${asked} · replicas ${replicasNow(a)} · charged ${a.chargedReplicas ?? '?'}`;
+  const ready = st?.readyReplicas === undefined ? '' : ` · ready ${st.readyReplicas}`;
+  return `${asked} · replicas ${replicasNow(a)} · charged ${a.chargedReplicas ?? '?'}${ready}`;
 }
 
 type Decision = NonNullable<AutoscaleStatusView['lastDecision']>;

@@ -58,6 +58,7 @@ export type AutoscaleSpecView = z.output<typeof autoscaleSpecView>;
 /** What the controller's autoscaler last decided and why (schema/autoscale.ts autoscaleStatusSchema). */
 export const autoscaleStatusView = z.looseObject({
   desiredReplicas: z.number().nullable().optional(),
+  readyReplicas: z.number().optional(),
   load: z.number().nullable().optional(),
   panic: z.boolean().optional(),
   lastDecision: z

@@ -58,6 +58,7 @@ describe('the autoscaling texts', () => {
     expect(autoscaleText(range, status, 3)).toBe('auto 1–8: desired 4, charged 3');
     expect(autoscaleText(range, null, 1)).toBe('auto 1–8: desired not known yet, charged 1');
     expect(autoscaleText(range, { ...status, desiredReplicas: 0 }, undefined)).toBe('auto 1–8: desired 0, charged ?');
+    expect(autoscaleText(range, { ...status, readyReplicas: 2 }, 3)).toBe('auto 1–8: desired 4, charged 3, ready 2');
   });
   it('badges in a fixed order, each titled with its message (else its reason)', () => {
     expect(conditionBadges(status)).toEqual([

@@ -105,6 +105,7 @@ export type AutoscaleDecision = z.output<typeof autoscaleDecisionSchema>;
 /** What the controller's autoscaler writes for the tenant to see (reservation.autoscale_status). */
 export const autoscaleStatusSchema = z.object({
   desiredReplicas: z.number().int().min(0).nullable().describe('What the load asks for now (null: no reading yet).'),
+  readyReplicas: z.number().int().min(0).describe('Pods Ready and not terminating when the autoscaler last looked: the replicas that carry the load.'),
   load: z.number().min(0).nullable().describe('The averaged load (queue + busy) the last decision saw.'),
   panic: z.boolean(),
   lastDecision: autoscaleDecisionSchema.nullable().describe('The last change the autoscaler committed to the ledger.'),

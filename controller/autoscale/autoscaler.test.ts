@@ -171,6 +171,7 @@ describe('Autoscaler.tick: a scale-up goes through the ledger, the status is wri
     expect(h.ledger.written('adm-a')).toEqual([
       {
         desiredReplicas: 2,
+        readyReplicas: 1,
         load: 15,
         panic: false,
         lastDecision: { at: iso(T0), fromReplicas: 1, toReplicas: 2, desiredReplicas: 2, reason: expect.stringMatching(/^scale-up: load 15 /) },
@@ -181,12 +182,14 @@ describe('Autoscaler.tick: a scale-up goes through the ledger, the status is wri
     expect(await value(h.metrics.changes, { direction: 'up', grant: 'full' })).toBe(1);
     expect(await value(h.metrics.decisions, { reason: 'scale-up' })).toBe(1);
 
-    // The ledger controller applied it: 2 replicas carry the same load. Nothing to change, nothing new to say.
+    // The ledger controller applied it: 2 replicas carry the same load. Nothing to change; the one
+    // new thing to say is the second ready pod, said once.
     h.put(modelService('a', { replicas: 2 }), load(5, 3), load(5, 2));
     await h.tick();
     await h.tick();
     expect(h.ledger.changes).toHaveLength(1);
-    expect(h.ledger.writes).toHaveLength(1);
+    expect(h.ledger.writes).toHaveLength(2);
+    expect(h.ledger.written('adm-a').at(-1)).toMatchObject({ readyReplicas: 2, desiredReplicas: 2 });
     expect(h.scrapes).toHaveLength(3);
   });
 
@@ -252,7 +255,7 @@ describe('Autoscaler.tick: without a reading it holds', () => {
     expect(h.ledger.changes).toEqual([]);
     expect(h.scrapes).toEqual([[{ name: 'a-0', ip: '10.0.0.1', port: 8000 }, { name: 'a-1', ip: '10.0.0.2', port: 8000 }]]);
     expect(h.ledger.written('adm-a')).toEqual([
-      { desiredReplicas: null, load: null, panic: false, lastDecision: null, conditions: [{ type: 'MetricsUnavailable', reason: 'Holding', message: `a-1: ${error}`, since: iso(T0) }], observedAt: iso(T0) },
+      { desiredReplicas: null, readyReplicas: 2, load: null, panic: false, lastDecision: null, conditions: [{ type: 'MetricsUnavailable', reason: 'Holding', message: `a-1: ${error}`, since: iso(T0) }], observedAt: iso(T0) },
     ]);
     expect(await value(h.metrics.metricsUnavailable)).toBe(1);
     expect(await value(h.metrics.scrapeErrors)).toBe(1);

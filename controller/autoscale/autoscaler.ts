@@ -102,7 +102,7 @@ export class Autoscaler {
     this.#tracked.set(key, t);
     const now = this.#d.now();
     const current = ms.spec!.replicas;
-    const observation = await this.#observe(ms, id, signal);
+    const { observation, ready } = await this.#observe(ms, id, signal);
     const d = decide({ now, spec, current, observation, memory: t.memory });
     t.memory = d.memory;
     this.#d.metrics.decisions.inc({ reason: d.reason });
@@ -127,7 +127,7 @@ export class Autoscaler {
     } else if (t.quotaLimited && (d.desired === null || d.desired <= current)) {
       t.quotaLimited = null; // the load no longer asks for more than the quota gave
     }
-    await this.#writeStatus(t, { tenant, id, key }, d, observation, at);
+    await this.#writeStatus(t, { tenant, id, key }, d, observation, ready, at);
   }
 
   /** A newly seen admission: its last decision and conditions as the previous leader (or this one, before a restart) left them. */
@@ -143,23 +143,25 @@ export class Autoscaler {
     };
   }
 
-  async #observe(ms: ModelService & KubeObject, id: string, signal: AbortSignal): Promise<Observation> {
+  /** The admission's load from its ready pods (and how many are ready). */
+  async #observe(ms: ModelService & KubeObject, id: string, signal: AbortSignal): Promise<{ observation: Observation; ready: number }> {
     const ns = ms.metadata.namespace ?? '';
     const pods = this.#d.pods(ns).filter((p) => p.metadata.labels?.[LABELS.admissionId] === id);
     const { targets, ready } = podTargets(pods, ms.spec!.port);
-    if (ready === 0) return { kind: 'unavailable', reason: 'no ready pod to read the load from' };
-    if (targets.length < ready) return { kind: 'unavailable', reason: `${ready - targets.length} ready pod(s) have no address yet` };
+    const unavailable = (reason: string) => ({ observation: { kind: 'unavailable', reason } as const, ready });
+    if (ready === 0) return unavailable('no ready pod to read the load from');
+    if (targets.length < ready) return unavailable(`${ready - targets.length} ready pod(s) have no address yet`);
     const loads = await this.#d.scrape(targets, signal);
     const failed = loads.filter((l) => !l.ok);
     if (failed.length > 0) {
       this.#d.metrics.scrapeErrors.inc(failed.length);
-      return { kind: 'unavailable', reason: failed.map((f) => `${f.pod}: ${f.ok ? '' : f.error}`).join('; ') };
+      return unavailable(failed.map((f) => `${f.pod}: ${f.ok ? '' : f.error}`).join('; '));
     }
     const total = loads.reduce((sum, l) => sum + (l.ok ? l.waiting + l.busy : 0), 0);
-    return { kind: 'load', total, readyPods: ready };
+    return { observation: { kind: 'load', total, readyPods: ready }, ready };
   }
 
-  async #writeStatus(t: Tracked, k: { tenant: string; id: string; key: string }, d: ReturnType<typeof decide>, observation: Observation, at: Date): Promise<void> {
+  async #writeStatus(t: Tracked, k: { tenant: string; id: string; key: string }, d: ReturnType<typeof decide>, observation: Observation, ready: number, at: Date): Promise<void> {
     const wanted: Array<{ type: AutoscaleConditionType; reason: string; message: string }> = [];
     if (t.quotaLimited) {
       const short = t.quotaLimited.short.map((s) => `${s.resource} ${s.requested} requested, ${s.available} available`).join('; ');
@@ -173,7 +175,7 @@ export class Autoscaler {
       return { ...c, since: since[c.type]! };
     });
     t.conditionsSince = since;
-    const status: AutoscaleStatus = { desiredReplicas: d.desired, load: d.load, panic: d.panic, lastDecision: t.lastDecision, conditions, observedAt: at.toISOString() };
+    const status: AutoscaleStatus = { desiredReplicas: d.desired, readyReplicas: ready, load: d.load, panic: d.panic, lastDecision: t.lastDecision, conditions, observedAt: at.toISOString() };
     // Written when what it says changed — not for every new load reading or timestamp.
     const shown = canonicalJson({ ...status, load: null, observedAt: null, conditions: conditions.map((c) => ({ ...c, message: c.type === 'Panic' ? '' : c.message })) });
     if (shown === t.written) return;

@@ -26,13 +26,18 @@ export interface ControlPlane {
 
 export const FAKE_NODE = 'kwok-node-0';
 export const SA_ISSUER = 'https://kubernetes.default.svc.cluster.local';
-/** In the log dir: JSON lines (metadata only) of the requests ServiceAccounts made. */
+/** In the log dir: JSON lines of the requests ServiceAccounts made (metadata only; Deployment writes with their request bodies). */
 export const AUDIT_LOG = 'audit.log';
 
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+# Deployment writes with their bodies: the autoscaling test reads the replicas each one set.
+- level: Request
+  userGroups: ["system:serviceaccounts"]
+  resources: [{ group: "apps", resources: ["deployments"] }]
+  verbs: ["create", "update", "patch"]
 - level: Metadata
   userGroups: ["system:serviceaccounts"]
 - level: None

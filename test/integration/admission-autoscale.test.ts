@@ -150,7 +150,7 @@ describe("the autoscaler's change", () => {
     const id = await admitted('as-fence');
     const before = await L.fingerprint();
     expect(await change('as-fence', id, 3, epoch - 1)).toEqual({ outcome: 'skipped', reason: 'fenced' });
-    const status: AutoscaleStatus = { desiredReplicas: 3, load: 25, panic: false, lastDecision: null, conditions: [], observedAt: new Date().toISOString() };
+    const status: AutoscaleStatus = { desiredReplicas: 3, readyReplicas: 1, load: 25, panic: false, lastDecision: null, conditions: [], observedAt: new Date().toISOString() };
     expect(await writeAutoscaleStatus(L.db, { tenant: 'as-fence', id, epoch: epoch - 1, status })).toBe(false);
     expect(await L.fingerprint()).toBe(before);
     // The leader's status write is what the tenant reads.

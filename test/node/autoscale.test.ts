@@ -2,13 +2,16 @@
 // keeps N streamed completions in flight through the Service's ClusterIP (kube-proxy), the
 // controller reads each ready pod's /metrics over the pod network and scales through the ledger.
 //  - ramp: load 50 at a target of 10 per replica asks 5; the quota has room for +3 over 1, so the
-//    replicas stop at exactly 4 with QuotaLimited shown, and every replicas value the Deployment
-//    ever had was charged before a watch saw it;
+//    replicas stop at exactly 4 with QuotaLimited shown; every replicas value the Deployment ever
+//    had was charged before a watch saw it, and before its write reached the API server (audit log);
 //  - sawtooth: 5 minutes of load going 0 ↔ 30, sampled every 200 ms: never more pods (Terminating
 //    ones included) than charged replicas;
 //  - refund after Terminating: pods held Terminating 20 s (the mock's MOCK_SHUTDOWN_DELAY_S); the
 //    scale-down's refund comes after the last surplus pod object was seen, exactly once.
-import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { AUDIT_LOG } from '../../scripts/testenv/kube.ts';
 import { Watch } from '@kubernetes/client-node';
 import { mockAdmission, podsOf, useNodeSystem } from '../support/real-node.ts';
 import { waitFor } from '../support/wait.ts';
@@ -110,6 +113,18 @@ function invariantChecker(id: string) {
   };
 }
 
+/** The Deployment's writes in the audit log (Request level for deployments): when each reached the API server and the replicas it set. */
+function deploymentWrites(name: string): Array<{ at: number; replicas: number }> {
+  const text = readFileSync(join(inject('stack').logDir, AUDIT_LOG), 'utf8');
+  return text
+    .split('\n')
+    .filter((l) => l.includes(name) && l.includes('"deployments"'))
+    .map((l) => JSON.parse(l) as { stage: string; verb: string; objectRef?: { resource?: string; name?: string }; requestReceivedTimestamp: string; responseStatus?: { code?: number }; requestObject?: { spec?: { replicas?: number } } })
+    .filter((e) => e.stage === 'ResponseComplete' && e.objectRef?.resource === 'deployments' && e.objectRef.name === name && (e.responseStatus?.code ?? 500) < 300)
+    .filter((e) => typeof e.requestObject?.spec?.replicas === 'number')
+    .map((e) => ({ at: Date.parse(e.requestReceivedTimestamp), replicas: e.requestObject!.spec!.replicas! }));
+}
+
 const status = async (id: string) => (await system().api(`/requests/${id}`)).body as ApiBody & { replicas: number; chargedReplicas: number; autoscaleStatus: Record<string, unknown> | null };
 
 let cleanup: Array<() => Promise<void>> = [];
@@ -167,8 +182,16 @@ describe('autoscaling on the real node', () => {
     expect(checker.violations).toEqual([]);
     expect(load.errors).toEqual([]);
     // In the ledger: one charge per scale-up generation, none beyond the quota.
-    const moves = await system().ledger.db.execute("SELECT generation, cpu_millis FROM quota_movement WHERE reservation_id = ? AND direction = 'charge' ORDER BY generation", [id]);
+    const moves = await system().ledger.db.execute("SELECT generation, cpu_millis, at FROM quota_movement WHERE reservation_id = ? AND direction = 'charge' ORDER BY generation", [id]);
     expect(moves.rows.reduce((sum, m) => sum + Number(m.cpu_millis), 0)).toBe(4 * PER_REPLICA_CPU);
+    // In the API server's audit log: every write of the Deployment set replicas the ledger had
+    // charged before the write reached the API server.
+    const charges = moves.rows.map((m) => ({ at: Date.parse(time(m.at)), replicas: Number(m.cpu_millis) / PER_REPLICA_CPU }));
+    const chargedAt = (t: number) => charges.filter((c) => c.at <= t).reduce((sum, c) => sum + c.replicas, 0);
+    const writes = deploymentWrites(`md-${id.toLowerCase()}`);
+    expect(writes.length).toBeGreaterThanOrEqual(2); // the create, and at least one scale-up
+    expect(Math.max(...writes.map((w) => w.replicas))).toBe(4);
+    expect(writes.filter((w) => w.replicas > chargedAt(w.at)).map((w) => `${new Date(w.at).toISOString()}: ${w.replicas} > charged ${chargedAt(w.at)}`)).toEqual([]);
   }, 240_000);
 
   it('sawtooth for 5 minutes: at no sampled moment more pods than charged replicas', async () => {

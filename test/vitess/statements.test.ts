@@ -193,7 +193,7 @@ async function exerciseEverything(): Promise<void> {
   await recordScaleApplied(db, at(id), 5, true, epoch, new Date());
   await as('ledger/autoscale-change.ts:readAutoscaleStatus', () => readAutoscaleStatus(db, tenant, id));
   await as('ledger/autoscale-change.ts:writeAutoscaleStatus', () =>
-    writeAutoscaleStatus(db, { tenant, id, epoch, status: { desiredReplicas: 2, load: 12, panic: false, lastDecision: null, conditions: [], observedAt: new Date().toISOString() } }),
+    writeAutoscaleStatus(db, { tenant, id, epoch, status: { desiredReplicas: 2, readyReplicas: 2, load: 12, panic: false, lastDecision: null, conditions: [], observedAt: new Date().toISOString() } }),
   );
 
   // The queue: enqueue, cancel, the reads, the Worker's and the controller's dequeue.

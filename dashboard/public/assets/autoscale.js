@@ -9,7 +9,7 @@
  * @typedef {{ minReplicas: number, maxReplicas: number, targetQueuePerReplica: number }} AutoscaleSpec
  * @typedef {{ type: string, reason?: string, message?: string, since?: string }} AutoscaleCondition
  * @typedef {{ at: string, fromReplicas: number, toReplicas: number, desiredReplicas?: number, reason: string }} AutoscaleDecision
- * @typedef {{ desiredReplicas?: number | null, load?: number | null, panic?: boolean, lastDecision?: AutoscaleDecision | null,
+ * @typedef {{ desiredReplicas?: number | null, readyReplicas?: number, load?: number | null, panic?: boolean, lastDecision?: AutoscaleDecision | null,
  *   conditions?: AutoscaleCondition[], observedAt?: string | null }} AutoscaleStatus
  */
 
@@ -17,12 +17,14 @@
 export const CONDITION_TYPES = ['QuotaLimited', 'MetricsUnavailable', 'Panic'];
 
 /**
- * "auto 1–8: desired 4, charged 3" (desired: what the load asks for; not known before the first reading).
+ * "auto 1–8: desired 4, charged 3, ready 3" (desired: what the load asks for; not known before the first
+ * reading; ready: the pods that carry the load when the autoscaler last looked).
  * @param {AutoscaleSpec} spec @param {AutoscaleStatus | null | undefined} status @param {number | undefined} charged
  */
 export function autoscaleText(spec, status, charged) {
   const desired = status?.desiredReplicas;
-  return `auto ${spec.minReplicas}–${spec.maxReplicas}: desired ${desired ?? 'not known yet'}, charged ${charged ?? '?'}`;
+  const ready = typeof status?.readyReplicas === 'number' ? `, ready ${status.readyReplicas}` : '';
+  return `auto ${spec.minReplicas}–${spec.maxReplicas}: desired ${desired ?? 'not known yet'}, charged ${charged ?? '?'}${ready}`;
 }
 
 /**
