@@ -34,8 +34,6 @@ export interface AutoscaleChangeInput {
   /** The replicas the autoscaler decided (clamped to the stored spec's min..max here). */
   want: number;
   now: Date;
-  /** Called inside the transaction after its writes, before COMMIT (crash injection). */
-  beforeCommit?: () => void;
 }
 
 export type AutoscaleChangeResult =
@@ -108,7 +106,6 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<A
     // Under the quota-row locks the grant fits: a refusal here is a bug, never a partial write.
     if (!(await chargeQuota(tx, tenant, charge, now))) throw new Error(`autoscale: the charge of ${to - from} replicas was refused under the quota lock`);
   }
-  input.beforeCommit?.();
   return { outcome: 'changed', from, to, generation: next, short };
 }
 
