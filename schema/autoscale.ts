@@ -3,6 +3,7 @@
 // shows of the controller's work. Pure. The algorithm is controller/autoscale/decide.ts; every
 // scale-up it decides is charged in the ledger BEFORE the Deployment changes (ledger/change.ts).
 import { z } from 'zod';
+import { canonicalJson } from './canonical-json.ts';
 
 export const AUTOSCALE_DEFAULTS = {
   stableWindowSeconds: 60,
@@ -116,3 +117,22 @@ export type AutoscaleStatus = z.output<typeof autoscaleStatusSchema>;
 
 /** Replicas clamped into the spec's range. */
 export const clampReplicas = (spec: Pick<AutoscaleSpec, 'minReplicas' | 'maxReplicas'>, n: number): number => Math.min(spec.maxReplicas, Math.max(spec.minReplicas, n));
+
+/**
+ * An autoscale spec as the ledger and the ModelService compare it: canonical JSON without the
+ * fields set to null (a JSON merge patch of `metricsFallback: null` removes the key on the CR, so
+ * "null" and "absent" are the same spec); null when there is none.
+ */
+export function autoscaleIdentity(spec: unknown): string | null {
+  if (spec === null || spec === undefined || typeof spec !== 'object') return null;
+  return canonicalJson(Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== null && v !== undefined)));
+}
+
+/** The spec's fields that may be null: absent from its identity, sent as null in a merge patch. */
+const NULLABLE_FIELDS = ['metricsFallback'] as const;
+
+/** The body of spec.autoscale in a JSON merge patch that makes the CR's equal `identity` (a null field removes the CR's). */
+export function autoscalePatch(identity: string | null): Record<string, unknown> | null {
+  if (identity === null) return null;
+  return { ...Object.fromEntries(NULLABLE_FIELDS.map((f) => [f, null])), ...(JSON.parse(identity) as Record<string, unknown>) };
+}

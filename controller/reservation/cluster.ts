@@ -5,7 +5,7 @@
 // scale it back to its charge, and surface ReleaseBlocked as a condition on the CR while it
 // exists. Every live read is reported to `onLiveRead` (the modeldock_ledger_live_reads_total metric).
 import { LABELS, NO_AMOUNTS, type Condition, type ModelService } from '../../schema/model-service.ts';
-import { canonicalJson } from '../../schema/canonical-json.ts';
+import { autoscaleIdentity, autoscalePatch } from '../../schema/autoscale.ts';
 import { isAlreadyExists, isApiError, isNotFound } from '../runtime/errors.ts';
 import { paths, type KubeClient } from '../runtime/kube.ts';
 import { withinCharge, type ScaledSpec } from './charge.ts';
@@ -28,7 +28,7 @@ export interface ReservationCluster {
   createModelService(obj: ModelService): Promise<{ created: boolean; object: ModelService }>;
   deleteModelService(ns: string, name: string, pre: { uid: string; resourceVersion?: string }): Promise<DeleteOutcome>;
   /** Sets spec.replicas, guarded by the resourceVersion the decision was made on. */
-  /** Merge-patches spec.replicas (and, when given, spec.autoscale: a JSON text, null removes it) guarded by resourceVersion. */
+  /** Merge-patches spec.replicas (and, when given, spec.autoscale to the spec of that identity; null removes it) guarded by resourceVersion. */
   scaleModelService(ns: string, name: string, replicas: number, resourceVersion: string, autoscale?: string | null): Promise<ScaleOutcome>;
   /** Sets one status condition (others kept), guarded by resourceVersion; no-op if the CR is gone. */
   setCondition(ns: string, name: string, condition: Condition): Promise<void>;
@@ -45,7 +45,7 @@ export function observe(ms: ModelService): ObservedCR {
     tenant: ms.metadata.labels?.[LABELS.tenant],
     ready: ms.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     scale: scaleOf(ms),
-    autoscale: ms.spec?.autoscale ? canonicalJson(ms.spec.autoscale) : null,
+    autoscale: autoscaleIdentity(ms.spec?.autoscale),
   };
 }
 
@@ -123,7 +123,7 @@ export function kubeReservationCluster(client: KubeClient, o: ReservationCluster
       }
     },
     async scaleModelService(ns, name, replicas, resourceVersion, autoscale) {
-      const spec = autoscale === undefined ? { replicas } : { replicas, autoscale: autoscale === null ? null : (JSON.parse(autoscale) as unknown) };
+      const spec = autoscale === undefined ? { replicas } : { replicas, autoscale: autoscalePatch(autoscale) };
       try {
         await client.mergePatch(paths.modelService(ns, name), { metadata: { resourceVersion }, spec });
         return 'scaled';

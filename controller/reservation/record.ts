@@ -3,7 +3,7 @@
 // lookup of the operator's tools; and the periodic resync's paging over the open reservations.
 // Reads only. Every statement names the tenant or runs on one shard (ledger/shards.ts).
 import type { Db, Queryable, Row } from '../../ledger/db.ts';
-import { canonicalJson } from '../../schema/canonical-json.ts';
+import { autoscaleIdentity } from '../../schema/autoscale.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
@@ -106,10 +106,9 @@ function desiredReplicas(spec: unknown): number {
   return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : 0;
 }
 
-/** The stored spec's autoscale, as canonical JSON (null: none), to compare with the CR's. */
+/** The stored spec's autoscale, as compared with the CR's (schema/autoscale.ts autoscaleIdentity). */
 function autoscaleOf(spec: unknown): string | null {
-  const a = typeof spec === 'object' && spec !== null ? (spec as { autoscale?: unknown }).autoscale : undefined;
-  return a === undefined || a === null ? null : canonicalJson(a);
+  return autoscaleIdentity(typeof spec === 'object' && spec !== null ? (spec as { autoscale?: unknown }).autoscale : undefined);
 }
 
 /** Finds the tenant of an admission id (the operator's tools know only the id): one shard at a time. */

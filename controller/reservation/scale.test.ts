@@ -28,6 +28,12 @@ describe('decideScale', () => {
     expect(decideScale(setting, cr(2, spec), undefined)).toMatchObject({ type: 'applyScale', patch: false, settles: true });
     expect(decideScale({ ...setting, autoscale: null }, cr(2, spec), undefined)).toMatchObject({ type: 'applyScale', autoscale: null, patch: true });
   });
+  it('a decrease of an autoscaled admission whose CR carries its spec waits for its pods, then is refunded (no endless re-patch)', () => {
+    const spec = '{"maxReplicas":4,"minReplicas":1}';
+    const down: ScaleProgress = { generation: 3, appliedGeneration: 3, settledGeneration: 2, replicas: 1, autoscale: spec, fromReplicas: 2 };
+    expect(decideScale(down, cr(1, spec), { deployment: dep(), pods: pods('a', 'b') })).toMatchObject({ type: 'awaitScaleDown' });
+    expect(decideScale(down, cr(1, spec), { deployment: dep(), pods: pods('a') })).toEqual({ type: 'refund', generation: 3, from: 2, to: 1 });
+  });
   it('applies a decrease without settling it: its refund waits', () => {
     expect(decideScale(down, cr(3), undefined)).toMatchObject({ type: 'applyScale', to: 1, patch: true, settles: false });
     expect(awaitsScaleDown(down)).toBe(false);

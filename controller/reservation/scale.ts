@@ -18,7 +18,7 @@ export interface ScaleProgress {
   settledGeneration: number;
   /** Desired replicas (the admitted spec after every change). */
   replicas: number;
-  /** The spec's autoscale as canonical JSON (null: none): a change may set or clear it too. */
+  /** The spec's autoscale as compared with the CR's (schema/autoscale.ts autoscaleIdentity; null: none): a change may set or clear it too. */
   autoscale: string | null;
   /** The replicas before the latest change (null at generation 1). */
   fromReplicas: number | null;
