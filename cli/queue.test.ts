@@ -7,9 +7,8 @@ import { EXIT } from './exit-codes.ts';
 import type { AdmissionView, QueueInfoView } from './model.ts';
 import { releaseVerdict, StartupProgress, startupVerdict } from './progress.ts';
 import { aboutWait, amountsText, estimateText, plain, queuePlace, renderAdmission, renderQueue, type Look } from './render.ts';
-import { run, type Io, type OutStream } from './run.ts';
 import { specBody } from './spec.ts';
-import { admission } from './test-fixtures.ts';
+import { admission, runCli } from './test-fixtures.ts';
 
 const env = { MODELDOCK_URL: 'http://api.test', MODELDOCK_KEY: 'k'.repeat(32) };
 const flat: Look = { style: plain, fancy: false };
@@ -124,41 +123,8 @@ describe('the wait through the queue', () => {
   });
 });
 
-function stream(): OutStream & { text(): string } {
-  let out = '';
-  return { write: (s) => void (out += s), isTTY: false, style: (_c, t) => t, text: () => out };
-}
-
-type Answer = { status: number; body: unknown };
-/** Runs the CLI against a fake API: `answers` per method and path, each list consumed in order (the last repeats). */
-async function cli(argv: string[], answers: Record<string, Answer[]>) {
-  const stdout = stream();
-  const stderr = stream();
-  const calls: Array<{ method: string; path: string; body: unknown }> = [];
-  const io: Io = {
-    stdout,
-    stderr,
-    env,
-    fetch: (async (input: string | URL | Request, init?: RequestInit) => {
-      const url = new URL(String(input));
-      const method = init?.method ?? 'GET';
-      calls.push({ method, path: url.pathname, body: init?.body ? JSON.parse(String(init.body)) : undefined });
-      const list = answers[`${method} ${url.pathname}`];
-      if (!list?.length) return new Response(JSON.stringify({ error: { code: 'not_found', message: `no ${method} ${url.pathname}` } }), { status: 404 });
-      const { status, body } = list.length > 1 ? list.shift()! : list[0]!;
-      return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-    }) as typeof fetch,
-    now: () => new Date('2026-12-01T10:05:00.000Z'),
-    sleep: async () => undefined,
-    readFile: async () => '',
-    newIdempotencyKey: () => 'k-1',
-    every: () => () => undefined,
-    onInterrupt: () => () => undefined,
-    version: 'test',
-  };
-  const code = await run(argv, io);
-  return { code, out: stdout.text(), err: stderr.text(), calls };
-}
+/** Runs the CLI against a fake API (test-fixtures.ts runCli). */
+const cli = (argv: string[], answers: Parameters<typeof runCli>[1]) => runCli(argv, answers, env);
 
 const id = admission().id;
 const path = `/requests/${id}`;

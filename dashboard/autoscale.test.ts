@@ -2,8 +2,8 @@
 // desired D, charged C" under its replicas, a badge per condition of the autoscaler (QuotaLimited,
 // MetricsUnavailable, Panic) with its message as the title, and its last change with the reason
 // as the title. One that does not autoscale shows none of it. (The real browser: test/e2e/dashboard.test.ts.)
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ELEMENT_CLASSES, fakeDocument, type FakeNode } from './fake-dom.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeDocument, startPage, stopPage, type FakeNode } from './fake-dom.ts';
 import { autoscaleText, conditionBadges, decisionText } from './public/assets/autoscale.js';
 
 const document = fakeDocument();
@@ -36,22 +36,17 @@ const row = (id: string) => rows().find((r) => r.dataset.id === id)!;
 const byClass = (n: FakeNode, className: string) => n.find((c) => c.className.split(' ').includes(className));
 
 beforeAll(async () => {
-  vi.stubGlobal('document', document);
-  for (const [name, c] of Object.entries(ELEMENT_CLASSES)) vi.stubGlobal(name, c);
-  vi.stubGlobal('sessionStorage', { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => storage.set(k, v), removeItem: (k: string) => storage.delete(k) });
-  vi.stubGlobal('navigator', {});
-  vi.stubGlobal('getSelection', () => null);
-  vi.stubGlobal('fetch', async (path: string) => {
-    const body = path.startsWith('/quota') ? { tenant: 'acme', resources: {} } : { items: [busy, fresh, fixed, hostile], nextCursor: null };
-    return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
+  await startPage(document, {
+    storage,
+    fetch: async (path: string) => {
+      const body = path.startsWith('/quota') ? { tenant: 'acme', resources: {} } : { items: [busy, fresh, fixed, hostile], nextCursor: null };
+      return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
+    },
   });
-  await import('./public/assets/app.js');
-  for (let i = 0; i < 200 && rows().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
 });
-afterAll(() => {
-  getElementById('forget').click();
-  vi.unstubAllGlobals();
-});
+
+afterAll(() => stopPage(document));
+
 
 describe('the autoscaling texts', () => {
   it('range, desired and charged; desired unknown before the first reading', () => {

@@ -3,7 +3,7 @@
 // to the clipboard and says so; without a clipboard the text is shown selected, to copy by hand.
 // The key the page holds appears nowhere. (The real browser, CSP and all: test/e2e/dashboard.test.ts.)
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ELEMENT_CLASSES, fakeDocument } from './fake-dom.ts';
+import { fakeDocument, startPage, stopPage } from './fake-dom.ts';
 import { curlExample } from './public/assets/usage.js';
 
 const KEY = 'tenant-key-0123456789abcdef';
@@ -29,24 +29,20 @@ const notice = () => getElementById('notice');
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 beforeAll(async () => {
-  vi.stubGlobal('document', document);
-  for (const [name, c] of Object.entries(ELEMENT_CLASSES)) vi.stubGlobal(name, c);
-  vi.stubGlobal('sessionStorage', { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => storage.set(k, v), removeItem: (k: string) => storage.delete(k) });
-  vi.stubGlobal('navigator', { clipboard });
-  vi.stubGlobal('getSelection', () => ({ selectAllChildren }));
-  vi.stubGlobal('fetch', async (path: string) => {
-    const body = path.startsWith('/quota') ? { tenant: 'acme', resources: {} } : { items: [ready, delivered, admitted], nextCursor: null };
-    return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
+  await startPage(document, {
+    storage, navigator: { clipboard }, getSelection: () => ({ selectAllChildren }),
+    fetch: async (path: string) => {
+      const body = path.startsWith('/quota') ? { tenant: 'acme', resources: {} } : { items: [ready, delivered, admitted], nextCursor: null };
+      return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
+    },
   });
-  await import('./public/assets/app.js');
-  for (let i = 0; i < 200 && rows().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
 });
+
 afterAll(() => {
-  // "Forget key" stops the page's refresh timer: nothing of the page runs once the globals are gone.
-  getElementById('forget').click();
+  stopPage(document);
   expect(storage.size).toBe(0);
-  vi.unstubAllGlobals();
 });
+
 
 describe('the endpoint cell', () => {
   it('shows the URL and the curl example (the key as $MODELDOCK_KEY, never its value)', () => {

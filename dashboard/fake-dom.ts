@@ -4,6 +4,8 @@
 // public/ imports it, so the Worker never serves it): dashboard/endpoint-cell.test.ts and
 // scripts/dashboard-printable.test.ts install it as the page's globals.
 
+import { vi } from 'vitest';
+
 export class FakeNode {
   readonly tag: string;
   readonly children: FakeNode[] = [];
@@ -101,4 +103,35 @@ export function fakeDocument(): { getElementById(id: string): FakeNode; createEl
     },
     createElement: (tag) => new HTMLElement(tag),
   };
+}
+
+export interface PageGlobals {
+  /** The page's fetch: answers for /requests, /quota, /queue, … */
+  fetch: (path: string, init?: RequestInit) => Promise<Response>;
+  /** sessionStorage's contents (the page's key under `modeldock.key`); the page may change it. */
+  storage: Map<string, string>;
+  navigator?: object;
+  getSelection?: () => unknown;
+}
+
+/**
+ * Runs the page (public/assets/app.js) on `document`, with `g` as its globals; resolves once it
+ * shows its first rows. Undo with stopPage.
+ */
+export async function startPage(document: ReturnType<typeof fakeDocument>, g: PageGlobals): Promise<void> {
+  vi.stubGlobal('document', document);
+  for (const [name, c] of Object.entries(ELEMENT_CLASSES)) vi.stubGlobal(name, c);
+  vi.stubGlobal('sessionStorage', { getItem: (k: string) => g.storage.get(k) ?? null, setItem: (k: string, v: string) => g.storage.set(k, v), removeItem: (k: string) => g.storage.delete(k) });
+  vi.stubGlobal('navigator', g.navigator ?? {});
+  vi.stubGlobal('getSelection', g.getSelection ?? (() => null));
+  vi.stubGlobal('fetch', g.fetch);
+  await import('./public/assets/app.js');
+  const rows = () => document.getElementById('admissions').tBodies[0]?.children ?? [];
+  for (let i = 0; i < 200 && rows().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** "Forget key" stops the page's refresh timer, so nothing of the page runs once its globals are gone. */
+export function stopPage(document: ReturnType<typeof fakeDocument>): void {
+  document.getElementById('forget').click();
+  vi.unstubAllGlobals();
 }

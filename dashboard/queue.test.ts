@@ -2,8 +2,8 @@
 // and estimated wait from GET /queue (the list has none) or why there is no estimate, when it
 // expires, and a Cancel button that DELETEs it and says nothing was charged. GET /queue is only
 // asked while something is queued. (The real browser, CSP and all: test/e2e/dashboard.test.ts.)
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ELEMENT_CLASSES, fakeDocument } from './fake-dom.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeDocument, startPage, stopPage } from './fake-dom.ts';
 import { aboutWait, expiryText, placesById, queuePlaceText } from './public/assets/queue.js';
 
 const document = fakeDocument();
@@ -45,31 +45,26 @@ async function showing(list: unknown[]): Promise<void> {
 }
 
 beforeAll(async () => {
-  vi.stubGlobal('document', document);
-  for (const [name, c] of Object.entries(ELEMENT_CLASSES)) vi.stubGlobal(name, c);
-  vi.stubGlobal('sessionStorage', { getItem: (k: string) => storage.get(k) ?? null, setItem: (k: string, v: string) => storage.set(k, v), removeItem: (k: string) => storage.delete(k) });
-  vi.stubGlobal('navigator', {});
-  vi.stubGlobal('getSelection', () => null);
-  vi.stubGlobal('fetch', async (path: string, init?: RequestInit) => {
-    const method = init?.method ?? 'GET';
-    calls.push(`${method} ${path}`);
-    let body: unknown;
-    if (method === 'DELETE') {
-      const id = decodeURIComponent(path.split('/').at(-1)!);
-      items = items.map((a) => ((a as { id: string }).id === id ? { ...(a as object), state: 'cancelled' } : a));
-      body = items.find((a) => (a as { id: string }).id === id);
-    } else if (path.startsWith('/quota')) body = { tenant: 'acme', resources: {} };
-    else if (path.startsWith('/queue')) body = queueView;
-    else body = { items, nextCursor: null };
-    return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
+  await startPage(document, {
+    storage,
+    fetch: async (path: string, init?: RequestInit) => {
+      const method = init?.method ?? 'GET';
+      calls.push(`${method} ${path}`);
+      let body: unknown;
+      if (method === 'DELETE') {
+        const id = decodeURIComponent(path.split('/').at(-1)!);
+        items = items.map((a) => ((a as { id: string }).id === id ? { ...(a as object), state: 'cancelled' } : a));
+        body = items.find((a) => (a as { id: string }).id === id);
+      } else if (path.startsWith('/quota')) body = { tenant: 'acme', resources: {} };
+      else if (path.startsWith('/queue')) body = queueView;
+      else body = { items, nextCursor: null };
+      return new Response(JSON.stringify(body), { status: 200, headers: { 'Content-Type': 'application/json' } });
+    },
   });
-  await import('./public/assets/app.js');
-  for (let i = 0; i < 200 && rows().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
 });
-afterAll(() => {
-  getElementById('forget').click();
-  vi.unstubAllGlobals();
-});
+
+afterAll(() => stopPage(document));
+
 
 describe('the queue texts', () => {
   it('words the place, the estimate or why there is none, and the expiry', () => {
