@@ -217,6 +217,11 @@ describe('Autoscaler.tick: a scale-up goes through the ledger, the status is wri
     ]);
     expect(await value(h.metrics.quotaRefusals)).toBe(1);
 
+    // A tick without a reading says nothing of the quota: QuotaLimited stays, beside MetricsUnavailable.
+    h.put(modelService('a', { replicas: 3 }), load(15), { error: 'timeout' }, load(15));
+    await h.tick();
+    expect(h.ledger.written('adm-a').at(-1)!.conditions.map((c) => c.type)).toEqual(['QuotaLimited', 'MetricsUnavailable']);
+
     // A minute later the load asks 1: the replicas stay (no scale-down before a whole window), QuotaLimited goes.
     h.wait(60_000);
     h.put(modelService('a', { replicas: 3 }), load(2), load(2), load(2));

@@ -124,8 +124,8 @@ export class Autoscaler {
         t.quotaLimited = { short: res.short, since: t.quotaLimited?.since ?? at.toISOString(), wanted: d.replicas };
         this.#d.metrics.quotaRefusals.inc();
       }
-    } else if (t.quotaLimited && (d.desired === null || d.desired <= current)) {
-      t.quotaLimited = null; // the load no longer asks for more than the quota gave
+    } else if (t.quotaLimited && d.desired !== null && d.desired <= current) {
+      t.quotaLimited = null; // the load no longer asks for more than the quota gave (a tick without a reading says nothing of it)
     }
     await this.#writeStatus(t, { tenant, id, key }, d, observation, ready, at);
   }
