@@ -41,6 +41,10 @@ describe('CRD generator', () => {
     expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['Phase', 'Ready', 'Replicas', 'Available', 'Endpoint', 'Age']);
   });
 
+  it('toStructural drops a null default (the API server would: the served schema must equal the generated one)', () => {
+    expect(toStructural({ type: 'object', nullable: true, default: null, properties: { a: { type: 'string' } } })).toEqual({ type: 'object', nullable: true, properties: { a: { type: 'string' } } });
+    expect(toStructural({ type: 'integer', default: 0, maximum: 5 })).toMatchObject({ default: 0 });
+  });
   it('toStructural keeps additionalProperties:false only where there are no properties', () => {
     expect(toStructural({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false })).toEqual({ type: 'object', properties: { a: { type: 'string' } } });
     expect(jsonSchemaOf(z.object({ n: z.number().int() }))).toMatchObject({ properties: { n: { type: 'integer', format: 'int64' } } });

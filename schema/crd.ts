@@ -21,6 +21,8 @@ export function toStructural(node: unknown): unknown {
     out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, toStructural(s)])) : toStructural(v);
   }
   if (out.properties && out.additionalProperties === false) delete out.additionalProperties;
+  // The API server drops a null default (a nullable field left out stays absent, which reads as null).
+  if (out.default === null) delete out.default;
   if (out.type === 'integer') {
     if (out.maximum === Number.MAX_SAFE_INTEGER) delete out.maximum;
     if (out.minimum === Number.MIN_SAFE_INTEGER) delete out.minimum;
