@@ -11,6 +11,9 @@
 //
 // Locks: the reservation row first (FOR UPDATE, like a PATCH's UPDATE), then the quota rows. The
 // controller's move joins its fence: a deposed leader changes nothing.
+//
+// Also here: the one writer and reader of reservation.autoscale_status, what the autoscaler tells
+// the tenant (fenced like every controller write).
 import type { Shortfall } from '../schema/api.ts';
 import { ACTIVE_STATES } from '../schema/admission.ts';
 import { autoscaleStatusSchema, clampReplicas, type AutoscaleStatus } from '../schema/autoscale.ts';
