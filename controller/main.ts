@@ -75,7 +75,7 @@ import { MetricsAuthorizer, kubeReviewApi } from './runtime/metrics-auth.ts';
 import { cachedCheck } from './runtime/ready-check.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { setupModelServiceController } from './modelservice/setup.ts';
-import { AUTOSCALE_DEFAULTS, setupReservationController } from './reservation/setup.ts';
+import { AUTOSCALER_LOOP_DEFAULTS, setupReservationController } from './reservation/setup.ts';
 import { ServerClock } from './runtime/server-clock.ts';
 import { createDb } from '../ledger/db.ts';
 import { placementFrom, placementSettings } from '../schema/placement.ts';
@@ -130,9 +130,9 @@ const parsed = z
     LEDGER_READ_QPS: z.coerce.number().positive().default(20),
     LEDGER_READ_BURST: int(40, 1),
     LEDGER_RETRY_MAX_MS: int(10_000, 10),
-    AUTOSCALE_TICK_MS: int(AUTOSCALE_DEFAULTS.tickMs),
-    AUTOSCALE_SCRAPE_TIMEOUT_MS: int(AUTOSCALE_DEFAULTS.scrapeTimeoutMs, 50),
-    AUTOSCALE_SCRAPE_CONCURRENCY: int(AUTOSCALE_DEFAULTS.scrapeConcurrency, 1),
+    AUTOSCALE_TICK_MS: int(AUTOSCALER_LOOP_DEFAULTS.tickMs),
+    AUTOSCALE_SCRAPE_TIMEOUT_MS: int(AUTOSCALER_LOOP_DEFAULTS.scrapeTimeoutMs, 50),
+    AUTOSCALE_SCRAPE_CONCURRENCY: int(AUTOSCALER_LOOP_DEFAULTS.scrapeConcurrency, 1),
     ...placementSettings,
   })
   .safeParse(process.env);

@@ -55,11 +55,11 @@ export interface ReservationControllerOptions {
   client?: KubeClient;
   poll?: { minIntervalMs?: number; maxIntervalMs?: number; leaseMs?: number; batch?: number };
   /** The autoscaler (controller/autoscale/): its tick (0 = off) and its pod reads. */
-  autoscale?: Partial<typeof AUTOSCALE_DEFAULTS>;
+  autoscale?: Partial<typeof AUTOSCALER_LOOP_DEFAULTS>;
 }
 
 /** The autoscaler's loop: a tick every 2 s (Knative's), each pod's /metrics within 1 s, 16 reads at once per admission. */
-export const AUTOSCALE_DEFAULTS = { tickMs: 2_000, scrapeTimeoutMs: 1_000, scrapeConcurrency: 16 };
+export const AUTOSCALER_LOOP_DEFAULTS = { tickMs: 2_000, scrapeTimeoutMs: 1_000, scrapeConcurrency: 16 };
 
 export const LEDGER_CONTROLLER = 'ledger';
 /** The controller's queue sweep: the safety net of the dequeue after each release (a statement per shard when nothing is queued). */
@@ -150,7 +150,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     log.debug('tenant namespaces brought in step', { tenants, failed });
   }, log, 'tenant namespace sync');
 
-  const as = { ...AUTOSCALE_DEFAULTS, ...o.autoscale };
+  const as = { ...AUTOSCALER_LOOP_DEFAULTS, ...o.autoscale };
   const pods = mgr.cache.informer<ScrapedPod & KubeObject>('Pod');
   const autoscaler = new Autoscaler({
     ledger: autoscaleLedger(o.db),
