@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { canonicalJson } from './canonical-json.ts';
 
+/** The autoscaling spec's defaults (documented in docs/admission-api.md). */
 export const AUTOSCALE_DEFAULTS = {
   stableWindowSeconds: 60,
   panicWindowPercent: 10,
