@@ -2,8 +2,7 @@
 // tenant's), a registry's error, an error message — every string of every answer is made
 // printable before `get`, `list`, `--wait` or an error prints it.
 import { describe, expect, it } from 'vitest';
-import { run, type Io, type OutStream } from './run.ts';
-import { admission } from './test-fixtures.ts';
+import { admission, runCli } from './test-fixtures.ts';
 
 /** ESC sequences (clear screen, set title, hide text), BEL, a C1 CSI, a bidi override. */
 const HOSTILE = '\u001b[2J\u001b]0;owned\u0007\u001b[8m\u009b31m\u202e';
@@ -20,37 +19,12 @@ const hostile = admission({
   releaseBlockedPods: [`p${HOSTILE}`],
 });
 
-function stream(): OutStream & { text(): string } {
-  let out = '';
-  return { write: (s) => void (out += s), isTTY: false, style: (_c, t) => t, text: () => out };
-}
-
-async function cli(argv: string[], answer: (url: string) => { status: number; body: unknown }): Promise<{ out: string; err: string; code: number }> {
-  const stdout = stream();
-  const stderr = stream();
-  const io: Io = {
-    stdout,
-    stderr,
-    env: { MODELDOCK_URL: 'http://api.test', MODELDOCK_KEY: 'k'.repeat(32) },
-    fetch: (async (input: string | URL | Request) => {
-      const { status, body } = answer(String(input));
-      return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-    }) as typeof fetch,
-    now: () => new Date('2026-12-01T10:05:00.000Z'),
-    sleep: async () => undefined,
-    readFile: async () => '',
-    newIdempotencyKey: () => 'k-1',
-    every: () => () => undefined,
-    onInterrupt: () => () => undefined,
-    version: 'test',
-  };
-  const code = await run(argv, io);
-  return { out: stdout.text(), err: stderr.text(), code };
-}
+const one = (status: number, body: unknown) => [{ status, body }];
+const byId = `/requests/${hostile.id}`;
 
 describe('the CLI prints no control character a server sent', () => {
   it('get: the admission, its last failure and last error', async () => {
-    const { out, code } = await cli(['get', hostile.id], () => ({ status: 200, body: hostile }));
+    const { out, code } = await runCli(['get', hostile.id], { [`GET ${byId}`]: one(200, hostile) });
     expect(code).toBe(0);
     expect(out).toContain('weights corrupt');
     expect(out).toContain('ClusterPolicy said [2J]0;owned[8m31mno');
@@ -59,7 +33,7 @@ describe('the CLI prints no control character a server sent', () => {
 
   it('list, and -o yaml / -o json', async () => {
     for (const output of [[], ['-o', 'yaml'], ['-o', 'json']]) {
-      const { out, code } = await cli(['list', ...output], () => ({ status: 200, body: { items: [hostile], nextCursor: null } }));
+      const { out, code } = await runCli(['list', ...output], { 'GET /requests': one(200, { items: [hostile], nextCursor: null }) });
       expect(code).toBe(0);
       expect(out).toContain('chat');
       expect(out).not.toMatch(CONTROL);
@@ -68,16 +42,17 @@ describe('the CLI prints no control character a server sent', () => {
   });
 
   it('a wait that ends in failure: the failure report', async () => {
-    const { err, out, code } = await cli(['delete', hostile.id, '--wait', '--timeout', '5s'], (url) =>
-      url.endsWith(hostile.id) ? { status: 200, body: { ...hostile, state: 'conflict' } } : { status: 404, body: {} },
-    );
+    const { err, out, code } = await runCli(['delete', hostile.id, '--wait', '--timeout', '5s'], {
+      [`DELETE ${byId}`]: one(200, { ...hostile, state: 'conflict' }),
+      [`GET ${byId}`]: one(200, { ...hostile, state: 'conflict' }),
+    });
     expect(code).not.toBe(0);
     expect(out + err).toContain('conflict');
     expect(out + err).not.toMatch(CONTROL);
   });
 
   it("an error answer: the API's message on one line, without control characters", async () => {
-    const { err, code } = await cli(['get', hostile.id], () => ({ status: 404, body: { error: { code: 'not_found', message: `no such admission${HOSTILE}\n2nd line` } } }));
+    const { err, code } = await runCli(['get', hostile.id], { [`GET ${byId}`]: one(404, { error: { code: 'not_found', message: `no such admission${HOSTILE}\n2nd line` } }) });
     expect(code).not.toBe(0);
     expect(err).toContain('no such admission');
     expect(err).not.toMatch(CONTROL);
