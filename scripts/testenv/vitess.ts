@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './net.ts';
+import { freePort, freeServerPort } from './net.ts';
 import { makePrivateDir, startProcess, StackError, traversableBy, type ManagedProcess, type Owner } from './proc.ts';
 import { startPsHttpSim } from './ps-http-sim.ts';
 import type { MysqlTarget } from './mariadb.ts';
@@ -130,7 +130,9 @@ export async function startVitess(opts: VitessOptions): Promise<VitessInstance> 
     log(`[vitess] mariadb up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     const t1 = Date.now();
-    const [vtgatePort, httpPort, grpcPort] = [await freePort(), await freePort(), await freePort()];
+    // vtcombo binds its HTTP and gRPC ports on every address: ports no outgoing connection can take.
+    const [vtgatePort, httpPort] = [await freePort(), await freeServerPort()];
+    const grpcPort = await freeServerPort([httpPort]);
     const dbUsers = ['app', 'dba', 'allprivs', 'repl', 'filtered', 'appdebug'].flatMap((u) => [`--db-${u}-user`, 'root']);
     processes.push(
       await startProcess(
