@@ -32,6 +32,10 @@ test('rejects garbage instead of guessing', () => {
   expect(() => parsePrometheus('depth four')).toThrow(/unparsable metrics value: four/);
 });
 
+test('NaN and Inf in any case are values (prom-client writes Nan), as Go\'s ParseFloat reads them', () => {
+  expect(parsePrometheus('a Nan\nb nan\nc +inf\nd -Inf\ne Inf\n').map((s) => s.value)).toEqual([NaN, NaN, Infinity, -Infinity, Infinity]);
+});
+
 test('NaN is a value, and exponent notation parses (prometheus_client writes 1e+06)', () => {
   const samples = parsePrometheus('a NaN\nb 1e+06\nc -0.5\n');
   expect(samples.map((s) => s.value)).toEqual([NaN, 1e6, -0.5]);

@@ -24,10 +24,12 @@ export function parsePrometheus(text: string): Sample[] {
   return samples;
 }
 
+/** Go's ParseFloat, which Prometheus uses: Inf and NaN in any case (prom-client writes `Nan`). */
 function parseValue(text: string): number {
-  if (text === '+Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  const word = text.toLowerCase();
+  if (word === '+inf' || word === 'inf') return Infinity;
+  if (word === '-inf') return -Infinity;
+  if (word === 'nan') return NaN;
   const value = Number(text);
   if (Number.isNaN(value)) throw new Error(`unparsable metrics value: ${text}`);
   return value;
