@@ -113,7 +113,7 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<A
 }
 
 /** How many more replicas (at most `wanted`) the tenant's quota has room for; none while admissions are queued. PURE. */
-export function affordableReplicas(spec: Pick<ModelServiceSpec, 'resources'>, quota: TenantQuota, wanted: number, queued: number): number {
+function affordableReplicas(spec: Pick<ModelServiceSpec, 'resources'>, quota: TenantQuota, wanted: number, queued: number): number {
   if (queued > 0 || wanted <= 0) return 0;
   const one = scaleDelta(spec, 0, 1);
   let fit = wanted;
@@ -130,7 +130,7 @@ export function affordableReplicas(spec: Pick<ModelServiceSpec, 'resources'>, qu
  * The Idempotency-Key of the autoscaler's change row: with spaces, which a tenant's key can never
  * hold (schema/admission.ts idempotencyKey), so no PATCH can take the key of a later autoscaler change.
  */
-export const autoscalerKey = (id: string, generation: number): string => `autoscaler ${id} ${generation}`;
+const autoscalerKey = (id: string, generation: number): string => `autoscaler ${id} ${generation}`;
 
 /** The request_hash of the autoscaler's change rows: their keys are never replayed. */
 const AUTOSCALER_HASH = '0'.repeat(64);
