@@ -200,6 +200,9 @@ describe('gateway: streaming', () => {
     expect((await next()).choices[0]!.delta).toEqual({ role: 'assistant', content: '' }); // before any token was made
     for (let i = 0; i < 3; i++) {
       await waitFor(() => steps.waiting() === 1, 'the model waits for its next token');
+      // A model takes time per token; on the gateway's millisecond clock three tokens in one
+      // millisecond would have no rate (seen once in CI), so each step comes ≥ 2 ms apart.
+      await new Promise((r) => setTimeout(r, 2));
       steps.step();
       expect((await next()).choices[0]!.delta.content, `token ${i + 1} arrives before the next is made`).toBeTruthy();
     }
