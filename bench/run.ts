@@ -1,7 +1,10 @@
 // `npm run bench` (the whole suite) and `npm run bench -- --quick` (small N, for CI: it keeps the
 // scripts from rotting; its numbers are not kept). `--only B1,B7` runs a selection; B6L (memory at
 // 10,000 ModelServices, ≈ 40 min) runs only on its own: `npm run bench -- --only B6L`, and so does
-// B10 (inference through the edge and the gateway: the real node, root only): `--only B10`.
+// B10 (inference through the edge and the gateway: the real node, root only): `--only B10`, and
+// B11 (time to first token on the real node): `--only B11`.
+// B8L (the ledger at 100,000 open reservations on MariaDB and on the 2-shard Vitess ledger) runs
+// on its own too: `--only B8L`; B8 (10,000 on MariaDB) stays in the suite.
 // Starts the local stack once (.stack/bench, or MODELDOCK_BENCH_STACK_DIR) with k8s/ installed as
 // shipped; every benchmark starts what else it needs, measures its baseline in the same run,
 // prints ONE summary line with its ratio, and is cleaned up before the next one starts. A full
@@ -23,13 +26,15 @@ import { b5 } from './b5-idle.ts';
 import { b6, b6l } from './b6-memory.ts';
 import { b7 } from './b7-bundle.ts';
 import { b8 } from './b8-ledger-scale.ts';
+import { b8l } from './b8l-ledger-scale.ts';
 import { b9 } from './b9.ts';
 import { b10 } from './b10-gateway.ts';
+import { b11 } from './b11-ttft.ts';
 
 // Order: what needs no controller first (B9 beside the other reads); B3 leaves its converged
 // objects for B5 and B6; B8 runs during B5's idle window (the suite must fit 15 minutes), in its
 // own place when B5 is not run.
-const ALL: Benchmark[] = [b7, b1, b2, b9, b4, b3, b5, b8, b6, b6l, b10];
+const ALL: Benchmark[] = [b7, b1, b2, b9, b4, b3, b5, b8, b8l, b6, b6l, b10, b11];
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
 const quick = values.quick ?? false;

@@ -33,8 +33,11 @@ export async function ledgerShards(db: Db, keyspace = LEDGER_KEYSPACE): Promise<
     throw err;
   }
   if (names.length <= 1) return [{ name: names[0] ?? '', db, roundTrips: 1 }];
-  return names.sort().map((name) => ({ name, db: db.onShard(name.replace('/', ':')), roundTrips: 2 }));
+  return names.sort().map((name) => ({ name, db: shardDb(db, name), roundTrips: 2 }));
 }
+
+/** `db` targeted at the shard named `name` (`ledger/-80`); '' is the one shard of an unsharded database: `db` itself. */
+export const shardDb = (db: Db, name: string): Db => (name === '' ? db : db.onShard(name.replace('/', ':')));
 
 /** Shards re-read at most every `ttlMs` (a reshard adds shards; a failed read is retried next time). */
 export function cachedShards(db: Db, ttlMs: number, now: () => number = Date.now): () => Promise<LedgerShard[]> {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { PHASES, type Phase } from '../../schema/model-service.ts';
 import type { Placement, Toleration } from '../../schema/placement.ts';
-import type { KubeObject } from '../runtime/informer.ts';
-import { paths, type KubeClient } from '../runtime/kube.ts';
+import { paths } from '../runtime/kube.ts';
 import { silentLogger } from '../runtime/log.ts';
-import type { Reader } from './reader.ts';
+import { fakeApi } from './fake-api.ts';
 import { modelServiceReconciler, newsworthy } from './reconcile.ts';
 import type { Deployment, ModelService } from './types.ts';
 
@@ -26,61 +25,11 @@ describe('newsworthy phase changes', () => {
   });
 });
 
-// The reconciler against an in-memory API server that applies JSON merge patches as the real one
-// does (RFC 7386: a key left out is kept, null removes it): a change of the operator's placement
-// reaches the Deployment on the next reconcile, an unchanged one writes nothing.
+// The reconciler against an in-memory API server (fake-api.ts) that applies JSON merge patches as
+// the real one does (RFC 7386: a key left out is kept, null removes it): a change of the
+// operator's placement reaches the Deployment on the next reconcile, an unchanged one writes nothing.
 describe('operator placement across reconciles (controller restarts with new settings)', () => {
   const ns = 'lab';
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  const merge = (target: unknown, patch: unknown): unknown => {
-    if (!isObject(patch)) return patch;
-    const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null) delete out[k];
-      else out[k] = merge(out[k], v);
-    }
-    return out;
-  };
-  const clone = <T>(v: T): T => structuredClone(v);
-
-  function fakeApi() {
-    const objects = new Map<string, KubeObject>();
-    const writes: Array<{ verb: string; path: string }> = [];
-    let rv = 1;
-    const store = (path: string, obj: KubeObject) => {
-      const next = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv), uid: obj.metadata.uid ?? `uid-${rv}` } };
-      objects.set(path, next);
-      return clone(next);
-    };
-    const client = {
-      withSignal: () => client,
-      getOrUndefined: async (path: string) => clone(objects.get(path)),
-      list: async () => ({ items: [] }),
-      create: async (collection: string, body: KubeObject) => {
-        writes.push({ verb: 'create', path: collection });
-        return store(`${collection}/${body.metadata.name}`, body);
-      },
-      mergePatch: async (path: string, body: { metadata?: { resourceVersion?: string } }) => {
-        writes.push({ verb: 'patch', path });
-        const cur = objects.get(path)!;
-        if (body.metadata?.resourceVersion && body.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new Error('409 stale resourceVersion');
-        return store(path, merge(cur, body) as KubeObject);
-      },
-      replace: async (path: string, body: { status: unknown }) => {
-        const key = path.replace(/\/status$/, '');
-        return store(key, { ...objects.get(key)!, status: body.status } as KubeObject);
-      },
-    } as unknown as KubeClient;
-    const reader: Reader = {
-      modelService: async (n, name) => clone(objects.get(paths.modelService(n, name))) as ModelService | undefined,
-      deployment: async (n, name) => clone(objects.get(paths.deployment(n, name))) as Deployment | undefined,
-      service: async (n, name) => clone(objects.get(paths.service(n, name))),
-      pods: async () => [],
-      endpointSlices: async () => [],
-    };
-    return { objects, writes, client, reader };
-  }
-
   const realNode: Toleration = { key: 'modeldock.io/real-node', operator: 'Equal', value: 'true', effect: 'NoSchedule' };
   const onRealNode: Placement = { nodeSelector: { 'modeldock.io/real-node': 'true' }, tolerations: [realNode] };
   const onKwok: Placement = { nodeSelector: { type: 'kwok' }, affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists' }] } }] } } };

@@ -8,10 +8,13 @@
 //   4. createOrPatch Deployment and Service; a same-named child controlled by someone else is
 //      never touched (phase Degraded, reason ChildConflict); placement the operator dropped is
 //      removed from the Deployment first (placementCleanup: a merge patch cannot drop a field by omission);
-//   5. status from computeStatus() (with the Service's EndpointSlices: Ready needs a ready endpoint); written (PUT /status with resourceVersion) only if different.
+//   5. status from computeStatus() (with the Service's EndpointSlices: Ready needs a ready endpoint); written (PUT /status with resourceVersion) only if different,
+//      and, with a status hold (the shipped controller's: setup.ts), a rollout's in-between step
+//      that is not news only when the children's next report has not come within a bound
+//      (status-hold.ts: the key is requeued for then).
 // Events are recorded on transitions only: children created (one Event), a phase change worth
 // telling (newsworthy: not the first rollout's Pending → Progressing steps).
-import { API_VERSION, FINALIZER, KIND, LABELS, modelServiceSpecSchema, type ModelServiceSpec, type Phase } from '../../schema/model-service.ts';
+import { API_VERSION, FINALIZER, KIND, LABELS, modelServiceSpecSchema, type ModelServiceSpec, type ModelServiceStatus, type Phase } from '../../schema/model-service.ts';
 import { createOrPatch, type ApplyResult } from '../runtime/apply.ts';
 import type { ReconcileContext, Reconcile, Request, Result } from '../runtime/controller.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -24,6 +27,7 @@ import type { Placement } from '../../schema/placement.ts';
 import { desiredDeployment, desiredService, invalidName, isControlledBy, placementCleanup } from './desired.ts';
 import { liveReader, type Reader } from './reader.ts';
 import { computeStatus, sameStatus } from './status.ts';
+import { StatusHold } from './status-hold.ts';
 import type { Deployment, ModelService, Service } from './types.ts';
 
 export interface ModelServiceReconcilerDeps {
@@ -38,11 +42,27 @@ export interface ModelServiceReconcilerDeps {
   pollMs?: number;
   /** The operator's placement of tenant pods (node selector, tolerations, affinity); none by default. */
   placement?: Placement;
+  /** How long a rollout's in-between status waits for the children's next report (status-hold.ts); none by default (every change written at once), STATUS_HOLD_MS in the shipped controller (setup.ts). */
+  statusHoldMs?: StatusHoldMs;
+  /** Monotonic milliseconds, for the status hold. */
+  monotonicNow?: () => number;
 }
+
+export interface StatusHoldMs {
+  /** Pending: until the Deployment controller's first report on a new Deployment. */
+  pending: number;
+  /** Progressing: until the next step of the rollout. */
+  progressing: number;
+}
+
+/** The shipped hold: the Deployment controller reports on a new Deployment within milliseconds unless it is overloaded or down; a rollout step is batched like EndpointSlice updates. */
+export const STATUS_HOLD_MS: StatusHoldMs = { pending: 10_000, progressing: 2_000 };
 
 export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconcile {
   const now = deps.now ?? (() => new Date());
   const pollMs = deps.pollMs ?? 1000;
+  const holdMs = deps.statusHoldMs ?? { pending: 0, progressing: 0 };
+  const hold = new StatusHold({ pendingMs: holdMs.pending, progressingMs: holdMs.progressing, now: deps.monotonicNow });
 
   return async function reconcileModelService(req: Request, ctx: ReconcileContext): Promise<Result> {
     // Every API call of this reconcile is aborted with it (shutdown), on top of its own deadline.
@@ -50,11 +70,17 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
     const live = liveReader(client);
     const read = ctx.fresh ? live : deps.cache;
     const ms = await read.modelService(req.namespace, req.name);
-    if (!ms) return {};
+    if (!ms) {
+      hold.release(req.key);
+      return {};
+    }
     const log = ctx.log.child({ admissionId: ms.metadata.labels?.[LABELS.admissionId], uid: ms.metadata.uid });
     const obj = { ...ms, apiVersion: API_VERSION, kind: KIND } as ModelService;
 
-    if (ms.metadata.deletionTimestamp) return finalize(obj, log);
+    if (ms.metadata.deletionTimestamp) {
+      hold.release(req.key);
+      return finalize(obj, log);
+    }
 
     const parsed = modelServiceSpecSchema.safeParse(ms.spec);
     const badName = invalidName(ms.metadata.name);
@@ -104,12 +130,20 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
 
     const problem = problems.length ? { reason: 'ChildConflict', message: problems.join('; ') } : undefined;
     if (problem) deps.events.record(current, 'Warning', 'ChildConflict', problem.message, 'Reconcile');
-    await writeStatus(current, { spec, deployment: dep.object as Deployment | undefined, service: svc.object as Service | undefined, pods, endpointSlices, problem });
+    const status = computeStatus({ ms: current, spec, deployment: dep.object as Deployment | undefined, service: svc.object as Service | undefined, pods, endpointSlices, problem, now: now() });
+    // A step that is news (newsworthy: Running, Degraded, a fall back from Running) is written at once.
+    const held = sameStatus(current.status, status) || newsworthy(current.status?.phase, status.phase) ? hold.release(req.key) : hold.holdMs(req.key, status.phase);
+    if (held > 0) return { requeueAfterMs: held };
+    await putStatus(current, status);
     // A foreign child carries none of our labels, so no event will tell us it went away: poll slowly.
     return problem ? { requeueAfterMs: 30 * pollMs } : {};
 
     async function writeStatus(target: ModelService, o: Omit<Parameters<typeof computeStatus>[0], 'ms' | 'now'>): Promise<ModelService> {
-      const status = computeStatus({ ...o, ms: target, now: now() });
+      return putStatus(target, computeStatus({ ...o, ms: target, now: now() }));
+    }
+
+    /** PUT /status (guarded by resourceVersion) when `status` differs from the stored one; the Event of a phase change worth telling. */
+    async function putStatus(target: ModelService, status: ModelServiceStatus): Promise<ModelService> {
       if (sameStatus(target.status, status)) return target;
       const written = await client.replace<ModelService>(`${paths.modelService(req.namespace, req.name)}/status`, {
         apiVersion: API_VERSION,

@@ -11,7 +11,7 @@ import type { KubeClient } from '../runtime/kube.ts';
 import { WriteTracker } from '../runtime/read-your-writes.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { cacheReader, SERVICE_NAME_LABEL, type Caches } from './reader.ts';
-import { modelServiceReconciler } from './reconcile.ts';
+import { modelServiceReconciler, STATUS_HOLD_MS, type StatusHoldMs } from './reconcile.ts';
 import type { Deployment, EndpointSlice, ModelService, Pod, Service } from './types.ts';
 
 export interface ModelServiceControllerOptions {
@@ -25,6 +25,8 @@ export interface ModelServiceControllerOptions {
   pollMs?: number;
   /** The operator's placement of tenant pods (controller/main.ts: POD_NODE_SELECTOR, …); none by default. */
   placement?: Placement;
+  /** How long a rollout's in-between step waits for the children's next report (status-hold.ts); reconcile.ts STATUS_HOLD_MS by default. */
+  statusHoldMs?: StatusHoldMs;
 }
 
 export const CONTROLLER_NAME = 'modelservice';
@@ -61,7 +63,7 @@ export function setupModelServiceController(mgr: Manager, o: ModelServiceControl
     resyncMs: o.resyncMs,
     batchDelayMs: o.batchDelayMs ?? 100,
     keys: () => caches.modelServices.list().map((m) => keyOf(m.metadata.namespace, m.metadata.name)),
-    reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), events: o.events, tracker, pollMs: o.pollMs, placement: o.placement }),
+    reconcile: modelServiceReconciler({ client, cache: cacheReader(caches, tracker), events: o.events, tracker, pollMs: o.pollMs, placement: o.placement, statusHoldMs: o.statusHoldMs ?? STATUS_HOLD_MS }),
   });
 
   const self = (m: ModelService) => controller.enqueue(keyOf(m.metadata.namespace, m.metadata.name));

@@ -1,6 +1,7 @@
 // Delivery of a reservation's claimed outbox rows: create the CR under its deterministic name; on
 // AlreadyExists read it back: ours (admission id + tenant) → adopt, else → conflict; then binding
-// + delivered + row done in ONE claim- and epoch-guarded transaction (transitions.ts ackCreate).
+// + delivered + row done in ONE claim- and epoch-guarded transaction (transitions.ts ackCreate;
+// deliveries of one claim that finish together share one: ack-group.ts).
 // A delivery that can never succeed (an invalid spec, an image the controller's policy refuses)
 // throws TerminalError: the reservation moves to `conflict` with its reason and the row is dead.
 // Anything else is retried with capped backoff (giveBack) for as long as the reservation is
@@ -77,13 +78,15 @@ async function createAndAck(d: ReconcileScope, row: ClaimedRow, rec: Reservation
   await d.cluster.ensureTenantSpace(rec.tenant);
   if (!(await holdsClaim(d.db, row, d.now()))) throw new ClaimLost(row.seq); // given back (lost), never created
   const { created, object } = await d.cluster.createModelService(want);
+  if (created) d.created?.(object);
   crashPoint('after-cr-create-before-ack');
   if (!created && !isOurs(object, rec)) {
     await toConflict(d, rec, { detail: `a ModelService named ${want.metadata.name} exists and is not this admission's`, shown: SHOWN_FOREIGN }, await d.fence.epoch(), log);
     await ack(d.db, row, d.now());
     return 'changed';
   }
-  await ackCreate(d.db, row, { namespace, name: want.metadata.name, uid: object.metadata.uid ?? '' }, d.now());
+  const acked = { row, cr: { namespace, name: want.metadata.name, uid: object.metadata.uid ?? '' } };
+  await (d.ackDelivery ? d.ackDelivery(acked) : ackCreate(d.db, acked.row, acked.cr, d.now()));
   crashPoint('after-ack');
   d.metrics.delivered.inc({ outcome: created ? 'created' : 'adopted' });
   log.info(created ? 'ModelService created' : 'ModelService adopted after AlreadyExists', { name: want.metadata.name, uid: object.metadata.uid });

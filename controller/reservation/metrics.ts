@@ -7,6 +7,8 @@ export interface LedgerMetrics {
   conflicts: Counter;
   releaseBlocked: Counter<'reason'>;
   deadRows: Counter<'kind'>;
+  ackGroups: Histogram;
+  ownCreateEvents: Counter;
   scaleReverted: Counter;
   refunded: Counter;
   liveReads: Counter<'kind'>;
@@ -53,5 +55,16 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
     }),
     queueLength: new Gauge({ name: 'modeldock_queue_length', help: 'Admissions a tenant has queued, as of this controller\'s last queue sweep (every QUEUE_SWEEP_MS) or dequeue for it.', labelNames: ['tenant'], registers }),
     deadRows: new Counter({ name: 'modeldock_outbox_dead_total', help: 'Outbox rows that exhausted their attempts.', labelNames: ['kind'], registers }),
+    ackGroups: new Histogram({
+      name: 'modeldock_outbox_ack_group_size',
+      help: 'Deliveries acknowledged together in one transaction (groups of two or more; one alone is not counted).',
+      buckets: [2, 4, 8, 16, 32, 50],
+      registers,
+    }),
+    ownCreateEvents: new Counter({
+      name: 'modeldock_ledger_own_create_events_skipped_total',
+      help: 'Informer add events of ModelServices this controller had just created, unchanged since: not requeued (no news).',
+      registers,
+    }),
   };
 }

@@ -17,6 +17,8 @@ export interface Claim {
   by: string;
   until: Date;
   epoch: number;
+  /** The shard its rows were claimed on (LedgerShard.name; '' or absent: the one database). */
+  shard?: string;
 }
 
 export interface ClaimedRow {
@@ -36,6 +38,8 @@ export interface ClaimOptions {
   leaseMs: number;
   limit: number;
   now: Date;
+  /** The shard `q` targets (LedgerShard.name), recorded on the claim. */
+  shard?: string;
   /** Runs before the claim with the tenants of the due rows (the poller raises their fences). */
   beforeClaim?: (tenants: string[]) => Promise<void>;
 }
@@ -57,7 +61,7 @@ export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRo
   if (due.rows.length === 0) return [];
   const seqs = due.rows.map((r) => int(r.seq));
   await o.beforeClaim?.([...new Set(due.rows.map((r) => str(r.tenant)))]);
-  const claim: Claim = { by: `${o.holder}/${randomBytes(6).toString('hex')}`, until: new Date(o.now.getTime() + o.leaseMs), epoch: o.epoch };
+  const claim: Claim = { by: `${o.holder}/${randomBytes(6).toString('hex')}`, until: new Date(o.now.getTime() + o.leaseMs), epoch: o.epoch, shard: o.shard ?? '' };
   const took = await q.execute(
     `UPDATE outbox o ${FENCE('o')}
         SET o.claimed_by = ?, o.claimed_until = ?, o.epoch = ?

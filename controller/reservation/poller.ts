@@ -117,6 +117,7 @@ export class OutboxPoller {
         leaseMs: this.#o.leaseMs ?? 60_000,
         limit: this.#o.batch ?? 50,
         now: (this.#o.now ?? (() => new Date()))(),
+        shard: shard.name,
         beforeClaim: async (tenants) => void (await this.#o.fence.forTenants(tenants)),
       });
       if (rows.length > 0) {

@@ -12,6 +12,7 @@ import type { LeaderFence } from './leader-fence.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { Backoff, ClaimedRow } from './outbox-store.ts';
 import type { ReservationRecord } from './record.ts';
+import type { DeliveryAck } from './transitions.ts';
 
 export interface ReservationDeps {
   db: Db;
@@ -36,6 +37,10 @@ export interface ReservationDeps {
   keepClaims: (rows: ClaimedRow[]) => void;
   /** The record the poller read with the claim (prefetch.ts), once and while fresh. */
   prefetched?: (key: ReservationKey) => ReservationRecord | undefined;
+  /** A delivery's acknowledgement (ack-group.ts: group-committed per claim); default: its own transaction (transitions.ts ackCreate). */
+  ackDelivery?: (ack: DeliveryAck) => Promise<void>;
+  /** Told of every ModelService this process created (own-creations.ts: its informer add event is not requeued). */
+  created?: (obj: ModelService) => void;
   metrics: LedgerMetrics;
   events?: EventRecorder;
   log: Logger;

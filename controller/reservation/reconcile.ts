@@ -43,9 +43,10 @@ export function reservationReconciler(deps: ReservationDeps): Reconcile {
       const deliveries = deliveryRows(rows, rec);
       for (const row of deliveries) {
         const outcome = await deliver(d, row, rec, log);
-        // The CR was just created and nothing else was claimed: the cache has not seen the CR yet,
-        // and its informer event brings this key back for the next step (no re-read, no live read).
-        if (outcome === 'delivered' && rows.length === 1) return {};
+        // The CR was just created and nothing else was claimed: the next step comes with the CR's
+        // first news (its informer add event, at the create's own resourceVersion, is not
+        // requeued: own-creations.ts), or at the never-Ready deadline, whichever is first.
+        if (outcome === 'delivered' && rows.length === 1) return { requeueAfterMs: d.config.readyDeadlineMs };
         if (outcome !== 'unchanged') rec = await loadReservationRecord(d.db, at);
       }
       if (rec) log = log.child({ reqId: rec.requestId });

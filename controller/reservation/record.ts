@@ -121,37 +121,55 @@ export async function tenantOf(db: Db, id: string): Promise<string | undefined> 
 }
 
 
-/** Where a resync page starts: after this (last_reconciled_at, id); a NULL time sorts first. */
+/** Where a resync page starts: after this (last_reconciled_at, id); `reconciledAt` null: still among the never-reconciled. */
 export interface ResyncCursor {
   reconciledAt: Date | null;
   id: string;
 }
-/** Stands for a NULL last_reconciled_at in the ordering (DATETIME's minimum). */
+/** Where the reconciled ones start: before every real time (DATETIME's minimum). */
 const NEVER = new Date('1000-01-01T00:00:00.000Z');
 
 /**
- * One page of open reservations not reconciled since `before`, stalest first (never reconciled
- * first), after `cursor`. The periodic resync's scan: it cannot name a tenant (it walks every
- * tenant), so it runs on ONE shard (`q` is a shard's Db, ledger/shards.ts); the page bounds each
- * statement.
+ * One page of open reservations not reconciled since `before`, stalest first: the never-reconciled
+ * (by id), then by (last_reconciled_at, id), after `cursor`; the page that ends the never-reconciled
+ * goes on with the reconciled ones (a second statement). Each page is a range of the index
+ * `ix_reservation_reconciled (last_reconciled_at, id)` that starts where the last one ended, so a
+ * whole pass reads each row once (an ORDER BY on an expression would sort every open row again for
+ * every page: 100,000 rows read per page at 100,000 open, bench B8L). The periodic resync's scan:
+ * it cannot name a tenant (it walks every tenant), so it runs on ONE shard (`q` is a shard's Db,
+ * ledger/shards.ts); the page bounds each statement.
  */
 export async function openReservationsPage(
   q: Queryable,
   o: { before: Date; after: ResyncCursor | null; limit: number },
 ): Promise<{ keys: ReservationKey[]; next: ResyncCursor | null }> {
-  const after = o.after ?? { reconciledAt: NEVER, id: '' };
+  const after = o.after ?? { reconciledAt: null, id: '' };
+  if (after.reconciledAt !== null) return reconciledPage(q, o.before, { reconciledAt: after.reconciledAt, id: after.id }, o.limit);
   const r = await q.execute(
-    `SELECT tenant, id, last_reconciled_at FROM reservation
-      WHERE state IN (?) AND (last_reconciled_at IS NULL OR last_reconciled_at < ?)
-        AND (COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id) > (CAST(? AS DATETIME(3)), ?)
-      ORDER BY COALESCE(last_reconciled_at, CAST(? AS DATETIME(3))), id
-      LIMIT ?`,
-    [RECONCILED_STATES, o.before, NEVER, after.reconciledAt ?? NEVER, after.id, NEVER, o.limit],
+    `SELECT tenant, id FROM reservation FORCE INDEX (ix_reservation_reconciled)
+      WHERE last_reconciled_at IS NULL AND id > ? AND state IN (?)
+      ORDER BY id LIMIT ?`,
+    [after.id, RECONCILED_STATES, o.limit],
   );
-  // The driver sends a Date as text: CAST keeps every comparison a DATETIME one (a COALESCE of a
-  // DATETIME and text would compare as text, and 'T' sorts after ' ').
+  const keys = r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
+  const last = keys.at(-1);
+  if (last && keys.length === o.limit) return { keys, next: { reconciledAt: null, id: last.id } };
+  // The never-reconciled are done: the page goes on with the reconciled ones, from the start.
+  const rest = await reconciledPage(q, o.before, { reconciledAt: NEVER, id: '' }, o.limit - keys.length);
+  return { keys: [...keys, ...rest.keys], next: rest.next };
+}
+
+/** Up to `limit` reconciled open reservations after `after` in (last_reconciled_at, id) order, all reconciled before `before`. */
+async function reconciledPage(q: Queryable, before: Date, after: { reconciledAt: Date; id: string }, limit: number): Promise<{ keys: ReservationKey[]; next: ResyncCursor | null }> {
+  const r = await q.execute(
+    `SELECT tenant, id, last_reconciled_at FROM reservation FORCE INDEX (ix_reservation_reconciled)
+      WHERE last_reconciled_at < ? AND (last_reconciled_at > ? OR (last_reconciled_at = ? AND id > ?)) AND state IN (?)
+      ORDER BY last_reconciled_at, id LIMIT ?`,
+    [before, after.reconciledAt, after.reconciledAt, after.id, RECONCILED_STATES, limit],
+  );
   const keys = r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
   const last = r.rows.at(-1);
-  const next = last && r.rows.length === o.limit ? { reconciledAt: dateOrNull(last.last_reconciled_at), id: str(last.id) } : null;
+  const at = last ? dateOrNull(last.last_reconciled_at) : null;
+  const next = last && at && r.rows.length === limit ? { reconciledAt: at, id: str(last.id) } : null;
   return { keys, next };
 }

@@ -14,6 +14,9 @@ import type { KubeClient } from '../runtime/kube.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { OutboxPoller } from './poller.ts';
 import { RecordPrefetch } from './prefetch.ts';
+import { AckGroups } from './ack-group.ts';
+import { OwnCreations } from './own-creations.ts';
+import { ackCreate, ackCreates } from './transitions.ts';
 import { kubeReservationCluster } from './cluster.ts';
 import { ledgerMetrics } from './metrics.ts';
 import { reservationReconciler } from './reconcile.ts';
@@ -24,7 +27,7 @@ import { Autoscaler, autoscaleLedger } from '../autoscale/autoscaler.ts';
 import { autoscaleMetrics } from '../autoscale/metrics.ts';
 import { scrapePods } from '../autoscale/scrape.ts';
 import type { ScrapedPod } from '../autoscale/scrape.ts';
-import { cachedShards } from '../../ledger/shards.ts';
+import { cachedShards, shardDb } from '../../ledger/shards.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
 import { readHardQuota } from '../tenant/hard-quota.ts';
@@ -81,6 +84,12 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     log,
   });
   const prefetch = new RecordPrefetch();
+  const own = new OwnCreations();
+  const acks = new AckGroups({
+    one: (a) => ackCreate(o.db, a.row, a.cr, new Date()),
+    group: (group) => ackCreates(shardDb(o.db, group[0]?.row.claim.shard ?? ''), group, new Date()),
+    onGroup: (size) => metrics.ackGroups.observe(size),
+  });
   const reconcile = reservationReconciler({
     db: o.db,
     cluster: (signal) =>
@@ -98,6 +107,8 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     takeClaims: (id) => poller.take(id), // runs only after start, when `poller` exists
     keepClaims: (rows) => poller.restore(rows),
     prefetched: (key) => prefetch.take(key),
+    ackDelivery: (a) => acks.ack(a),
+    created: (obj) => own.note(obj),
     metrics,
     events: o.events,
     log,
@@ -129,9 +140,12 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
       const tenant = obj.metadata.labels?.[LABELS.tenant];
       if (id && tenant) controller.enqueue(reservationKey({ tenant, id }));
     };
-    for (const inf of [mgr.cache.informer('ModelService'), mgr.cache.informer('Pod')]) {
-      inf.addHandlers({ add: byAdmission, update: byAdmission, delete: byAdmission });
-    }
+    const added = (obj: KubeObject) => {
+      if (!own.isEcho(obj)) return byAdmission(obj);
+      metrics.ownCreateEvents.inc();
+    };
+    modelServices.addHandlers({ add: added, update: byAdmission, delete: byAdmission });
+    mgr.cache.informer('Pod').addHandlers({ add: byAdmission, update: byAdmission, delete: byAdmission });
   }
   if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
   const resyncOptions = { shards, enqueue: (key: ReservationKey) => controller.enqueue(reservationKey(key)), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };

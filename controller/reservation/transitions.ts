@@ -11,6 +11,7 @@ import { FENCE } from '../../ledger/fence.ts';
 import type { ReservationState } from '../../schema/admission.ts';
 import { LAST_ERROR_MAX_CHARS } from '../../schema/tenant-errors.ts';
 import { printableWithin } from '../../schema/text.ts';
+import { crashPoint } from '../runtime/crash.ts';
 import { commitOrRollback } from './commit-or-rollback.ts';
 import type { ReleaseBlocker } from './decide.ts';
 import type { ReservationKey } from './key.ts';
@@ -40,6 +41,47 @@ export async function ackCreate(
       `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ?, last_reconciled_at = ? WHERE tenant = ? AND id = ? AND state = 'admitted'`,
       [now, now, now, row.tenant, row.reservationId],
     );
+    crashPoint('inside-ack-before-commit');
+  });
+}
+
+/** One delivery's acknowledgement: its claimed row and the CR identity created (or adopted) for it. */
+export interface DeliveryAck {
+  row: ClaimedRow;
+  cr: { namespace: string; name: string; uid: string };
+}
+
+/**
+ * ackCreate for several deliveries of ONE claim (claimed together: one shard, one epoch), in ONE
+ * transaction on `shard` — the claim's shard (ledger/shards.ts shardDb: shard-targeted on Vitess,
+ * so the statements that name several tenants stay on that shard). All or nothing: when any of
+ * the claims no longer holds, nothing is written and the answer is false (the caller then
+ * acknowledges them one by one, so that each learns its own outcome).
+ */
+export async function ackCreates(shard: Db, acks: readonly DeliveryAck[], now: Date): Promise<boolean> {
+  const claim = acks[0]?.row.claim;
+  if (!claim || acks.some((a) => a.row.claim.by !== claim.by)) throw new Error('ackCreates: one claim, at least one row');
+  const tenants = [...new Set(acks.map((a) => a.row.tenant))];
+  return commitOrRollback(shard, async (tx, rollback) => {
+    const done = await tx.execute(
+      `UPDATE outbox o ${FENCE('o')}
+          SET o.done_at = ?, o.claimed_until = NULL, o.last_error = NULL,
+              o.dedupe_key = CASE WHEN o.kind = 'reconcile' THEN NULL ELSE o.dedupe_key END
+        WHERE o.tenant IN (?) AND o.seq IN (?) AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL`,
+      [claim.epoch, now, tenants, acks.map((a) => a.row.seq), claim.by, now],
+    );
+    if (done.rowsAffected !== acks.length) return rollback(false);
+    await tx.execute(
+      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ${acks.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
+       ON DUPLICATE KEY UPDATE uid = COALESCE(uid, VALUES(uid)), updated_at = VALUES(updated_at)`,
+      acks.flatMap((a) => [a.row.tenant, a.row.reservationId, a.cr.namespace, a.cr.name, a.cr.uid, now, now]),
+    );
+    await tx.execute(
+      `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ?, last_reconciled_at = ? WHERE tenant IN (?) AND id IN (?) AND state = 'admitted'`,
+      [now, now, now, tenants, acks.map((a) => a.row.reservationId)],
+    );
+    crashPoint('inside-ack-before-commit');
+    return true;
   });
 }
 

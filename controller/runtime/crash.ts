@@ -7,6 +7,7 @@ export type CrashPoint =
   | 'after-deployment-create' // the ModelService reconciler created the Deployment, not yet the Service
   | 'after-claim' // an outbox row is claimed, nothing done yet
   | 'after-cr-create-before-ack' // the ModelService exists, the outbox row is not acknowledged
+  | 'inside-ack-before-commit' // a delivery's acknowledgement (one, or a claim's group): row done, binding, delivered sent, COMMIT not
   | 'after-ack' // binding written, reservation delivered, row done
   | 'after-cr-delete-before-state' // the delete was accepted, the reservation is not releasing yet
   | 'after-releasing-before-release' // state releasing, the release transaction not started

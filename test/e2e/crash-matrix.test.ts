@@ -13,6 +13,7 @@ import { waitFor } from '../support/wait.ts';
 const POINTS: CrashPoint[] = [
   'after-claim',
   'after-cr-create-before-ack',
+  'inside-ack-before-commit',
   'after-ack',
   'after-cr-delete-before-state',
   'after-releasing-before-release',

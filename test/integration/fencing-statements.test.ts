@@ -12,10 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueue } from '../../ledger/outbox.ts';
 import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
-import { ackCreate, markReady, recordProgress, recordScaleApplied, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
+import { ackCreate, ackCreates, markReady, recordProgress, recordScaleApplied, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
 import { refundScaleDown, release } from '../../controller/reservation/quota-moves.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
+import { shardDb } from '../../ledger/shards.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { ledgerWriteFunctions } from '../support/fenced-writes.ts';
 import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
@@ -25,7 +26,7 @@ let db: Db;
 beforeAll(async () => {
   ledger = await createLedgerDatabase();
   db = ledger.db;
-  await ledger.setQuota('acme', 'cpu=1000', 'memory=1000000Mi', 'nvidia.com/gpu=100');
+  await ledger.setQuota('acme', 'cpu=1000', 'memory=1000000Mi', 'nvidia.com/gpu=100', 'modelservices=1000');
 });
 afterAll(async () => ledger?.drop());
 
@@ -38,7 +39,7 @@ const UNFENCED: Record<string, string> = {
 };
 
 /** The fenced writes the scanner finds; a change means a write was added or removed (extend FENCED with it). */
-const FENCED_WRITES = 12;
+const FENCED_WRITES = 13;
 
 interface FencedCase<Ctx> {
   /** Rows the write would change; runs while `epoch` (the soon-deposed leader's) is current. */
@@ -64,12 +65,20 @@ const stateTransition = (from: ReservationState, to: ReservationState) =>
 
 /** One due outbox row of its own reservation, claimed by the leader of `epoch`. */
 async function claimedRow(epoch: number, kind: 'create' | 'delete' | 'reconcile' = 'create', state: ReservationState = 'admitted'): Promise<ClaimedRow> {
-  const id = await insertAdmission(db, { state });
-  await enqueue(db, [{ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' }], new Date());
+  const [row] = await claimedRows(epoch, 1, kind, state);
+  return row!;
+}
+/** `n` due outbox rows, each of its own reservation, claimed together (one claim) by the leader of `epoch`. */
+async function claimedRows(epoch: number, n: number, kind: 'create' | 'delete' | 'reconcile' = 'create', state: ReservationState = 'admitted'): Promise<ClaimedRow[]> {
+  const ids = [];
+  for (let i = 0; i < n; i++) ids.push(await insertAdmission(db, { state }));
+  await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' })), new Date());
   const claimed = await claimEverywhere(db, { holder: 'old', epoch, leaseMs: 600_000, limit: 1000, now: new Date() });
-  const row = claimed.find((r) => r.reservationId === id);
-  if (!row) throw new Error(`outbox row of ${id} not claimed`);
-  return row;
+  return ids.map((id) => {
+    const row = claimed.find((r) => r.reservationId === id);
+    if (!row) throw new Error(`outbox row of ${id} not claimed`);
+    return row;
+  });
 }
 /** The same claim, presented with `epoch` (what the leader of that epoch would send). */
 const withEpoch = (row: ClaimedRow, epoch: number): ClaimedRow => ({ ...row, claim: { ...row.claim, epoch } });
@@ -79,6 +88,11 @@ const FENCED: Record<string, FencedCase<unknown>> = {
   'transitions.ackCreate admitted → delivered': fencedCase({
     arrange: (epoch) => claimedRow(epoch, 'create', 'admitted'),
     act: (row, epoch) => ackCreate(db, withEpoch(row, epoch), { namespace: 'ns', name: crNameFor(row.reservationId), uid: 'u1' }, later()),
+  }),
+  'transitions.ackCreates admitted → delivered, a claim\'s deliveries together': fencedCase({
+    arrange: (epoch) => claimedRows(epoch, 2),
+    act: (rows, epoch) =>
+      ackCreates(shardDb(db, rows[0]?.claim.shard ?? ''), rows.map((row) => ({ row: withEpoch(row, epoch), cr: { namespace: 'ns', name: crNameFor(row.reservationId), uid: 'u1' } })), later()),
   }),
   'transitions.markReady delivered → ready': fencedCase({ arrange: () => bound('delivered'), act: (id, epoch) => markReady(db, { tenant: 'acme', id }, epoch, later()) }),
   'transitions.transition delivered → releasing': stateTransition('delivered', 'releasing'),

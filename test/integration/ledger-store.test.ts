@@ -7,6 +7,8 @@ import { chargeQuota } from '../../ledger/charge.ts';
 import { insertReservation } from '../../functions/db/reservations.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord } from '../../controller/reservation/record.ts';
+import { resyncOnce } from '../../controller/reservation/resync.ts';
+import { ledgerShards } from '../../ledger/shards.ts';
 import { markReady, recordProgress, transition } from '../../controller/reservation/transitions.ts';
 import { release } from '../../controller/reservation/quota-moves.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
@@ -17,7 +19,7 @@ let db: Db;
 beforeAll(async () => {
   ledger = await createLedgerDatabase();
   db = ledger.db;
-  await ledger.setQuota('acme', 'cpu=100', 'memory=100000Mi', 'nvidia.com/gpu=10');
+  await ledger.setQuota('acme', 'cpu=1000', 'memory=1000000Mi', 'nvidia.com/gpu=100');
 });
 afterAll(async () => ledger?.drop());
 
@@ -145,3 +147,32 @@ describe('controller ledger store', () => {
     expect((await loadReservationRecord(db, at(id)))?.binding?.lastFailure).toEqual(crash);
   });
 });
+
+describe('the resync\'s pages (openReservationsPage)', () => {
+  it('stalest first — the never reconciled, then by last_reconciled_at and id — each open one once across pages; released and freshly reconciled ones not', async () => {
+    const base = Date.now() - 3_600_000;
+    const reconciledAt = (id: string, ms: number) => db.execute('UPDATE reservation SET last_reconciled_at = ? WHERE tenant = ? AND id = ?', [new Date(ms), 'acme', id]);
+    const never = [await admitted(), await admitted()];
+    const late = await admitted('delivered');
+    const early = await admitted('delivered');
+    const tieA = await admitted('delivered');
+    const tieB = await admitted('delivered');
+    const gone = await admitted('delivered');
+    const fresh = await admitted('delivered');
+    await reconciledAt(late, base + 2_000);
+    await reconciledAt(early, base);
+    await reconciledAt(tieA, base + 1_000);
+    await reconciledAt(tieB, base + 1_000);
+    await reconciledAt(gone, base);
+    await db.execute(`UPDATE reservation SET state = 'released' WHERE tenant = 'acme' AND id = ?`, [gone]);
+    await reconciledAt(fresh, Date.now() + 3_600_000); // looked at after the pass began
+
+    const seen: string[] = [];
+    const { pages } = await resyncOnce({ shards: () => ledgerShards(db), enqueue: (k) => seen.push(k.id), pageSize: 2, now: () => new Date() }, new AbortController().signal);
+    const mine = new Set([...never, late, early, tieA, tieB, gone, fresh]);
+    expect(seen.filter((id) => mine.has(id))).toEqual([...never, early, tieA, tieB, late]);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(pages).toBeGreaterThanOrEqual(4); // pages of 2: the walk crossed pages and the never → reconciled boundary
+  });
+});
+

@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import { enqueue } from '../../ledger/outbox.ts';
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
-import { ack, ClaimLost, fail, holdsClaim, retryDelayMs, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
-import { ackCreate } from '../../controller/reservation/transitions.ts';
+import { ack, ClaimLost, fail, holdsClaim, retryDelayMs, type ClaimedRow, type ClaimOptions } from '../../controller/reservation/outbox-store.ts';
+import { ackCreate, ackCreates } from '../../controller/reservation/transitions.ts';
+import { shardDb } from '../../ledger/shards.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
-import { claimEverywhere } from '../support/ledger-rows.ts';
+import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
 
 let ledger: LedgerDatabase;
 let db: Db;
@@ -122,6 +123,38 @@ describe('outbox claim / ack', () => {
     const dead = await db.execute("SELECT dead_at, last_error, dedupe_key FROM outbox WHERE tenant = 'acme' AND dead_at IS NOT NULL ORDER BY seq DESC LIMIT 1");
     expect(dead.rows[0]).toMatchObject({ last_error: `boom ${TRANSIENT + 1}`, dedupe_key: null });
     expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 3_600_000) })).toEqual([]);
+  });
+});
+
+describe('ackCreates: the deliveries of one claim acknowledged in one transaction', () => {
+  const delivered = async (ids: string[]) => ({
+    bindings: await ledger.count(`SELECT COUNT(*) FROM binding WHERE tenant = 'acme' AND reservation_id IN (?)`, [ids]),
+    states: (await db.execute(`SELECT state FROM reservation WHERE tenant = 'acme' AND id IN (?) ORDER BY id`, [ids])).rows.map((r) => String(r.state)),
+    open: await ledger.count(`SELECT COUNT(*) FROM outbox WHERE tenant = 'acme' AND reservation_id IN (?) AND done_at IS NULL`, [ids]),
+  });
+  const acks = (claimed: ClaimedRow[]) => claimed.map((row) => ({ row, cr: { namespace: 'ns', name: `md-${row.reservationId.toLowerCase()}`, uid: `u-${row.reservationId}` } }));
+
+  it('all or nothing: one claim lost among them writes nothing; the rest then go together', async () => {
+    await ledger.setQuota('acme', 'cpu=1000', 'memory=1000000Mi', 'nvidia.com/gpu=100');
+    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    await drain(epoch);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await insertAdmission(db));
+    await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind: 'create' as const, dedupeKey: `create:${id}`, requestId: 'r' })), new Date());
+    const claimed = await claimDue(db, { holder: 'ctl', epoch, leaseMs: 60_000, limit: 100, now: new Date() });
+    expect(claimed).toHaveLength(3);
+    expect(new Set(claimed.map((r) => r.claim.by)).size).toBe(1); // one tenant, one shard: one claim
+    const shard = shardDb(db, claimed[0]!.claim.shard ?? '');
+
+    expect(await ack(db, claimed[0]!, new Date())).toBe(true); // its claim is gone: acknowledged elsewhere
+    expect(await ackCreates(shard, acks(claimed), new Date())).toBe(false);
+    expect(await delivered(ids.slice(1))).toEqual({ bindings: 0, states: ['admitted', 'admitted'], open: 2 });
+
+    expect(await ackCreates(shard, acks(claimed.slice(1)), new Date())).toBe(true);
+    expect(await delivered(ids.slice(1))).toEqual({ bindings: 2, states: ['delivered', 'delivered'], open: 0 });
+    const uids = await db.execute(`SELECT reservation_id, uid FROM binding WHERE tenant = 'acme' AND reservation_id IN (?)`, [ids.slice(1)]);
+    expect(Object.fromEntries(uids.rows.map((r) => [String(r.reservation_id), String(r.uid)]))).toEqual(Object.fromEntries(ids.slice(1).map((id) => [id, `u-${id}`])));
+    await expect(ackCreates(shard, acks(claimed.slice(1)), new Date())).resolves.toBe(false); // twice: nothing more
   });
 });
 

@@ -218,7 +218,8 @@ describe('autoscaling on the real node', () => {
     expect(checker.samples()).toBeGreaterThan(500);
     expect(checker.violations).toEqual([]);
     // It did scale both ways (the test would prove nothing on a flat line).
-    expect(Math.max(...maxima)).toBeGreaterThanOrEqual(3);
+    // (30 s of load on a busy 2-core node may reach only 2 replicas before the sample.)
+    expect(Math.max(...maxima)).toBeGreaterThanOrEqual(2);
     expect(Math.min(...minima)).toBeLessThan(Math.max(...maxima));
     // Each tooth is a charged scale-up and a scale-down refunded once its pods were gone: not one
     // change stuck half-way.
@@ -246,14 +247,28 @@ describe('autoscaling on the real node', () => {
     });
     const checker = invariantChecker(id);
     cleanup.push(() => checker.stop());
+    // The ramp-up may itself have stepped down and up again under the load (its own refunds): only
+    // the scale-down from here on is the case.
+    const refundsOf = async () => {
+      const r = await system().ledger.db.execute("SELECT generation, cpu_millis, at FROM quota_movement WHERE reservation_id = ? AND direction = 'refund' ORDER BY at", [id]);
+      return r.rows.map((m) => ({ generation: String(m.generation), replicas: Number(m.cpu_millis) / PER_REPLICA_CPU, at: Date.parse(time(m.at)) }));
+    };
+    const earlier = new Set((await refundsOf()).map((m) => m.generation));
+    const chargedBefore = await chargedReplicas(id);
+    expect(chargedBefore, 'three ready pods are three charged replicas').toBe(3);
     load.set(0);
-    // Scale-down: replicas drop first; the charge stays while the surplus pods are Terminating.
+    // Scale-down: replicas drop first; the charge stays while the surplus pods are Terminating. The
+    // autoscaler may go 3 → 1 at once or step down through 2 (the window's highest recommendation
+    // can be 2 while the load drains): each step is its own change, refunded once.
     let lastSurplusSeen = 0;
     let terminatingSince = 0;
+    /** For n pods: the last moment more than n pods (Terminating ones included) were still there. */
+    const lastSeenAbove = new Map<number, number>();
     await waitFor('the surplus pods gone', async () => {
       const asked = Date.now(); // before the list: the pods it returns existed after this moment
       const pods = await podsOf(system().tenantNamespace, id);
       if (pods.some((p) => p.metadata?.deletionTimestamp)) terminatingSince ||= asked;
+      for (let n = 0; n < pods.length; n++) lastSeenAbove.set(n, asked);
       if (pods.length > 1) {
         lastSurplusSeen = asked;
         return false;
@@ -262,13 +277,17 @@ describe('autoscaling on the real node', () => {
     }, { timeoutMs: 180_000, intervalMs: 200 });
     await checker.stop();
     expect(lastSurplusSeen - terminatingSince, 'the pods were held Terminating').toBeGreaterThanOrEqual(15_000);
-    const refunded = await waitFor('the refund', async () => {
-      const r = await system().ledger.db.execute("SELECT generation, cpu_millis, at FROM quota_movement WHERE reservation_id = ? AND direction = 'refund'", [id]);
-      return r.rows.length > 0 ? r.rows : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 200 });
-    expect(refunded).toHaveLength(1);
-    expect(Date.parse(time(refunded[0]!.at))).toBeGreaterThanOrEqual(lastSurplusSeen);
-    expect(Number(refunded[0]!.cpu_millis)).toBe(2 * PER_REPLICA_CPU);
+    await waitFor('the refunds', async () => (await chargedReplicas(id)) === 1, { timeoutMs: 30_000, intervalMs: 200 });
+    const refunds = (await refundsOf()).filter((m) => !earlier.has(m.generation));
+    expect(refunds.length, 'one or two steps down').toBeGreaterThanOrEqual(1);
+    expect(new Set(refunds.map((m) => m.generation)).size, 'each change refunded once').toBe(refunds.length);
+    expect(refunds.reduce((sum, m) => sum + m.replicas, 0), 'the two surplus replicas refunded, no more').toBe(2);
+    let charged = chargedBefore;
+    for (const m of refunds) {
+      charged -= m.replicas;
+      // Refunded down to `charged` only after no more than `charged` pods were left.
+      expect(m.at, `refund of generation ${m.generation} (down to ${charged}) after its pods were gone`).toBeGreaterThanOrEqual(lastSeenAbove.get(charged) ?? 0);
+    }
     expect(await chargedReplicas(id)).toBe(1);
     expect(checker.violations).toEqual([]);
   }, 360_000);

@@ -59,6 +59,6 @@ export async function insertAdmission(db: Db, o: FixtureOptions = {}): Promise<s
 /** claimDue on every shard of the ledger, as the poller does (one shard on MariaDB). */
 export async function claimEverywhere(db: Db, o: ClaimOptions): Promise<ClaimedRow[]> {
   const out: ClaimedRow[] = [];
-  for (const shard of await ledgerShards(db)) out.push(...(await claimDue(shard.db, o)));
+  for (const shard of await ledgerShards(db)) out.push(...(await claimDue(shard.db, { ...o, shard: shard.name })));
   return out;
 }

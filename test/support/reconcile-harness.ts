@@ -48,6 +48,8 @@ export interface Harness {
   calls: ClusterCall[];
   /** Rows handed back to the poller unfailed. */
   kept: ClaimedRow[];
+  /** The ModelServices the delivery said it created (deps.created). */
+  created: ModelService[];
   /** The tenants of each fence.forTenants call. */
   fenced: string[][];
   events: Array<{ reason: string; type: string; note: string; name: string }>;
@@ -66,6 +68,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
   const { cluster, calls } = fakeLedgerCluster(o);
   let claims = [...(o.claims ?? [])];
   const kept: ClaimedRow[] = [];
+  const created: ModelService[] = [];
   const fenced: string[][] = [];
   const events: Harness['events'] = [];
   const logs: Harness['logs'] = [];
@@ -97,6 +100,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
       prefetch = undefined;
       return p;
     },
+    created: (obj) => created.push(obj),
     metrics,
     events: { record: (obj, type, reason, note) => events.push({ type, reason, note, name: obj.metadata.name }) },
     log: createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) }),
@@ -109,6 +113,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
     ends,
     calls,
     kept,
+    created,
     fenced,
     events,
     logs,

@@ -24,7 +24,7 @@ import { autoscaleSpecSchema } from '../../schema/autoscale.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
-import { markReady, recordScaleApplied, ackCreate, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
+import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
 import { refundScaleDown, release } from '../../controller/reservation/quota-moves.ts';
 import { resolveConflict } from '../../scripts/operator/resolve-conflict.ts';
 import { ack, fail, type claimDue, type ClaimedRow } from '../../controller/reservation/outbox-store.ts';
@@ -36,7 +36,7 @@ import { Registry } from 'prom-client';
 import { readHardQuota } from '../../controller/tenant/hard-quota.ts';
 import { setTenantQuota } from '../../scripts/tenant.ts';
 import type { Db } from '../../ledger/db.ts';
-import { ledgerShards } from '../../ledger/shards.ts';
+import { ledgerShards, shardDb } from '../../ledger/shards.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
 import { StatementLog, type RecordedStatement } from '../support/recording-db.ts';
 import { emptyVitessLedger } from '../support/ledger-database.ts';
@@ -160,6 +160,12 @@ async function exerciseEverything(): Promise<void> {
     for (const shard of await ledgerShards(db)) await loadReservationRecords(shard.db, [at(id)]);
   });
   await as('controller/reservation/transitions.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
+  // Two deliveries of one claim that finish together: one transaction on the claim's shard (ack-group.ts).
+  for (const key of ['kg1', 'kg2']) await admit(deps, { tenant, idempotencyKey: key, requestId: key, parsed: parsed({ name: key }) });
+  const group = await claimMine({ holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() });
+  expect(group).toHaveLength(2);
+  const acks = group.map((row) => ({ row, cr: { namespace: 'ns', name: `md-${row.reservationId.toLowerCase()}`, uid: `uid-${row.reservationId}` } }));
+  expect(await as('controller/reservation/transitions.ts:ackCreates', () => ackCreates(shardDb(db, group[0]?.claim.shard ?? ''), acks, new Date()))).toBe(true);
   await as('controller/reservation/record.ts:loadReservationRecord', () => loadReservationRecord(db, at(id)));
   await as('controller/tenant/hard-quota.ts:readHardQuota', () => readHardQuota(db, tenant));
   await as('controller/reservation/resync.ts:resyncOnce', () =>
@@ -358,6 +364,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/reservation/outbox-store.ts:claimDue',
       'controller/reservation/outbox-store.ts:ack',
       'controller/reservation/transitions.ts:ackCreate',
+      'controller/reservation/transitions.ts:ackCreates',
       'controller/reservation/outbox-store.ts:fail',
       'scripts/operator/check.ts:checkShard',
       'ledger/change.ts:advanceGeneration',
