@@ -19,6 +19,9 @@ export const AMOUNT_COLUMNS: Readonly<Record<ResourceName, string>> = {
 /** `cpu_millis, memory_mib, gpu, modelservices` (optionally `r.cpu_millis, …`), in RESOURCE_NAMES order. */
 export const amountColumns = (alias?: string): string => RESOURCE_NAMES.map((r) => (alias ? `${alias}.` : '') + AMOUNT_COLUMNS[r]).join(', ');
 
+/** `<prefix>_cpu_millis, <prefix>_memory_mib, …`: the amount columns of the cluster tables (capacity, pool, allotted, …; ledger/sql/0012_clusters.sql). */
+export const prefixedAmountColumns = (prefix: string, alias?: string): string => RESOURCE_NAMES.map((r) => `${alias ? `${alias}.` : ''}${prefix}_${AMOUNT_COLUMNS[r]}`).join(', ');
+
 /** Statement arguments for `amountColumns()`, in the same order. */
 export const amountArgs = (a: Amounts): number[] => RESOURCE_NAMES.map((r) => a[r]);
 

@@ -12,21 +12,31 @@
 //   one-cr             a delivered/ready reservation has its CR, with the bound UID
 //   orphan-cr          every ModelService with an admission id belongs to a live reservation
 //   released-pods      no pod of a released reservation is left
+//   allotment-bounds   per shard's allotment of a cluster and resource: 0 ≤ reserved, 0 ≤ stranded,
+//                      reserved + stranded ≤ allotted (docs/multi-cluster.md)
+//   cluster-capacity   per cluster and resource: pool + Σ allotted over the shards + the moves in
+//                      flight (a grant taken from the pool and not yet on its shard, a reclaim taken
+//                      from its shard and not yet back in the pool) = capacity
 // `settled: false` skips the checks that hold only once the controller has converged
-// (one-cr, orphan-cr, released-pods); the money checks must hold at every instant.
+// (one-cr, orphan-cr, released-pods), and cluster-capacity, whose reads of the global keyspace and
+// of the shards are not one snapshot (a move between them would look like drift); the money checks
+// and allotment-bounds must hold at every instant.
 // The ledger is read shard by shard (ledger/shards.ts): a tenant's rows all live on its shard,
 // so every money check is a check within one shard.
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str } from '../../ledger/columns.ts';
 import { AMOUNT_COLUMNS, amountColumns, amountsFromRow } from '../../ledger/resources.ts';
+import { moveLog, movesInFlight } from '../../ledger/allotment-moves.ts';
+import { listClusters, readShardAllotments, type AllotmentRow } from '../../ledger/cluster-store.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
 import { NEVER_CHARGED_STATES } from '../../schema/admission.ts';
 import { clusterPaths, type KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
-  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods';
+  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods' | 'allotment-bounds' | 'cluster-capacity';
   reservation?: string;
+  cluster?: string;
   tenant?: string;
   detail: string;
 }
@@ -62,7 +72,13 @@ export async function checkLedger(
 ): Promise<Drift[]> {
   const drift: Drift[] = [];
   const rows: ResRow[] = [];
-  for (const shard of await ledgerShards(db)) rows.push(...(await checkShard(shard.db, drift)));
+  const allotments: AllotmentRow[] = [];
+  for (const shard of await ledgerShards(db)) {
+    rows.push(...(await checkShard(shard.db, drift)));
+    allotments.push(...(await readShardAllotments(shard.db)));
+  }
+  drift.push(...allotmentBounds(allotments));
+  if (o.settled !== false) drift.push(...(await clusterCapacity(db, allotments)));
   if (!kube || o.settled === false) return drift;
   return [...drift, ...(await checkCluster(rows, kube, instance))];
 }
@@ -145,6 +161,25 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     if (want !== 0 && !seen.has(k)) drift.push({ check: 'usage', tenant: k.split('\u0000')[0], detail: `no quota row holds ${want}` });
   }
   return rows;
+}
+
+function allotmentBounds(rows: readonly AllotmentRow[]): Drift[] {
+  return rows.flatMap((a) => {
+    const off = RESOURCE_NAMES.filter((r) => a.reserved[r] < 0 || a.stranded[r] < 0 || a.reserved[r] + a.stranded[r] > a.allotted[r]);
+    return off.length === 0
+      ? []
+      : [{ check: 'allotment-bounds' as const, cluster: a.cluster, detail: `anchor ${a.anchor}: ${off.map((r) => `${r}: reserved ${a.reserved[r]} + stranded ${a.stranded[r]}, allotted ${a.allotted[r]}`).join('; ')}` }];
+  });
+}
+
+async function clusterCapacity(db: Db, allotments: readonly AllotmentRow[]): Promise<Drift[]> {
+  const inFlight = await movesInFlight(db, (anchor, id) => moveLog(db, anchor, id));
+  return (await listClusters(db)).flatMap((c) => {
+    const held = (r: (typeof RESOURCE_NAMES)[number]) =>
+      c.pool[r] + allotments.filter((a) => a.cluster === c.name).reduce((s, a) => s + a.allotted[r], 0) + inFlight.filter((m) => m.cluster === c.name).reduce((s, m) => s + m.amounts[r], 0);
+    const off = RESOURCE_NAMES.filter((r) => held(r) !== c.capacity[r]);
+    return off.length === 0 ? [] : [{ check: 'cluster-capacity' as const, cluster: c.name, detail: off.map((r) => `${r}: pool + allotted + in flight = ${held(r)}, capacity ${c.capacity[r]}`).join('; ') }];
+  });
 }
 
 /** The checks that compare the ledger with the cluster (they hold once the controller has converged). */

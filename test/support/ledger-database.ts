@@ -33,7 +33,9 @@ export interface LedgerDatabase extends TestDatabase {
 }
 
 /** Tables on the tenant's shard (the rest of LEDGER_TABLES is global). */
-const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence'] as const;
+const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'cluster_allotment', 'allotment_log'] as const;
+/** The global keyspace's tables a suite empties (the epoch is reset, the outbox sequence kept). */
+const GLOBAL_TABLES = ['scheduled_run', 'cluster', 'cluster_audit', 'allotment_move'] as const;
 
 export async function createLedgerDatabase(stack?: DatabaseStack): Promise<LedgerDatabase> {
   if (ledgerBackend() === 'vitess') return vitessLedgerDatabase(vitessOfRun());
@@ -59,7 +61,7 @@ export async function emptyVitessLedger(db: Db): Promise<void> {
   for (const shard of await ledgerShards(db)) {
     for (const table of SHARDED_TABLES) await shard.db.execute(`DELETE FROM ${table}`);
   }
-  await db.execute('DELETE FROM scheduled_run');
+  for (const table of GLOBAL_TABLES) await db.execute(`DELETE FROM ${table}`);
   await db.execute("UPDATE controller_epoch SET epoch = 0, holder = '' WHERE id = 1");
 }
 

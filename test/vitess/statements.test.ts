@@ -22,6 +22,10 @@ import { scaleAdmission } from '../../functions/services/scale.ts';
 import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
 import { autoscaleSpecSchema } from '../../schema/autoscale.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
+import { addCluster, changeClusterState, rebalanceCluster } from '../../scripts/operator/cluster-admin.ts';
+import { ledgerAnchors } from '../../ledger/anchors.ts';
+import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
+import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
 import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
@@ -127,6 +131,37 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
       expect((await getAdmission({ ...deps, db: V.db }, q, head.admission.id)).state).toBe('admitted');
     },
   };
+}
+
+/**
+ * The operator's clusters (docs/multi-cluster.md steps 2–3): add (its spread granted through the
+ * saga), a re-run of add, drain and ready with their audit rows and every shard's mode, a grant a
+ * crash left after its first step and `resume`, a rebalance (a reclaim), and the CLI's reads.
+ */
+async function exerciseClusters(): Promise<void> {
+  const as = <T>(entry: string, fn: () => Promise<T>) => log.as(entry, fn);
+  const ctx = { db, actor: 'stmt-operator', now: () => new Date() };
+  const name = `c-${tenant}`;
+  const capacity = { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 2, modelservices: 8 };
+  await as('scripts/operator/cluster-admin.ts:addCluster', () => addCluster(ctx, { name, capacity, reason: 'statements' }));
+  await as('scripts/operator/cluster-admin.ts:addCluster (re-run)', () => addCluster(ctx, { name, capacity }));
+  await V.db.execute("UPDATE cluster SET state = 'ready', version = version + 1 WHERE name = ?", [name]); // the takeover (not built yet)
+  await as('scripts/operator/cluster-admin.ts:changeClusterState (drain)', () => changeClusterState(ctx, { name, action: 'drain', reason: 'statements' }));
+  await as('scripts/operator/cluster-admin.ts:changeClusterState (ready)', () => changeClusterState(ctx, { name, action: 'ready' }));
+  const [anchor] = await ledgerAnchors(V.db);
+  const want = { cpu: 1000, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 };
+  expect(await as('ledger/allotment-moves.ts:recordGrant', () => recordGrant(db, { id: `stmt-${name}`, cluster: name, anchor: anchor!.anchor, want, by: 'stmt' }, new Date()))).toBe('granted');
+  // The grant in flight (taken from the pool, not on its shard yet) still counts toward the capacity.
+  await as('scripts/operator/check.ts:checkLedger (a grant in flight)', async () => expect(await checkLedger(db, null, 'ns')).toEqual([]));
+  expect(await as('ledger/allotment-moves.ts:resumeMoves', () => resumeMoves(db, { olderThanMs: 0, now: () => new Date(Date.now() + 1000) }))).toBe(1);
+  // The grant left that shard above its share: rebalance reclaims it into the pool.
+  expect((await as('scripts/operator/cluster-admin.ts:rebalanceCluster', () => rebalanceCluster(ctx, { name }))).reclaimed).toEqual(want);
+  await as('scripts/cluster.ts:list and show', async () => {
+    await listClusters(db);
+    await readCluster(db, name);
+    await readAllAllotments(db, await ledgerAnchors(db));
+    await readAudit(db, name);
+  });
 }
 
 /** Every flow of the code that touches the ledger, in the order a reservation lives, on Vitess. */
@@ -240,6 +275,7 @@ async function exerciseEverything(): Promise<void> {
     await resolveConflict(db, at(other.admission.id), 'release', 'settled', new Date());
   });
   await queue.finish();
+  await exerciseClusters();
   await as('scripts/operator/check.ts:checkLedger', async () => expect(await checkLedger(db, null, 'ns', { settled: false })).toEqual([]));
 }
 
@@ -382,6 +418,24 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'functions/db/queue.ts:cancelQueued',
       'functions/db/queue.ts:queuedThrough',
       'functions/db/queue.ts:releaseRate',
+      'scripts/operator/cluster-admin.ts:addCluster',
+      'scripts/operator/cluster-admin.ts:audit',
+      'scripts/operator/cluster-admin.ts:changeClusterState',
+      'ledger/cluster-store.ts:readCluster',
+      'ledger/cluster-store.ts:listClusters',
+      'ledger/cluster-store.ts:readAllotments',
+      'ledger/cluster-store.ts:readShardAllotments',
+      'ledger/cluster-store.ts:ensureAllotment',
+      'ledger/cluster-store.ts:syncModes',
+      'ledger/cluster-store.ts:readAudit',
+      'ledger/allotment-moves.ts:recordGrant',
+      'ledger/allotment-moves.ts:applyGrant',
+      'ledger/allotment-moves.ts:finishMove',
+      'ledger/allotment-moves.ts:pendingMoves',
+      'ledger/allotment-moves.ts:moveLog',
+      'ledger/allotment-moves.ts:recordReclaim',
+      'ledger/allotment-moves.ts:applyReclaim',
+      'ledger/allotment-moves.ts:finishReclaim',
     ]) {
       expect(sites, site).toContain(site);
     }

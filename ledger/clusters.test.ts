@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import type { Amounts } from '../schema/model-service.ts';
+import { CLUSTER_NAME, CLUSTER_STATES, MODE_OF_STATE, clusterState, operatorTransition, spreadCapacity, type ClusterState, type ReadyFacts } from './clusters.ts';
+
+const fresh: ReadyFacts = { heartbeatFresh: true, strandedAny: false };
+
+describe('operatorTransition', () => {
+  // Every state × action, with the facts a lost cluster's `ready` depends on.
+  const table: Array<[action: 'drain' | 'ready', from: ClusterState, facts: ReadyFacts, want: string]> = [
+    ['drain', 'ready', fresh, 'change→draining'],
+    ['drain', 'draining', fresh, 'unchanged'],
+    ['drain', 'joining', fresh, 'refused'],
+    ['drain', 'lost', fresh, 'refused'],
+    ['drain', 'forgotten', fresh, 'refused'],
+    ['ready', 'ready', fresh, 'unchanged'],
+    ['ready', 'draining', fresh, 'change→ready'],
+    ['ready', 'draining', { heartbeatFresh: false, strandedAny: true }, 'change→ready'],
+    ['ready', 'lost', fresh, 'change→ready+epoch'],
+    ['ready', 'lost', { heartbeatFresh: false, strandedAny: false }, 'refused'],
+    ['ready', 'lost', { heartbeatFresh: true, strandedAny: true }, 'refused'],
+    ['ready', 'joining', fresh, 'refused'],
+    ['ready', 'forgotten', fresh, 'refused'],
+  ];
+  it.each(table)('%s from %s (%o) → %s', (action, from, facts, want) => {
+    const d = operatorTransition(action, from, facts);
+    const got = d.kind === 'change' ? `change→${d.to}${d.bumpEpoch ? '+epoch' : ''}` : d.kind;
+    expect(got).toBe(want);
+  });
+
+  it('says why a lost cluster cannot be made ready', () => {
+    expect(operatorTransition('ready', 'lost', { heartbeatFresh: false, strandedAny: false })).toMatchObject({ reason: expect.stringMatching(/heartbeat/) });
+    expect(operatorTransition('ready', 'lost', { heartbeatFresh: true, strandedAny: true })).toMatchObject({ reason: expect.stringMatching(/stranded/) });
+  });
+});
+
+describe('states and names', () => {
+  it('only a ready cluster takes placements', () => {
+    expect(CLUSTER_STATES.filter((s) => MODE_OF_STATE[s] === 'open')).toEqual(['ready']);
+    expect(MODE_OF_STATE.joining).toBe('closed');
+  });
+  it('reads a known state and refuses an unknown one', () => {
+    expect(clusterState('draining')).toBe('draining');
+    expect(() => clusterState('paused')).toThrow(/unknown cluster state/);
+  });
+  it('names are DNS labels, never an anchor', () => {
+    for (const ok of ['eu-1', 'c1', 'a'.repeat(63)]) expect(CLUSTER_NAME.test(ok)).toBe(true);
+    for (const bad of ['', '~a0', 'EU', '-eu', 'eu-', 'eu_1', 'a'.repeat(64)]) expect(CLUSTER_NAME.test(bad)).toBe(false);
+  });
+});
+
+describe('spreadCapacity', () => {
+  const cap: Amounts = { cpu: 64_000, memory: 262_144, 'nvidia.com/gpu': 7, modelservices: 3 };
+
+  it('gives one shard everything (MariaDB: the allotment check is the capacity check)', () => {
+    expect(spreadCapacity(cap, 1)).toEqual({ pool: { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 }, grants: [cap] });
+  });
+
+  it('gives n shards ⌊75 %/n⌋ each and keeps the rest in the pool, nothing lost to rounding', () => {
+    const s = spreadCapacity(cap, 2);
+    expect(s.grants).toEqual([
+      { cpu: 24_000, memory: 98_304, 'nvidia.com/gpu': 2, modelservices: 1 },
+      { cpu: 24_000, memory: 98_304, 'nvidia.com/gpu': 2, modelservices: 1 },
+    ]);
+    expect(s.pool).toEqual({ cpu: 16_000, memory: 65_536, 'nvidia.com/gpu': 3, modelservices: 1 });
+    for (const n of [2, 3, 4, 7]) {
+      const t = spreadCapacity(cap, n);
+      expect(t.grants).toHaveLength(n);
+      for (const r of Object.keys(cap) as Array<keyof Amounts>) {
+        expect(t.pool[r] + t.grants.reduce((sum, g) => sum + g[r], 0)).toBe(cap[r]);
+        expect(t.pool[r]).toBeGreaterThanOrEqual(Math.ceil(cap[r] / 4));
+      }
+    }
+  });
+
+  it('refuses zero shards', () => {
+    expect(() => spreadCapacity(cap, 0)).toThrow(/no shard/);
+  });
+});

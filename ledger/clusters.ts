@@ -1,0 +1,96 @@
+// The decisions about clusters, pure (docs/multi-cluster.md): their states and what an operator may
+// do in each, the mode a state gives a shard's allotment, and how `add` spreads a new cluster's
+// capacity over the pool and the shards' anchors. The transactions that carry them out are
+// ledger/cluster-store.ts and ledger/allotment-moves.ts.
+import { RESOURCE_NAMES, type Amounts } from '../schema/model-service.ts';
+
+export const CLUSTER_STATES = ['joining', 'ready', 'draining', 'lost', 'forgotten'] as const;
+export type ClusterState = (typeof CLUSTER_STATES)[number];
+
+/** A shard's allotment of a cluster, as the cluster's state makes it: only `open` takes new placements. */
+export type AllotmentMode = 'closed' | 'open' | 'draining' | 'lost' | 'forgotten';
+
+export const MODE_OF_STATE: Readonly<Record<ClusterState, AllotmentMode>> = {
+  joining: 'closed',
+  ready: 'open',
+  draining: 'draining',
+  lost: 'lost',
+  forgotten: 'forgotten',
+};
+
+export function clusterState(v: string): ClusterState {
+  if (!(CLUSTER_STATES as readonly string[]).includes(v)) throw new Error(`unknown cluster state ${v}`);
+  return v as ClusterState;
+}
+
+/** Cluster names are DNS labels, like tenant names (so `~`, an anchor's first character, never is one). */
+export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** An operator's state change (`npm run cluster -- drain|ready`). */
+export type OperatorAction = 'drain' | 'ready';
+
+export type TransitionDecision =
+  | { kind: 'change'; to: ClusterState; bumpEpoch: boolean }
+  | { kind: 'unchanged' }
+  | { kind: 'refused'; reason: string };
+
+/** What the operator's `ready` needs to know of a lost cluster before it may take placements again. */
+export interface ReadyFacts {
+  /** Whether the cluster's controller heartbeat is younger than its lease (the database's clock). */
+  heartbeatFresh: boolean;
+  /** Capacity still stranded on the cluster, over every shard. */
+  strandedAny: boolean;
+}
+
+/**
+ * The operator's `drain` and `ready`. drain: ready → draining (no new placements; what runs there
+ * stays). ready: draining → ready; lost → ready only once its controller is back (fresh heartbeat)
+ * and nothing is stranded, with a new epoch (every fence raised again). A joining cluster becomes
+ * ready at its controller's first takeover, never by the operator; a forgotten one only by a re-add.
+ */
+export function operatorTransition(action: OperatorAction, from: ClusterState, facts: ReadyFacts): TransitionDecision {
+  if (action === 'drain') {
+    if (from === 'draining') return { kind: 'unchanged' };
+    if (from === 'ready') return { kind: 'change', to: 'draining', bumpEpoch: false };
+    return { kind: 'refused', reason: `a ${from} cluster cannot be drained (only a ready one)` };
+  }
+  switch (from) {
+    case 'ready':
+      return { kind: 'unchanged' };
+    case 'draining':
+      return { kind: 'change', to: 'ready', bumpEpoch: false };
+    case 'lost':
+      if (!facts.heartbeatFresh) return { kind: 'refused', reason: 'lost: its controller has not sent a heartbeat within the lease' };
+      if (facts.strandedAny) return { kind: 'refused', reason: 'lost: capacity is still stranded on it (its controller frees it once the old pods are gone)' };
+      return { kind: 'change', to: 'ready', bumpEpoch: true };
+    case 'joining':
+      return { kind: 'refused', reason: 'joining: it becomes ready when its controller first takes it over' };
+    case 'forgotten':
+      return { kind: 'refused', reason: 'forgotten: add it again' };
+  }
+}
+
+export interface Spread {
+  /** What the pool keeps. */
+  pool: Amounts;
+  /** What each anchor is granted, in the anchors' order (one per shard). */
+  grants: Amounts[];
+}
+
+/**
+ * How `add` spreads a cluster's capacity: one shard (MariaDB) is granted everything, so its
+ * allotment check is the check of the whole capacity; n ≥ 2 shards are each granted ⌊75 % / n⌋ of
+ * each resource and the pool keeps the rest (at least 25 %), for the shard whose tenants need more.
+ */
+export function spreadCapacity(capacity: Amounts, shards: number): Spread {
+  if (shards < 1) throw new Error('no shard to spread over');
+  if (shards === 1) return { pool: zero(), grants: [{ ...capacity }] };
+  const each = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, Math.floor((capacity[r] * 3) / (4 * shards))])) as Amounts;
+  const pool = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, capacity[r] - each[r] * shards])) as Amounts;
+  return { pool, grants: Array.from({ length: shards }, () => ({ ...each })) };
+}
+
+const zero = (): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, 0])) as Amounts;
+
+/** True when some resource of `a` is above zero. */
+export const anyPositive = (a: Amounts): boolean => RESOURCE_NAMES.some((r) => a[r] > 0);

@@ -1,0 +1,190 @@
+// The operator's cluster commands (`npm run cluster`, scripts/cluster.ts): the one writer of a
+// cluster's definition and of its operator-made state changes, each with its `cluster_audit` row in
+// the same global transaction (docs/multi-cluster.md "Cluster states, epochs and who writes them").
+//   add    a new cluster, joining (no placement until its controller takes it over), its capacity in
+//          escrow: an allotment row per shard, then add's spread granted through the saga
+//          (ledger/allotment-moves.ts). Re-runnable: a re-run with the same definition completes
+//          what a crash left (the spread's move ids are deterministic), any other is refused.
+//   drain  ready → draining: no new placement; what runs there stays.
+//   ready  draining → ready; lost → ready once its controller is back and nothing is stranded (epoch+1).
+//   rebalance  each shard's allotment back to add's spread of the capacity: what a shard holds above
+//          its share goes back to the pool (as far as its free slack allows), then the pool tops up
+//          the shards below theirs — both through the sagas, one audit row.
+// After a state change every shard's allotment follows it (ledger/cluster-store.ts syncModes).
+import type { Amounts } from '../../schema/model-service.ts';
+import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
+import { grant, reclaim } from '../../ledger/allotment-moves.ts';
+import { anyPositive, CLUSTER_NAME, operatorTransition, spreadCapacity, type ClusterState, type OperatorAction } from '../../ledger/clusters.ts';
+import { CLUSTER_COLUMNS, clusterFromRow, ensureAllotment, readAllAllotments, readAllotments, readCluster, sumOf, syncModes, type ClusterRow } from '../../ledger/cluster-store.ts';
+import { bool } from '../../ledger/columns.ts';
+import type { Db, Queryable } from '../../ledger/db.ts';
+import { amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
+
+/** A command the cluster's state or definition refuses; nothing was written. */
+export class ClusterRefused extends Error {}
+
+export interface AdminContext {
+  db: Db;
+  /** Who acts (the audit row's actor). */
+  actor: string;
+  now: () => Date;
+}
+
+export const DEFAULT_LEASE_MS = 15_000;
+
+export interface AddCluster {
+  name: string;
+  capacity: Amounts;
+  leaseMs?: number;
+  reason?: string;
+}
+
+export interface AddResult {
+  cluster: ClusterRow;
+  /** False when the cluster existed with this definition and the run only completed it. */
+  created: boolean;
+  anchors: ShardAnchor[];
+}
+
+async function audit(tx: Queryable, a: { cluster: string; action: string; actor: string; reason?: string | null; epoch: number; detail?: unknown; at: Date }): Promise<void> {
+  await tx.execute('INSERT INTO cluster_audit (cluster, action, actor, reason, epoch, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    a.cluster,
+    a.action,
+    a.actor,
+    a.reason ?? null,
+    a.epoch,
+    a.detail === undefined ? null : JSON.stringify(a.detail),
+    a.at,
+  ]);
+}
+
+const sameAmounts = (a: Amounts, b: Amounts) => RESOURCE_NAMES.every((r) => a[r] === b[r]);
+
+export async function addCluster(ctx: AdminContext, o: AddCluster): Promise<AddResult> {
+  if (!CLUSTER_NAME.test(o.name)) throw new ClusterRefused(`"${o.name}" is not a cluster name (a DNS label: lowercase letters, digits and '-', at most 63)`);
+  for (const r of RESOURCE_NAMES) if (!Number.isSafeInteger(o.capacity[r]) || o.capacity[r] < 0) throw new ClusterRefused(`capacity ${r} must be a whole amount ≥ 0`);
+  if (!anyPositive(o.capacity)) throw new ClusterRefused('a cluster with no capacity can place nothing');
+  const leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 1000) throw new ClusterRefused('the lease must be at least 1 s');
+  const anchors = await ledgerAnchors(ctx.db);
+  const now = ctx.now();
+  const created = await ctx.db.transaction(async (tx) => {
+    const found = (await tx.execute(`SELECT ${CLUSTER_COLUMNS} FROM cluster WHERE name = ? FOR UPDATE`, [o.name])).rows[0];
+    if (found) {
+      const c = clusterFromRow(found);
+      if (c.state !== 'joining' || !sameAmounts(c.capacity, o.capacity) || c.leaseMs !== leaseMs) {
+        throw new ClusterRefused(`cluster ${o.name} exists (${c.state}, epoch ${c.epoch}); a re-run of add must repeat its definition and finds it joining`);
+      }
+      return false;
+    }
+    await tx.execute(
+      `INSERT INTO cluster (name, state, version, epoch, lease_ms, ${prefixedAmountColumns('capacity')}, ${prefixedAmountColumns('pool')}, state_changed_at, created_at, updated_at)
+       VALUES (?, 'joining', 1, 0, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?, ?)`,
+      [o.name, leaseMs, ...amountArgs(o.capacity), ...amountArgs(o.capacity), now, now, now],
+    );
+    await audit(tx, { cluster: o.name, action: 'add', actor: ctx.actor, reason: o.reason, epoch: 0, detail: { capacity: o.capacity, leaseMs, shards: anchors.length }, at: now });
+    return true;
+  });
+  const cluster = await mustRead(ctx.db, o.name);
+  for (const a of anchors) await ensureAllotment(ctx.db, a.anchor, o.name, ctx.now());
+  await syncModes(ctx.db, anchors, cluster, ctx.now());
+  const spread = spreadCapacity(o.capacity, anchors.length);
+  const addedMs = cluster.createdAt ? Date.parse(cluster.createdAt) : 0;
+  for (const [i, a] of anchors.entries()) {
+    const want = spread.grants[i];
+    if (!want || !anyPositive(want)) continue;
+    const outcome = await grant(ctx.db, { id: `add:${o.name}:${addedMs}:${a.anchor}`, cluster: o.name, anchor: a.anchor, want, by: ctx.actor }, ctx.now);
+    if (outcome === 'short') throw new Error(`cluster ${o.name}: its pool cannot give anchor ${a.anchor} its share; run \`npm run ledger:check\``);
+  }
+  return { cluster: await mustRead(ctx.db, o.name), created, anchors };
+}
+
+export interface StateChangeResult {
+  cluster: ClusterRow;
+  changed: boolean;
+  from: ClusterState;
+}
+
+/** `drain` or `ready`, with its audit row; refused (ClusterRefused, nothing written) where the state does not allow it. */
+export async function changeClusterState(ctx: AdminContext, o: { name: string; action: OperatorAction; reason?: string }): Promise<StateChangeResult> {
+  const anchors = await ledgerAnchors(ctx.db);
+  // What `ready` of a lost cluster must know of every shard, read first (docs/multi-cluster.md).
+  const strandedAny = anyPositive(sumOf((await readAllAllotments(ctx.db, anchors)).filter((a) => a.cluster === o.name), 'stranded'));
+  const now = ctx.now();
+  const result = await ctx.db.transaction(async (tx) => {
+    const row = (
+      await tx.execute(
+        `SELECT ${CLUSTER_COLUMNS}, (heartbeat_at IS NOT NULL AND heartbeat_at >= TIMESTAMPADD(MICROSECOND, -lease_ms * 1000, UTC_TIMESTAMP(3))) AS fresh
+           FROM cluster WHERE name = ? FOR UPDATE`,
+        [o.name],
+      )
+    ).rows[0];
+    if (!row) throw new ClusterRefused(`no cluster named ${o.name}`);
+    const c = clusterFromRow(row);
+    const decision = operatorTransition(o.action, c.state, { heartbeatFresh: bool(row.fresh), strandedAny });
+    if (decision.kind === 'refused') throw new ClusterRefused(`${o.action} ${o.name}: ${decision.reason}`);
+    if (decision.kind === 'unchanged') return { changed: false, from: c.state };
+    const epoch = c.epoch + (decision.bumpEpoch ? 1 : 0);
+    await tx.execute('UPDATE cluster SET state = ?, version = version + 1, epoch = ?, state_changed_at = ?, updated_at = ? WHERE name = ?', [decision.to, epoch, now, now, o.name]);
+    await audit(tx, { cluster: o.name, action: o.action, actor: ctx.actor, reason: o.reason, epoch, detail: { from: c.state, to: decision.to }, at: now });
+    return { changed: true, from: c.state };
+  });
+  const cluster = await mustRead(ctx.db, o.name);
+  await syncModes(ctx.db, anchors, cluster, ctx.now());
+  return { cluster, ...result };
+}
+
+export interface RebalanceResult {
+  /** What went back to the pool, and what the pool gave, summed over the shards. */
+  reclaimed: Amounts;
+  granted: Amounts;
+  cluster: ClusterRow;
+}
+
+const each = (f: (r: (typeof RESOURCE_NAMES)[number]) => number): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, f(r)])) as Amounts;
+const plus = (a: Amounts, b: Amounts): Amounts => each((r) => a[r] + b[r]);
+
+/**
+ * `rebalance`: every shard's allotment toward add's spread of the capacity (after a shard was given
+ * more than its share, or the spread changed). Reclaims first, each bounded by the shard's free
+ * slack, so what runs there keeps its room; then grants from what the pool holds. Each move is
+ * all-or-nothing and may find less than it read (a placement in between): it then moves nothing
+ * and a later rebalance finishes the job.
+ */
+export async function rebalanceCluster(ctx: AdminContext, o: { name: string; reason?: string }): Promise<RebalanceResult> {
+  const before = await readCluster(ctx.db, o.name);
+  if (!before) throw new ClusterRefused(`no cluster named ${o.name}`);
+  if (before.state === 'forgotten') throw new ClusterRefused(`rebalance ${o.name}: forgotten: add it again`);
+  const anchors = await ledgerAnchors(ctx.db);
+  const spread = spreadCapacity(before.capacity, anchors.length);
+  const run = `rebalance:${o.name}:${ctx.now().getTime()}`;
+  let reclaimed = each(() => 0);
+  let granted = each(() => 0);
+  const allotmentOf = async (anchor: string) => (await readAllotments(ctx.db, anchor)).find((a) => a.cluster === o.name);
+  for (const [i, a] of anchors.entries()) {
+    const row = await allotmentOf(a.anchor);
+    const share = spread.grants[i];
+    if (!row || !share) continue;
+    const back = each((r) => Math.max(0, Math.min(row.allotted[r] - share[r], row.allotted[r] - row.reserved[r] - row.stranded[r])));
+    if (anyPositive(back)) reclaimed = plus(reclaimed, await reclaim(ctx.db, { id: `${run}:${a.anchor}:reclaim`, cluster: o.name, anchor: a.anchor, want: back, by: ctx.actor }, ctx.now));
+  }
+  for (const [i, a] of anchors.entries()) {
+    await ensureAllotment(ctx.db, a.anchor, o.name, ctx.now());
+    const row = await allotmentOf(a.anchor);
+    const pool = (await mustRead(ctx.db, o.name)).pool;
+    const share = spread.grants[i];
+    if (!row || !share) continue;
+    const want = each((r) => Math.max(0, Math.min(share[r] - row.allotted[r], pool[r])));
+    if (!anyPositive(want)) continue;
+    if ((await grant(ctx.db, { id: `${run}:${a.anchor}:grant`, cluster: o.name, anchor: a.anchor, want, by: ctx.actor }, ctx.now)) === 'granted') granted = plus(granted, want);
+  }
+  const cluster = await mustRead(ctx.db, o.name);
+  await ctx.db.transaction((tx) => audit(tx, { cluster: o.name, action: 'rebalance', actor: ctx.actor, reason: o.reason, epoch: cluster.epoch, detail: { reclaimed, granted }, at: ctx.now() }));
+  return { reclaimed, granted, cluster };
+}
+
+async function mustRead(q: Queryable, name: string): Promise<ClusterRow> {
+  const c = await readCluster(q, name);
+  if (!c) throw new Error(`cluster ${name} vanished`);
+  return c;
+}
