@@ -159,11 +159,12 @@ export interface PendingMove extends Omit<AllotmentMove, 'by'> {
   direction: 'grant' | 'reclaim';
 }
 
-/** Pending intents recorded before `before` (a crash between the saga's steps left them), oldest first, at most `limit`. */
-export async function pendingMoves(q: Queryable, o: { before: Date; limit: number }): Promise<PendingMove[]> {
+/** Pending intents (recorded before `before`, when given: a crash between the saga's steps left them), oldest first, at most `limit`. */
+export async function pendingMoves(q: Queryable, o: { before?: Date; limit: number }): Promise<PendingMove[]> {
   const r = await q.execute(
-    `SELECT id, cluster, anchor, direction, ${prefixedAmountColumns('want')} FROM allotment_move WHERE state = 'pending' AND created_at < ? ORDER BY created_at, id LIMIT ?`,
-    [o.before, o.limit],
+    `SELECT id, cluster, anchor, direction, ${prefixedAmountColumns('want')} FROM allotment_move
+      WHERE state = 'pending'${o.before ? ' AND created_at < ?' : ''} ORDER BY created_at, id LIMIT ?`,
+    o.before ? [o.before, o.limit] : [o.limit],
   );
   return r.rows.map((row) => ({ id: str(row.id), cluster: str(row.cluster), anchor: str(row.anchor), direction: str(row.direction) === 'reclaim' ? 'reclaim' : 'grant', want: amountsFromRow(row, 'want_') }));
 }
@@ -189,7 +190,7 @@ export async function resumeMoves(db: Db, o: { olderThanMs: number; now: () => D
  */
 export async function movesInFlight(db: Db, logOf: (anchor: string, moveId: string) => Promise<Amounts | null>): Promise<Array<{ cluster: string; amounts: Amounts }>> {
   const out: Array<{ cluster: string; amounts: Amounts }> = [];
-  for (const m of await pendingMoves(db, { before: new Date(8.64e15), limit: 10_000 })) {
+  for (const m of await pendingMoves(db, { limit: 10_000 })) {
     const logged = await logOf(m.anchor, m.id);
     if (m.direction === 'grant' && !logged) out.push({ cluster: m.cluster, amounts: m.want });
     if (m.direction === 'reclaim' && logged) out.push({ cluster: m.cluster, amounts: logged });
