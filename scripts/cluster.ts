@@ -4,6 +4,8 @@
 //     Re-running it with the same definition completes an add a crash interrupted.
 // `npm run cluster -- drain eu-1 [--reason "…"]`    no new placement there; what runs there stays
 // `npm run cluster -- ready eu-1 [--reason "…"]`    takes placements again (draining, or lost once its controller is back)
+// `npm run cluster -- capacity eu-1 cpu=96 nvidia.com/gpu=12 [--reason "…"]`  a new capacity for the resources given
+//     (a cut needs the pool and the shards' free slack to cover it), then a rebalance
 // `npm run cluster -- rebalance eu-1 [--reason "…"]` each shard's allotment back to its share of the capacity
 // `npm run cluster -- list`                          every cluster: state, epoch, capacity, pool
 // `npm run cluster -- show eu-1`                     the cluster, each shard's allotment and its last audit rows
@@ -17,15 +19,16 @@ import { resumeMoves } from '../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../ledger/cluster-store.ts';
 import { CLUSTER_NAME } from '../ledger/clusters.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
-import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, DEFAULT_LEASE_MS, type AdminContext } from './operator/cluster-admin.ts';
+import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, setClusterCapacity, DEFAULT_LEASE_MS, type AdminContext } from './operator/cluster-admin.ts';
 import { parseLimits, UsageError } from './tenant.ts';
 
 const USAGE =
-  'usage: npm run cluster -- add <name> cpu=64 memory=256Gi [nvidia.com/gpu=8] [modelservices=200] [--lease 15s] [--reason "…"] | drain <name> [--reason "…"] | ready <name> [--reason "…"] | rebalance <name> [--reason "…"] | list | show <name> | resume';
+  'usage: npm run cluster -- add <name> cpu=64 memory=256Gi [nvidia.com/gpu=8] [modelservices=200] [--lease 15s] [--reason "…"] | drain <name> [--reason "…"] | ready <name> [--reason "…"] | capacity <name> cpu=96 … [--reason "…"] | rebalance <name> [--reason "…"] | list | show <name> | resume';
 
 export type ClusterCommand =
   | { kind: 'add'; name: string; capacity: Amounts; leaseMs: number; reason?: string }
   | { kind: 'drain' | 'ready' | 'rebalance'; name: string; reason?: string }
+  | { kind: 'capacity'; name: string; capacity: Partial<Amounts>; reason?: string }
   | { kind: 'show'; name: string }
   | { kind: 'list' }
   | { kind: 'resume' };
@@ -69,14 +72,22 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
   const noOptions = (kind: string) => {
     if (reason !== undefined || lease !== undefined) throw new UsageError(`${kind} takes no --reason or --lease`);
   };
+  const nameAndLimits = (): [string, Partial<Amounts>] => {
+    const [name, ...limits] = positional;
+    if (!name) throw new UsageError(USAGE);
+    if (!CLUSTER_NAME.test(name)) throw new UsageError(`"${name}" is not a cluster name (a DNS label: lowercase letters, digits and '-', at most 63)`);
+    return [name, parseLimits(limits)];
+  };
   switch (command) {
     case 'add': {
-      const [name, ...limits] = positional;
-      if (!name) throw new UsageError(USAGE);
-      if (!CLUSTER_NAME.test(name)) throw new UsageError(`"${name}" is not a cluster name (a DNS label: lowercase letters, digits and '-', at most 63)`);
-      const given = parseLimits(limits);
+      const [name, given] = nameAndLimits();
       const capacity = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, given[r] ?? 0])) as Amounts;
       return { kind: 'add', name, capacity, leaseMs: lease === undefined ? DEFAULT_LEASE_MS : parseLease(lease), ...withReason };
+    }
+    case 'capacity': {
+      if (lease !== undefined) throw new UsageError('capacity takes no --lease');
+      const [name, capacity] = nameAndLimits();
+      return { kind: 'capacity', name, capacity, ...withReason };
     }
     case 'drain':
     case 'ready':
@@ -125,6 +136,11 @@ export async function runCluster(cmd: ClusterCommand, ctx: AdminContext): Promis
       const r = await changeClusterState(ctx, { name: cmd.name, action: cmd.kind, ...(cmd.reason ? { reason: cmd.reason } : {}) });
       console.log(r.changed ? `${cmd.name}: ${r.from} → ${r.cluster.state} (epoch ${r.cluster.epoch})` : `${cmd.name}: already ${r.cluster.state}`);
       return;
+    }
+    case 'capacity': {
+      const r = await setClusterCapacity(ctx, { name: cmd.name, capacity: cmd.capacity, ...(cmd.reason ? { reason: cmd.reason } : {}) });
+      console.log(r.changed ? `${cmd.name}: capacity ${fmt(r.cluster.capacity)}` : `${cmd.name}: the capacity is already that`);
+      return show(db, cmd.name);
     }
     case 'rebalance': {
       const r = await rebalanceCluster(ctx, { name: cmd.name, ...(cmd.reason ? { reason: cmd.reason } : {}) });

@@ -7,6 +7,9 @@
 //          what a crash left (the spread's move ids are deterministic), any other is refused.
 //   drain  ready → draining: no new placement; what runs there stays.
 //   ready  draining → ready; lost → ready once its controller is back and nothing is stranded (epoch+1).
+//   capacity  a new capacity for some resources: a raise goes to the pool, a cut is taken from the pool
+//          after the shards' free slack came back to it (refused, nothing written, when pool and free
+//          slack together cannot cover it); then a rebalance to the new spread.
 //   rebalance  each shard's allotment back to add's spread of the capacity: what a shard holds above
 //          its share goes back to the pool (as far as its free slack allows), then the pool tops up
 //          the shards below theirs — both through the sagas, one audit row.
@@ -18,7 +21,7 @@ import { anyPositive, CLUSTER_NAME, operatorTransition, spreadCapacity, type Clu
 import { CLUSTER_COLUMNS, clusterFromRow, ensureAllotment, readAllAllotments, readAllotments, readCluster, sumOf, syncModes, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { bool } from '../../ledger/columns.ts';
 import type { Db, Queryable } from '../../ledger/db.ts';
-import { amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { AMOUNT_COLUMNS, amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
 
 /** A command the cluster's state or definition refuses; nothing was written. */
 export class ClusterRefused extends Error {}
@@ -181,6 +184,57 @@ export async function rebalanceCluster(ctx: AdminContext, o: { name: string; rea
   const cluster = await mustRead(ctx.db, o.name);
   await ctx.db.transaction((tx) => audit(tx, { cluster: o.name, action: 'rebalance', actor: ctx.actor, reason: o.reason, epoch: cluster.epoch, detail: { reclaimed, granted }, at: ctx.now() }));
   return { reclaimed, granted, cluster };
+}
+
+export interface CapacityResult {
+  cluster: ClusterRow;
+  changed: boolean;
+  rebalance?: RebalanceResult;
+}
+
+const slackOf = (a: { allotted: Amounts; reserved: Amounts; stranded: Amounts }): Amounts => each((r) => Math.max(0, a.allotted[r] - a.reserved[r] - a.stranded[r]));
+
+/** `capacity`: the given resources' capacity set to new amounts (see the header). */
+export async function setClusterCapacity(ctx: AdminContext, o: { name: string; capacity: Partial<Amounts>; reason?: string }): Promise<CapacityResult> {
+  for (const [r, v] of Object.entries(o.capacity)) if (!Number.isSafeInteger(v) || v < 0) throw new ClusterRefused(`capacity ${r} must be a whole amount ≥ 0`);
+  const c = await readCluster(ctx.db, o.name);
+  if (!c) throw new ClusterRefused(`no cluster named ${o.name}`);
+  if (c.state === 'forgotten') throw new ClusterRefused(`capacity ${o.name}: forgotten: add it again`);
+  const target = { ...c.capacity, ...o.capacity };
+  if (sameAmounts(target, c.capacity)) return { cluster: c, changed: false };
+  if (!anyPositive(target)) throw new ClusterRefused('a cluster with no capacity can place nothing (drain it instead)');
+  const anchors = await ledgerAnchors(ctx.db);
+  const rows = (await readAllAllotments(ctx.db, anchors)).filter((a) => a.cluster === o.name);
+  // What a cut needs back in the pool beyond what it holds, and whether the shards' free slack has it.
+  let need = each((r) => Math.max(0, c.capacity[r] - target[r] - c.pool[r]));
+  const free = each((r) => rows.reduce((sum, a) => sum + slackOf(a)[r], 0));
+  const short = RESOURCE_NAMES.filter((r) => need[r] > free[r]);
+  if (short.length > 0) {
+    throw new ClusterRefused(`capacity ${o.name}: ${short.map((r) => `${r} can go down by at most ${c.pool[r] + free[r]} (the pool and the shards' free slack; the rest is reserved or stranded)`).join('; ')}`);
+  }
+  const run = `capacity:${o.name}:${ctx.now().getTime()}`;
+  for (const a of rows) {
+    if (!anyPositive(need)) break;
+    const back = each((r) => Math.min(need[r], slackOf(a)[r]));
+    if (!anyPositive(back)) continue;
+    const applied = await reclaim(ctx.db, { id: `${run}:${a.anchor}`, cluster: o.name, anchor: a.anchor, want: back, by: ctx.actor }, ctx.now);
+    need = each((r) => need[r] - applied[r]);
+  }
+  const now = ctx.now();
+  const delta = each((r) => target[r] - c.capacity[r]);
+  const set = await ctx.db.transaction(async (tx) => {
+    const r = await tx.execute(
+      `UPDATE cluster SET ${RESOURCE_NAMES.map((x) => `capacity_${AMOUNT_COLUMNS[x]} = capacity_${AMOUNT_COLUMNS[x]} + ?, pool_${AMOUNT_COLUMNS[x]} = pool_${AMOUNT_COLUMNS[x]} + ?`).join(', ')}, updated_at = ?
+        WHERE name = ? AND state <> 'forgotten' AND ${RESOURCE_NAMES.map((x) => `pool_${AMOUNT_COLUMNS[x]} + ? >= 0`).join(' AND ')}`,
+      [...RESOURCE_NAMES.flatMap((x) => [delta[x], delta[x]]), now, o.name, ...amountArgs(delta)],
+    );
+    if (r.rowsAffected !== 1) return false;
+    await audit(tx, { cluster: o.name, action: 'capacity', actor: ctx.actor, reason: o.reason, epoch: c.epoch, detail: { from: c.capacity, to: target }, at: now });
+    return true;
+  });
+  // Placements took the slack between the read and the reclaims: what came back stays in the pool, for the next try.
+  if (!set) throw new ClusterRefused(`capacity ${o.name}: the pool could not cover the cut (placed meanwhile); nothing else changed, try again`);
+  return { changed: true, rebalance: await rebalanceCluster(ctx, { name: o.name, ...(o.reason ? { reason: o.reason } : {}) }), cluster: await mustRead(ctx.db, o.name) };
 }
 
 async function mustRead(q: Queryable, name: string): Promise<ClusterRow> {

@@ -9,8 +9,9 @@ import type { Amounts } from '../../schema/model-service.ts';
 import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
 import { applyGrant, applyReclaim, finishMove, finishReclaim, grant, reclaim, recordGrant, recordReclaim, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { readAllAllotments, readAudit, readCluster, sumOf, syncModes } from '../../ledger/cluster-store.ts';
+import { spreadCapacity } from '../../ledger/clusters.ts';
 import { amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
-import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
+import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, setClusterCapacity, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import { createLedgerDatabase, emptyVitessLedger, ledgerBackend, type LedgerDatabase } from '../support/ledger-database.ts';
 
@@ -264,6 +265,58 @@ describe('rebalance', () => {
 
   it('refuses an unknown cluster', async () => {
     await expect(rebalanceCluster(ctx, { name: 'nowhere' })).rejects.toThrow(ClusterRefused);
+  });
+});
+
+describe('capacity', () => {
+  beforeEach(async () => {
+    await addCluster(ctx, { name: 'eu-1', capacity: CAP });
+  });
+  /** The escrow as add would have spread `capacity` (per anchor, in the anchors' order, and the pool). */
+  const spreadOf = async (capacity: Amounts) => {
+    const s = spreadCapacity(capacity, anchors.length);
+    const rows = await allotmentsOf('eu-1');
+    return { want: { pool: s.pool, allotted: s.grants }, got: { pool: (await readCluster(ledger.db, 'eu-1'))!.pool, allotted: anchors.map((a) => rows.find((x) => x.anchor === a.anchor)!.allotted) } };
+  };
+
+  it('a raise goes to the pool and is spread over the shards, with audit rows', async () => {
+    const r = await setClusterCapacity(ctx, { name: 'eu-1', capacity: { 'nvidia.com/gpu': 11 }, reason: 'new cards' });
+    expect(r.changed).toBe(true);
+    expect(r.cluster.capacity).toEqual({ ...CAP, 'nvidia.com/gpu': 11 });
+    const { want, got } = await spreadOf(r.cluster.capacity);
+    expect(got).toEqual(want);
+    expect((await readAudit(ledger.db, 'eu-1', 2)).map((e) => [e.action, e.reason])).toEqual([
+      ['rebalance', 'new cards'],
+      ['capacity', 'new cards'],
+    ]);
+    expect(await drift()).toEqual([]);
+  });
+
+  it('a cut takes the shards’ free slack back to the pool first, then lowers the capacity and spreads what is left', async () => {
+    const r = await setClusterCapacity(ctx, { name: 'eu-1', capacity: { cpu: 32_000 } });
+    expect(r.cluster.capacity).toEqual({ ...CAP, cpu: 32_000 });
+    const { want, got } = await spreadOf(r.cluster.capacity);
+    expect(got).toEqual(want);
+    expect(await drift()).toEqual([]);
+  });
+
+  it('refuses a cut the pool and the free slack cannot cover, and writes nothing', async () => {
+    await ledger.onEveryShard("UPDATE cluster_allotment SET reserved_cpu_millis = allotted_cpu_millis WHERE cluster = 'eu-1'");
+    const pool = (await readCluster(ledger.db, 'eu-1'))!.pool.cpu;
+    const before = await ledger.fingerprint();
+    await expect(setClusterCapacity(ctx, { name: 'eu-1', capacity: { cpu: CAP.cpu - pool - 1 } })).rejects.toThrow(`cpu can go down by at most ${pool}`);
+    expect(await ledger.fingerprint()).toBe(before);
+    // The pool alone covers a cut of what it holds.
+    if (pool > 0) expect((await setClusterCapacity(ctx, { name: 'eu-1', capacity: { cpu: CAP.cpu - pool } })).cluster.pool.cpu).toBe(0);
+  });
+
+  it('the same capacity changes nothing; a bad amount or an unknown cluster is refused', async () => {
+    const before = await ledger.fingerprint();
+    expect(await setClusterCapacity(ctx, { name: 'eu-1', capacity: { cpu: CAP.cpu } })).toMatchObject({ changed: false });
+    await expect(setClusterCapacity(ctx, { name: 'eu-1', capacity: { memory: -1 } })).rejects.toThrow(/memory must be a whole amount/);
+    await expect(setClusterCapacity(ctx, { name: 'eu-1', capacity: ZERO })).rejects.toThrow(/no capacity/);
+    await expect(setClusterCapacity(ctx, { name: 'nowhere', capacity: { cpu: 1 } })).rejects.toThrow(ClusterRefused);
+    expect(await ledger.fingerprint()).toBe(before);
   });
 });
 

@@ -22,7 +22,7 @@ import { scaleAdmission } from '../../functions/services/scale.ts';
 import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
 import { autoscaleSpecSchema } from '../../schema/autoscale.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
-import { addCluster, changeClusterState, rebalanceCluster } from '../../scripts/operator/cluster-admin.ts';
+import { addCluster, changeClusterState, rebalanceCluster, setClusterCapacity } from '../../scripts/operator/cluster-admin.ts';
 import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
@@ -156,6 +156,8 @@ async function exerciseClusters(): Promise<void> {
   expect(await as('ledger/allotment-moves.ts:resumeMoves', () => resumeMoves(db, { olderThanMs: 0, now: () => new Date(Date.now() + 1000) }))).toBe(1);
   // The grant left that shard above its share: rebalance reclaims it into the pool.
   expect((await as('scripts/operator/cluster-admin.ts:rebalanceCluster', () => rebalanceCluster(ctx, { name }))).reclaimed).toEqual(want);
+  // A cut of more than the pool holds: the shards' free slack comes back first.
+  expect((await as('scripts/operator/cluster-admin.ts:setClusterCapacity', () => setClusterCapacity(ctx, { name, capacity: { cpu: 4000 } }))).changed).toBe(true);
   await as('scripts/cluster.ts:list and show', async () => {
     await listClusters(db);
     await readCluster(db, name);
@@ -421,6 +423,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'scripts/operator/cluster-admin.ts:addCluster',
       'scripts/operator/cluster-admin.ts:audit',
       'scripts/operator/cluster-admin.ts:changeClusterState',
+      'scripts/operator/cluster-admin.ts:setClusterCapacity',
       'ledger/cluster-store.ts:readCluster',
       'ledger/cluster-store.ts:listClusters',
       'ledger/cluster-store.ts:readAllotments',
