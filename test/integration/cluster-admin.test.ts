@@ -59,8 +59,8 @@ describe('add', () => {
       expect(rows.map((a) => a.allotted)).toEqual([CAP]);
     } else {
       expect(anchors).toHaveLength(2);
-      expect(r.cluster.pool).toEqual({ cpu: 16_000, memory: 65_536, 'nvidia.com/gpu': 3, modelservices: 2 });
-      const each = { cpu: 24_000, memory: 98_304, 'nvidia.com/gpu': 2, modelservices: 4 };
+      expect(r.cluster.pool).toEqual({ cpu: 16_000, memory: 65_536, 'nvidia.com/gpu': 3, modelservices: 4 });
+      const each = { cpu: 24_000, memory: 98_304, 'nvidia.com/gpu': 2, modelservices: 3 };
       expect(rows.map((a) => a.allotted)).toEqual([each, each]);
     }
     // Every shard's row is closed (joining takes no placement), reserved and stranded nothing.
