@@ -17,7 +17,7 @@
 import type { Amounts } from '../schema/model-service.ts';
 import { str } from './columns.ts';
 import { isDuplicateKey, type Db, type Queryable } from './db.ts';
-import { amountArgs, amountsFromRow, prefixedAmountColumns, RESOURCE_NAMES, AMOUNT_COLUMNS } from './resources.ts';
+import { amountArgs, amountsFromRow, amountsOf, prefixedAmountColumns, RESOURCE_NAMES, AMOUNT_COLUMNS } from './resources.ts';
 
 export interface AllotmentMove {
   /** Deterministic where the caller re-runs (add's spread: `add:<cluster>:<added ms>:<anchor>`), so a re-run finds its intent. */
@@ -104,8 +104,6 @@ export async function recordReclaim(q: Queryable, m: AllotmentMove, now: Date): 
   );
 }
 
-const NOTHING = (): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, 0])) as Amounts;
-
 /**
  * R2: the anchor's allotment gives `want` back if its slack covers all of it, else nothing; the log
  * row records which, once. Returns what this move applied (found in the log on a repeat).
@@ -121,7 +119,7 @@ export async function applyReclaim(db: Db, m: Omit<AllotmentMove, 'by'>, now: Da
         m.cluster,
         ...amountArgs(m.want),
       ]);
-      const applied = r.rowsAffected === 1 ? m.want : NOTHING();
+      const applied = r.rowsAffected === 1 ? m.want : amountsOf(() => 0);
       await tx.execute(`INSERT INTO allotment_log (anchor, move_id, cluster, ${prefixedAmountColumns('applied')}, at) VALUES (?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?)`, [
         m.anchor,
         m.id,

@@ -2,12 +2,12 @@
 // (docs/multi-cluster.md). `cluster` and `cluster_audit` live in the global keyspace; a shard's
 // allotment rows are reached by its anchor (ledger/anchors.ts), so each statement here is either
 // unsharded or single-shard.
-import { RESOURCE_NAMES, type Amounts } from '../schema/model-service.ts';
+import type { Amounts } from '../schema/model-service.ts';
 import { type ShardAnchor } from './anchors.ts';
 import { MODE_OF_STATE, clusterState, type AllotmentMode, type ClusterState } from './clusters.ts';
 import { int, str, strOrNull, timeOrNull } from './columns.ts';
 import type { Queryable } from './db.ts';
-import { amountsFromRow, prefixedAmountColumns } from './resources.ts';
+import { amountsFromRow, amountsOf, prefixedAmountColumns } from './resources.ts';
 
 export interface ClusterRow {
   name: string;
@@ -144,5 +144,5 @@ export async function readAudit(q: Queryable, cluster: string, limit = 20): Prom
 
 /** Σ of one amount field over allotment rows. */
 export function sumOf(rows: readonly AllotmentRow[], field: 'allotted' | 'reserved' | 'stranded'): Amounts {
-  return Object.fromEntries(RESOURCE_NAMES.map((r) => [r, rows.reduce((s, row) => s + row[field][r], 0)])) as Amounts;
+  return amountsOf((r) => rows.reduce((s, row) => s + row[field][r], 0));
 }

@@ -2,7 +2,8 @@
 // do in each, the mode a state gives a shard's allotment, and how `add` spreads a new cluster's
 // capacity over the pool and the shards' anchors. The transactions that carry them out are
 // ledger/cluster-store.ts and ledger/allotment-moves.ts.
-import { RESOURCE_NAMES, type Amounts } from '../schema/model-service.ts';
+import type { Amounts } from '../schema/model-service.ts';
+import { amountsOf, RESOURCE_NAMES } from './resources.ts';
 
 export const CLUSTER_STATES = ['joining', 'ready', 'draining', 'lost', 'forgotten'] as const;
 export type ClusterState = (typeof CLUSTER_STATES)[number];
@@ -84,13 +85,11 @@ export interface Spread {
  */
 export function spreadCapacity(capacity: Amounts, shards: number): Spread {
   if (shards < 1) throw new Error('no shard to spread over');
-  if (shards === 1) return { pool: zero(), grants: [{ ...capacity }] };
-  const each = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, Math.floor((capacity[r] * 3) / (4 * shards))])) as Amounts;
-  const pool = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, capacity[r] - each[r] * shards])) as Amounts;
+  if (shards === 1) return { pool: amountsOf(() => 0), grants: [{ ...capacity }] };
+  const each = amountsOf((r) => Math.floor((capacity[r] * 3) / (4 * shards)));
+  const pool = amountsOf((r) => capacity[r] - each[r] * shards);
   return { pool, grants: Array.from({ length: shards }, () => ({ ...each })) };
 }
-
-const zero = (): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, 0])) as Amounts;
 
 /** True when some resource of `a` is above zero. */
 export const anyPositive = (a: Amounts): boolean => RESOURCE_NAMES.some((r) => a[r] > 0);

@@ -48,4 +48,7 @@ export function releaseUsageByAmounts(a: Amounts): { sql: string; args: Array<st
 }
 
 /** The sum of two amounts, per resource. */
-export const addAmounts = (a: Amounts, b: Amounts): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, a[r] + b[r]])) as Amounts;
+/** Amounts with `f(r)` for each resource. */
+export const amountsOf = (f: (r: ResourceName) => number): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, f(r)])) as Amounts;
+
+export const addAmounts = (a: Amounts, b: Amounts): Amounts => amountsOf((r) => a[r] + b[r]);

@@ -14,6 +14,7 @@
 // (nothing written), 1 anything else.
 import { RESOURCE_NAMES, RESOURCE_UNITS, type Amounts } from '../schema/model-service.ts';
 import { createDb, type Db } from '../ledger/db.ts';
+import { amountsOf } from '../ledger/resources.ts';
 import { ledgerAnchors } from '../ledger/anchors.ts';
 import { resumeMoves } from '../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../ledger/cluster-store.ts';
@@ -81,7 +82,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
   switch (command) {
     case 'add': {
       const [name, given] = nameAndLimits();
-      const capacity = Object.fromEntries(RESOURCE_NAMES.map((r) => [r, given[r] ?? 0])) as Amounts;
+      const capacity = amountsOf((r) => given[r] ?? 0);
       return { kind: 'add', name, capacity, leaseMs: lease === undefined ? DEFAULT_LEASE_MS : parseLease(lease), ...withReason };
     }
     case 'capacity': {

@@ -21,7 +21,7 @@ import { anyPositive, CLUSTER_NAME, operatorTransition, spreadCapacity, type Clu
 import { CLUSTER_COLUMNS, clusterFromRow, ensureAllotment, readAllAllotments, readAllotments, readCluster, sumOf, syncModes, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { bool } from '../../ledger/columns.ts';
 import type { Db, Queryable } from '../../ledger/db.ts';
-import { AMOUNT_COLUMNS, amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { addAmounts, AMOUNT_COLUMNS, amountArgs, amountsOf, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
 
 /** A command the cluster's state or definition refuses; nothing was written. */
 export class ClusterRefused extends Error {}
@@ -144,8 +144,8 @@ export interface RebalanceResult {
   cluster: ClusterRow;
 }
 
-const each = (f: (r: (typeof RESOURCE_NAMES)[number]) => number): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, f(r)])) as Amounts;
-const plus = (a: Amounts, b: Amounts): Amounts => each((r) => a[r] + b[r]);
+/** What an allotment has free: allotted − reserved − stranded (never below 0). */
+const slackOf = (a: { allotted: Amounts; reserved: Amounts; stranded: Amounts }): Amounts => amountsOf((r) => Math.max(0, a.allotted[r] - a.reserved[r] - a.stranded[r]));
 
 /**
  * `rebalance`: every shard's allotment toward add's spread of the capacity (after a shard was given
@@ -161,15 +161,15 @@ export async function rebalanceCluster(ctx: AdminContext, o: { name: string; rea
   const anchors = await ledgerAnchors(ctx.db);
   const spread = spreadCapacity(before.capacity, anchors.length);
   const run = `rebalance:${o.name}:${ctx.now().getTime()}`;
-  let reclaimed = each(() => 0);
-  let granted = each(() => 0);
+  let reclaimed = amountsOf(() => 0);
+  let granted = amountsOf(() => 0);
   const allotmentOf = async (anchor: string) => (await readAllotments(ctx.db, anchor)).find((a) => a.cluster === o.name);
   for (const [i, a] of anchors.entries()) {
     const row = await allotmentOf(a.anchor);
     const share = spread.grants[i];
     if (!row || !share) continue;
-    const back = each((r) => Math.max(0, Math.min(row.allotted[r] - share[r], row.allotted[r] - row.reserved[r] - row.stranded[r])));
-    if (anyPositive(back)) reclaimed = plus(reclaimed, await reclaim(ctx.db, { id: `${run}:${a.anchor}:reclaim`, cluster: o.name, anchor: a.anchor, want: back, by: ctx.actor }, ctx.now));
+    const back = amountsOf((r) => Math.max(0, Math.min(row.allotted[r] - share[r], slackOf(row)[r])));
+    if (anyPositive(back)) reclaimed = addAmounts(reclaimed, await reclaim(ctx.db, { id: `${run}:${a.anchor}:reclaim`, cluster: o.name, anchor: a.anchor, want: back, by: ctx.actor }, ctx.now));
   }
   for (const [i, a] of anchors.entries()) {
     await ensureAllotment(ctx.db, a.anchor, o.name, ctx.now());
@@ -177,9 +177,9 @@ export async function rebalanceCluster(ctx: AdminContext, o: { name: string; rea
     const pool = (await mustRead(ctx.db, o.name)).pool;
     const share = spread.grants[i];
     if (!row || !share) continue;
-    const want = each((r) => Math.max(0, Math.min(share[r] - row.allotted[r], pool[r])));
+    const want = amountsOf((r) => Math.max(0, Math.min(share[r] - row.allotted[r], pool[r])));
     if (!anyPositive(want)) continue;
-    if ((await grant(ctx.db, { id: `${run}:${a.anchor}:grant`, cluster: o.name, anchor: a.anchor, want, by: ctx.actor }, ctx.now)) === 'granted') granted = plus(granted, want);
+    if ((await grant(ctx.db, { id: `${run}:${a.anchor}:grant`, cluster: o.name, anchor: a.anchor, want, by: ctx.actor }, ctx.now)) === 'granted') granted = addAmounts(granted, want);
   }
   const cluster = await mustRead(ctx.db, o.name);
   await ctx.db.transaction((tx) => audit(tx, { cluster: o.name, action: 'rebalance', actor: ctx.actor, reason: o.reason, epoch: cluster.epoch, detail: { reclaimed, granted }, at: ctx.now() }));
@@ -191,8 +191,6 @@ export interface CapacityResult {
   changed: boolean;
   rebalance?: RebalanceResult;
 }
-
-const slackOf = (a: { allotted: Amounts; reserved: Amounts; stranded: Amounts }): Amounts => each((r) => Math.max(0, a.allotted[r] - a.reserved[r] - a.stranded[r]));
 
 /** `capacity`: the given resources' capacity set to new amounts (see the header). */
 export async function setClusterCapacity(ctx: AdminContext, o: { name: string; capacity: Partial<Amounts>; reason?: string }): Promise<CapacityResult> {
@@ -206,8 +204,8 @@ export async function setClusterCapacity(ctx: AdminContext, o: { name: string; c
   const anchors = await ledgerAnchors(ctx.db);
   const rows = (await readAllAllotments(ctx.db, anchors)).filter((a) => a.cluster === o.name);
   // What a cut needs back in the pool beyond what it holds, and whether the shards' free slack has it.
-  let need = each((r) => Math.max(0, c.capacity[r] - target[r] - c.pool[r]));
-  const free = each((r) => rows.reduce((sum, a) => sum + slackOf(a)[r], 0));
+  let need = amountsOf((r) => Math.max(0, c.capacity[r] - target[r] - c.pool[r]));
+  const free = amountsOf((r) => rows.reduce((sum, a) => sum + slackOf(a)[r], 0));
   const short = RESOURCE_NAMES.filter((r) => need[r] > free[r]);
   if (short.length > 0) {
     throw new ClusterRefused(`capacity ${o.name}: ${short.map((r) => `${r} can go down by at most ${c.pool[r] + free[r]} (the pool and the shards' free slack; the rest is reserved or stranded)`).join('; ')}`);
@@ -215,13 +213,13 @@ export async function setClusterCapacity(ctx: AdminContext, o: { name: string; c
   const run = `capacity:${o.name}:${ctx.now().getTime()}`;
   for (const a of rows) {
     if (!anyPositive(need)) break;
-    const back = each((r) => Math.min(need[r], slackOf(a)[r]));
+    const back = amountsOf((r) => Math.min(need[r], slackOf(a)[r]));
     if (!anyPositive(back)) continue;
     const applied = await reclaim(ctx.db, { id: `${run}:${a.anchor}`, cluster: o.name, anchor: a.anchor, want: back, by: ctx.actor }, ctx.now);
-    need = each((r) => need[r] - applied[r]);
+    need = amountsOf((r) => need[r] - applied[r]);
   }
   const now = ctx.now();
-  const delta = each((r) => target[r] - c.capacity[r]);
+  const delta = amountsOf((r) => target[r] - c.capacity[r]);
   const set = await ctx.db.transaction(async (tx) => {
     const r = await tx.execute(
       `UPDATE cluster SET ${RESOURCE_NAMES.map((x) => `capacity_${AMOUNT_COLUMNS[x]} = capacity_${AMOUNT_COLUMNS[x]} + ?, pool_${AMOUNT_COLUMNS[x]} = pool_${AMOUNT_COLUMNS[x]} + ?`).join(', ')}, updated_at = ?
