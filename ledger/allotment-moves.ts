@@ -16,8 +16,8 @@
 // guard) keep the capacity exact under any concurrency (scripts/operator/check.ts, `cluster-capacity`).
 import type { Amounts } from '../schema/model-service.ts';
 import { str } from './columns.ts';
-import { isDuplicateKey, type Db, type Queryable } from './db.ts';
-import { amountArgs, amountsFromRow, amountsOf, prefixedAmountColumns, RESOURCE_NAMES, AMOUNT_COLUMNS } from './resources.ts';
+import { isDuplicateKey, type Db, type Queryable, type SqlArg } from './db.ts';
+import { AMOUNT_COLUMNS, AMOUNT_PLACEHOLDERS, amountArgs, amountsFromRow, amountsOf, prefixedAmountColumns, RESOURCE_NAMES } from './resources.ts';
 
 export interface AllotmentMove {
   /** Deterministic where the caller re-runs (add's spread: `add:<cluster>:<added ms>:<anchor>`), so a re-run finds its intent. */
@@ -36,15 +36,26 @@ class PoolShort extends Error {}
 const guardEach = (prefix: string) => RESOURCE_NAMES.map((r) => `${prefix}_${AMOUNT_COLUMNS[r]} >= ?`).join(' AND ');
 const addEach = (prefix: string, sign: '+' | '-') => RESOURCE_NAMES.map((r) => `${prefix}_${AMOUNT_COLUMNS[r]} = ${prefix}_${AMOUNT_COLUMNS[r]} ${sign} ?`).join(', ');
 
+type Statement = [sql: string, args: SqlArg[]];
+
+/** The intent's INSERT (run by the step that records it: G1, R1). */
+const intentInsert = (m: AllotmentMove, direction: 'grant' | 'reclaim', now: Date, ignore = ''): Statement => [
+  `INSERT ${ignore}INTO allotment_move (id, cluster, anchor, direction, ${prefixedAmountColumns('want')}, state, by_holder, created_at)
+   VALUES (?, ?, ?, ?, ${AMOUNT_PLACEHOLDERS}, 'pending', ?, ?)`,
+  [m.id, m.cluster, m.anchor, direction, ...amountArgs(m.want), m.by, now],
+];
+
+/** The log row's INSERT: what the move applied on its shard (run by G2, R2); its key makes a second application fail. */
+const logInsert = (m: Omit<AllotmentMove, 'by'>, applied: Amounts, now: Date): Statement => [
+  `INSERT INTO allotment_log (anchor, move_id, cluster, ${prefixedAmountColumns('applied')}, at) VALUES (?, ?, ?, ${AMOUNT_PLACEHOLDERS}, ?)`,
+  [m.anchor, m.id, m.cluster, ...amountArgs(applied), now],
+];
+
 /** G1: the pool gives `want` and the intent is recorded, together. 'short': the pool lacks it (nothing written); a recorded intent is found again ('granted', nothing taken twice). */
 export async function recordGrant(db: Db, m: AllotmentMove, now: Date): Promise<GrantOutcome> {
   try {
     await db.transaction(async (tx) => {
-      await tx.execute(
-        `INSERT INTO allotment_move (id, cluster, anchor, direction, ${prefixedAmountColumns('want')}, state, by_holder, created_at)
-         VALUES (?, ?, ?, 'grant', ${RESOURCE_NAMES.map(() => '?').join(', ')}, 'pending', ?, ?)`,
-        [m.id, m.cluster, m.anchor, ...amountArgs(m.want), m.by, now],
-      );
+      await tx.execute(...intentInsert(m, 'grant', now));
       const took = await tx.execute(`UPDATE cluster SET ${addEach('pool', '-')}, updated_at = ? WHERE name = ? AND ${guardEach('pool')}`, [
         ...amountArgs(m.want),
         now,
@@ -65,13 +76,7 @@ export async function recordGrant(db: Db, m: AllotmentMove, now: Date): Promise<
 export async function applyGrant(db: Db, m: Omit<AllotmentMove, 'by'>, now: Date): Promise<boolean> {
   try {
     await db.transaction(async (tx) => {
-      await tx.execute(`INSERT INTO allotment_log (anchor, move_id, cluster, ${prefixedAmountColumns('applied')}, at) VALUES (?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?)`, [
-        m.anchor,
-        m.id,
-        m.cluster,
-        ...amountArgs(m.want),
-        now,
-      ]);
+      await tx.execute(...logInsert(m, m.want, now));
       const r = await tx.execute(`UPDATE cluster_allotment SET ${addEach('allotted', '+')}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [...amountArgs(m.want), now, m.anchor, m.cluster]);
       if (r.rowsAffected !== 1) throw new Error(`no allotment of cluster ${m.cluster} for anchor ${m.anchor}: create it before granting`);
     });
@@ -97,11 +102,7 @@ export async function grant(db: Db, m: AllotmentMove, now: () => Date): Promise<
 
 /** R1: the reclaim's intent (a second record of the same id changes nothing). */
 export async function recordReclaim(q: Queryable, m: AllotmentMove, now: Date): Promise<void> {
-  await q.execute(
-    `INSERT IGNORE INTO allotment_move (id, cluster, anchor, direction, ${prefixedAmountColumns('want')}, state, by_holder, created_at)
-     VALUES (?, ?, ?, 'reclaim', ${RESOURCE_NAMES.map(() => '?').join(', ')}, 'pending', ?, ?)`,
-    [m.id, m.cluster, m.anchor, ...amountArgs(m.want), m.by, now],
-  );
+  await q.execute(...intentInsert(m, 'reclaim', now, 'IGNORE '));
 }
 
 /**
@@ -120,13 +121,7 @@ export async function applyReclaim(db: Db, m: Omit<AllotmentMove, 'by'>, now: Da
         ...amountArgs(m.want),
       ]);
       const applied = r.rowsAffected === 1 ? m.want : amountsOf(() => 0);
-      await tx.execute(`INSERT INTO allotment_log (anchor, move_id, cluster, ${prefixedAmountColumns('applied')}, at) VALUES (?, ?, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?)`, [
-        m.anchor,
-        m.id,
-        m.cluster,
-        ...amountArgs(applied),
-        now,
-      ]);
+      await tx.execute(...logInsert(m, applied, now));
       return applied;
     });
   } catch (err) {

@@ -85,9 +85,9 @@ function allotmentFromRow(row: Record<string, unknown>): AllotmentRow {
   };
 }
 
-/** One anchor's allotments of every cluster (single-shard: the anchor routes to its shard). */
-export async function readAllotments(q: Queryable, anchor: string): Promise<AllotmentRow[]> {
-  return (await q.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment WHERE anchor = ? ORDER BY cluster`, [anchor])).rows.map(allotmentFromRow);
+/** One anchor's allotment of a cluster, as a list of at most one row (single-shard: the anchor routes to its shard). */
+export async function readAllotments(q: Queryable, anchor: string, cluster: string): Promise<AllotmentRow[]> {
+  return (await q.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment WHERE anchor = ? AND cluster = ?`, [anchor, cluster])).rows.map(allotmentFromRow);
 }
 
 /** Every allotment row on one shard, whatever its anchor (shard-targeted: the checker walks every row, current anchor or not). */
@@ -95,10 +95,10 @@ export async function readShardAllotments(shard: Queryable): Promise<AllotmentRo
   return (await shard.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment ORDER BY anchor, cluster`)).rows.map(allotmentFromRow);
 }
 
-/** Every cluster's allotments on every shard, by anchor (one single-shard read per anchor). */
-export async function readAllAllotments(q: Queryable, anchors: readonly ShardAnchor[]): Promise<AllotmentRow[]> {
+/** A cluster's allotments on every shard, in the anchors' order (one single-shard read per anchor). */
+export async function readAllAllotments(q: Queryable, anchors: readonly ShardAnchor[], cluster: string): Promise<AllotmentRow[]> {
   const out: AllotmentRow[] = [];
-  for (const a of anchors) out.push(...(await readAllotments(q, a.anchor)));
+  for (const a of anchors) out.push(...(await readAllotments(q, a.anchor, cluster)));
   return out;
 }
 

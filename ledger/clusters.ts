@@ -27,6 +27,8 @@ export function clusterState(v: string): ClusterState {
 /** Cluster names are DNS labels, like tenant names (so `~`, an anchor's first character, never is one). */
 export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+export const notAClusterName = (name: string): string => `"${name}" is not a cluster name (a DNS label: lowercase letters, digits and '-', at most 63)`;
+
 /** An operator's state change (`npm run cluster -- drain|ready`). */
 export type OperatorAction = 'drain' | 'ready';
 

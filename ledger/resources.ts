@@ -22,6 +22,9 @@ export const amountColumns = (alias?: string): string => RESOURCE_NAMES.map((r) 
 /** `<prefix>_cpu_millis, <prefix>_memory_mib, …`: the amount columns of the cluster tables (capacity, pool, allotted, …; ledger/sql/0012_clusters.sql). */
 export const prefixedAmountColumns = (prefix: string, alias?: string): string => RESOURCE_NAMES.map((r) => `${alias ? `${alias}.` : ''}${prefix}_${AMOUNT_COLUMNS[r]}`).join(', ');
 
+/** `?, ?, ?, ?`: one placeholder per amount column. */
+export const AMOUNT_PLACEHOLDERS = RESOURCE_NAMES.map(() => '?').join(', ');
+
 /** Statement arguments for `amountColumns()`, in the same order. */
 export const amountArgs = (a: Amounts): number[] => RESOURCE_NAMES.map((r) => a[r]);
 

@@ -18,7 +18,7 @@ import { amountsOf } from '../ledger/resources.ts';
 import { ledgerAnchors } from '../ledger/anchors.ts';
 import { resumeMoves } from '../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../ledger/cluster-store.ts';
-import { CLUSTER_NAME } from '../ledger/clusters.ts';
+import { CLUSTER_NAME, notAClusterName } from '../ledger/clusters.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, setClusterCapacity, DEFAULT_LEASE_MS, type AdminContext } from './operator/cluster-admin.ts';
 import { parseLimits, UsageError } from './tenant.ts';
@@ -64,11 +64,14 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
   if (reason !== undefined && (reason.trim() === '' || reason.length > 1000)) throw new UsageError('--reason must be 1 to 1000 characters');
   const trimmed = reason?.trim();
   const withReason = trimmed === undefined ? {} : { reason: trimmed };
+  const checkedName = (name: string): string => {
+    if (!CLUSTER_NAME.test(name)) throw new UsageError(notAClusterName(name));
+    return name;
+  };
   const nameOnly = (kind: string): string => {
     const [name, ...rest] = positional;
     if (!name || rest.length > 0) throw new UsageError(`usage: npm run cluster -- ${kind} <name>`);
-    if (!CLUSTER_NAME.test(name)) throw new UsageError(`"${name}" is not a cluster name (a DNS label: lowercase letters, digits and '-', at most 63)`);
-    return name;
+    return checkedName(name);
   };
   const noOptions = (kind: string) => {
     if (reason !== undefined || lease !== undefined) throw new UsageError(`${kind} takes no --reason or --lease`);
@@ -76,8 +79,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
   const nameAndLimits = (): [string, Partial<Amounts>] => {
     const [name, ...limits] = positional;
     if (!name) throw new UsageError(USAGE);
-    if (!CLUSTER_NAME.test(name)) throw new UsageError(`"${name}" is not a cluster name (a DNS label: lowercase letters, digits and '-', at most 63)`);
-    return [name, parseLimits(limits)];
+    return [checkedName(name), parseLimits(limits)];
   };
   switch (command) {
     case 'add': {
@@ -118,7 +120,7 @@ async function show(db: Db, name: string): Promise<void> {
   console.log(`${c.name}\tstate=${c.state}\tepoch=${c.epoch}\tversion=${c.version}\tlease=${c.leaseMs}ms\theartbeat=${c.heartbeatAt ?? 'never'}`);
   console.log(`  capacity  ${fmt(c.capacity)}`);
   console.log(`  pool      ${fmt(c.pool)}`);
-  for (const a of (await readAllAllotments(db, await ledgerAnchors(db))).filter((x) => x.cluster === name)) {
+  for (const a of await readAllAllotments(db, await ledgerAnchors(db), name)) {
     console.log(`  anchor ${a.anchor}\tmode=${a.mode}\tallotted ${fmt(a.allotted)}\treserved ${fmt(a.reserved)}\tstranded ${fmt(a.stranded)}`);
   }
   for (const e of await readAudit(db, name)) console.log(`  #${e.seq}\t${e.at ?? ''}\t${e.action}\tby ${e.actor}\tepoch=${e.epoch}${e.reason ? `\t"${e.reason}"` : ''}`);

@@ -26,9 +26,9 @@
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str } from '../../ledger/columns.ts';
-import { AMOUNT_COLUMNS, amountColumns, amountsFromRow } from '../../ledger/resources.ts';
+import { addAmounts, AMOUNT_COLUMNS, amountColumns, amountsFromRow, amountsOf } from '../../ledger/resources.ts';
 import { moveLog, movesInFlight } from '../../ledger/allotment-moves.ts';
-import { listClusters, readShardAllotments, type AllotmentRow } from '../../ledger/cluster-store.ts';
+import { listClusters, readShardAllotments, sumOf, type AllotmentRow } from '../../ledger/cluster-store.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
 import { NEVER_CHARGED_STATES } from '../../schema/admission.ts';
 import { clusterPaths, type KubeClient } from '../../controller/runtime/kube.ts';
@@ -175,10 +175,11 @@ function allotmentBounds(rows: readonly AllotmentRow[]): Drift[] {
 async function clusterCapacity(db: Db, allotments: readonly AllotmentRow[]): Promise<Drift[]> {
   const inFlight = await movesInFlight(db, (anchor, id) => moveLog(db, anchor, id));
   return (await listClusters(db)).flatMap((c) => {
-    const held = (r: (typeof RESOURCE_NAMES)[number]) =>
-      c.pool[r] + allotments.filter((a) => a.cluster === c.name).reduce((s, a) => s + a.allotted[r], 0) + inFlight.filter((m) => m.cluster === c.name).reduce((s, m) => s + m.amounts[r], 0);
-    const off = RESOURCE_NAMES.filter((r) => held(r) !== c.capacity[r]);
-    return off.length === 0 ? [] : [{ check: 'cluster-capacity' as const, cluster: c.name, detail: off.map((r) => `${r}: pool + allotted + in flight = ${held(r)}, capacity ${c.capacity[r]}`).join('; ') }];
+    const allotted = sumOf(allotments.filter((a) => a.cluster === c.name), 'allotted');
+    const moving = inFlight.filter((m) => m.cluster === c.name).reduce((s, m) => addAmounts(s, m.amounts), amountsOf(() => 0));
+    const held = amountsOf((r) => c.pool[r] + allotted[r] + moving[r]);
+    const off = RESOURCE_NAMES.filter((r) => held[r] !== c.capacity[r]);
+    return off.length === 0 ? [] : [{ check: 'cluster-capacity' as const, cluster: c.name, detail: off.map((r) => `${r}: pool + allotted + in flight = ${held[r]}, capacity ${c.capacity[r]}`).join('; ') }];
   });
 }
 

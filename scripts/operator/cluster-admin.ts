@@ -17,11 +17,11 @@
 import type { Amounts } from '../../schema/model-service.ts';
 import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
 import { grant, reclaim } from '../../ledger/allotment-moves.ts';
-import { anyPositive, CLUSTER_NAME, operatorTransition, spreadCapacity, type ClusterState, type OperatorAction } from '../../ledger/clusters.ts';
-import { CLUSTER_COLUMNS, clusterFromRow, ensureAllotment, readAllAllotments, readAllotments, readCluster, sumOf, syncModes, type ClusterRow } from '../../ledger/cluster-store.ts';
+import { anyPositive, CLUSTER_NAME, notAClusterName, operatorTransition, spreadCapacity, type ClusterState, type OperatorAction } from '../../ledger/clusters.ts';
+import { CLUSTER_COLUMNS, clusterFromRow, ensureAllotment, readAllAllotments, readCluster, sumOf, syncModes, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { bool } from '../../ledger/columns.ts';
 import type { Db, Queryable } from '../../ledger/db.ts';
-import { addAmounts, AMOUNT_COLUMNS, amountArgs, amountsOf, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { addAmounts, AMOUNT_COLUMNS, AMOUNT_PLACEHOLDERS, amountArgs, amountsOf, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
 
 /** A command the cluster's state or definition refuses; nothing was written. */
 export class ClusterRefused extends Error {}
@@ -63,9 +63,14 @@ async function audit(tx: Queryable, a: { cluster: string; action: string; actor:
 
 const sameAmounts = (a: Amounts, b: Amounts) => RESOURCE_NAMES.every((r) => a[r] === b[r]);
 
+/** Refuses a name that is not a cluster name and any amount that is not whole and ≥ 0. */
+function checkDefinition(name: string, capacity: Partial<Amounts>): void {
+  if (!CLUSTER_NAME.test(name)) throw new ClusterRefused(notAClusterName(name));
+  for (const [r, v] of Object.entries(capacity)) if (!Number.isSafeInteger(v) || v < 0) throw new ClusterRefused(`capacity ${r} must be a whole amount ≥ 0`);
+}
+
 export async function addCluster(ctx: AdminContext, o: AddCluster): Promise<AddResult> {
-  if (!CLUSTER_NAME.test(o.name)) throw new ClusterRefused(`"${o.name}" is not a cluster name (a DNS label: lowercase letters, digits and '-', at most 63)`);
-  for (const r of RESOURCE_NAMES) if (!Number.isSafeInteger(o.capacity[r]) || o.capacity[r] < 0) throw new ClusterRefused(`capacity ${r} must be a whole amount ≥ 0`);
+  checkDefinition(o.name, o.capacity);
   if (!anyPositive(o.capacity)) throw new ClusterRefused('a cluster with no capacity can place nothing');
   const leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
   if (!Number.isSafeInteger(leaseMs) || leaseMs < 1000) throw new ClusterRefused('the lease must be at least 1 s');
@@ -82,7 +87,7 @@ export async function addCluster(ctx: AdminContext, o: AddCluster): Promise<AddR
     }
     await tx.execute(
       `INSERT INTO cluster (name, state, version, epoch, lease_ms, ${prefixedAmountColumns('capacity')}, ${prefixedAmountColumns('pool')}, state_changed_at, created_at, updated_at)
-       VALUES (?, 'joining', 1, 0, ?, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ${RESOURCE_NAMES.map(() => '?').join(', ')}, ?, ?, ?)`,
+       VALUES (?, 'joining', 1, 0, ?, ${AMOUNT_PLACEHOLDERS}, ${AMOUNT_PLACEHOLDERS}, ?, ?, ?)`,
       [o.name, leaseMs, ...amountArgs(o.capacity), ...amountArgs(o.capacity), now, now, now],
     );
     await audit(tx, { cluster: o.name, action: 'add', actor: ctx.actor, reason: o.reason, epoch: 0, detail: { capacity: o.capacity, leaseMs, shards: anchors.length }, at: now });
@@ -111,8 +116,8 @@ export interface StateChangeResult {
 /** `drain` or `ready`, with its audit row; refused (ClusterRefused, nothing written) where the state does not allow it. */
 export async function changeClusterState(ctx: AdminContext, o: { name: string; action: OperatorAction; reason?: string }): Promise<StateChangeResult> {
   const anchors = await ledgerAnchors(ctx.db);
-  // What `ready` of a lost cluster must know of every shard, read first (docs/multi-cluster.md).
-  const strandedAny = anyPositive(sumOf((await readAllAllotments(ctx.db, anchors)).filter((a) => a.cluster === o.name), 'stranded'));
+  // What `ready` of a lost cluster must know of every shard, read first (docs/multi-cluster.md); `drain` needs none of it.
+  const strandedAny = o.action === 'ready' && anyPositive(sumOf(await readAllAllotments(ctx.db, anchors, o.name), 'stranded'));
   const now = ctx.now();
   const result = await ctx.db.transaction(async (tx) => {
     const row = (
@@ -163,23 +168,30 @@ export async function rebalanceCluster(ctx: AdminContext, o: { name: string; rea
   const run = `rebalance:${o.name}:${ctx.now().getTime()}`;
   let reclaimed = amountsOf(() => 0);
   let granted = amountsOf(() => 0);
-  const allotmentOf = async (anchor: string) => (await readAllotments(ctx.db, anchor)).find((a) => a.cluster === o.name);
+  // Read once; each move's outcome keeps the local view current (a move that finds less moves nothing).
+  const rows = await readAllAllotments(ctx.db, anchors, o.name);
+  const allotted = new Map(rows.map((a) => [a.anchor, a.allotted]));
   for (const [i, a] of anchors.entries()) {
-    const row = await allotmentOf(a.anchor);
+    const row = rows.find((x) => x.anchor === a.anchor);
     const share = spread.grants[i];
     if (!row || !share) continue;
     const back = amountsOf((r) => Math.max(0, Math.min(row.allotted[r] - share[r], slackOf(row)[r])));
-    if (anyPositive(back)) reclaimed = addAmounts(reclaimed, await reclaim(ctx.db, { id: `${run}:${a.anchor}:reclaim`, cluster: o.name, anchor: a.anchor, want: back, by: ctx.actor }, ctx.now));
+    if (!anyPositive(back)) continue;
+    const applied = await reclaim(ctx.db, { id: `${run}:${row.anchor}:reclaim`, cluster: o.name, anchor: row.anchor, want: back, by: ctx.actor }, ctx.now);
+    reclaimed = addAmounts(reclaimed, applied);
+    allotted.set(row.anchor, amountsOf((r) => row.allotted[r] - applied[r]));
   }
+  let pool = (await mustRead(ctx.db, o.name)).pool;
   for (const [i, a] of anchors.entries()) {
-    await ensureAllotment(ctx.db, a.anchor, o.name, ctx.now());
-    const row = await allotmentOf(a.anchor);
-    const pool = (await mustRead(ctx.db, o.name)).pool;
     const share = spread.grants[i];
-    if (!row || !share) continue;
-    const want = amountsOf((r) => Math.max(0, Math.min(share[r] - row.allotted[r], pool[r])));
+    if (!share) continue;
+    if (!allotted.has(a.anchor)) await ensureAllotment(ctx.db, a.anchor, o.name, ctx.now());
+    const has = allotted.get(a.anchor) ?? amountsOf(() => 0);
+    const want = amountsOf((r) => Math.max(0, Math.min(share[r] - has[r], pool[r])));
     if (!anyPositive(want)) continue;
-    if ((await grant(ctx.db, { id: `${run}:${a.anchor}:grant`, cluster: o.name, anchor: a.anchor, want, by: ctx.actor }, ctx.now)) === 'granted') granted = addAmounts(granted, want);
+    if ((await grant(ctx.db, { id: `${run}:${a.anchor}:grant`, cluster: o.name, anchor: a.anchor, want, by: ctx.actor }, ctx.now)) !== 'granted') continue;
+    granted = addAmounts(granted, want);
+    pool = amountsOf((r) => pool[r] - want[r]);
   }
   const cluster = await mustRead(ctx.db, o.name);
   await ctx.db.transaction((tx) => audit(tx, { cluster: o.name, action: 'rebalance', actor: ctx.actor, reason: o.reason, epoch: cluster.epoch, detail: { reclaimed, granted }, at: ctx.now() }));
@@ -194,7 +206,7 @@ export interface CapacityResult {
 
 /** `capacity`: the given resources' capacity set to new amounts (see the header). */
 export async function setClusterCapacity(ctx: AdminContext, o: { name: string; capacity: Partial<Amounts>; reason?: string }): Promise<CapacityResult> {
-  for (const [r, v] of Object.entries(o.capacity)) if (!Number.isSafeInteger(v) || v < 0) throw new ClusterRefused(`capacity ${r} must be a whole amount ≥ 0`);
+  checkDefinition(o.name, o.capacity);
   const c = await readCluster(ctx.db, o.name);
   if (!c) throw new ClusterRefused(`no cluster named ${o.name}`);
   if (c.state === 'forgotten') throw new ClusterRefused(`capacity ${o.name}: forgotten: add it again`);
@@ -202,7 +214,7 @@ export async function setClusterCapacity(ctx: AdminContext, o: { name: string; c
   if (sameAmounts(target, c.capacity)) return { cluster: c, changed: false };
   if (!anyPositive(target)) throw new ClusterRefused('a cluster with no capacity can place nothing (drain it instead)');
   const anchors = await ledgerAnchors(ctx.db);
-  const rows = (await readAllAllotments(ctx.db, anchors)).filter((a) => a.cluster === o.name);
+  const rows = await readAllAllotments(ctx.db, anchors, o.name);
   // What a cut needs back in the pool beyond what it holds, and whether the shards' free slack has it.
   let need = amountsOf((r) => Math.max(0, c.capacity[r] - target[r] - c.pool[r]));
   const free = amountsOf((r) => rows.reduce((sum, a) => sum + slackOf(a)[r], 0));

@@ -33,7 +33,7 @@ beforeEach(async () => {
   for (const t of ['cluster', 'cluster_audit', 'allotment_move', 'cluster_allotment', 'allotment_log']) await ledger.db.execute(`DELETE FROM ${t}`);
 });
 
-const allotmentsOf = async (name: string) => (await readAllAllotments(ledger.db, anchors)).filter((a) => a.cluster === name);
+const allotmentsOf = (name: string) => readAllAllotments(ledger.db, anchors, name);
 const drift = async () => checkLedger(ledger.db, null, undefined);
 /** A fixture: the cluster's pool holds exactly `pool`, its capacity grown or shrunk to match (the allotments unchanged). */
 async function setPool(name: string, pool: Amounts): Promise<void> {

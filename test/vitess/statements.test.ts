@@ -161,7 +161,7 @@ async function exerciseClusters(): Promise<void> {
   await as('scripts/cluster.ts:list and show', async () => {
     await listClusters(db);
     await readCluster(db, name);
-    await readAllAllotments(db, await ledgerAnchors(db));
+    await readAllAllotments(db, await ledgerAnchors(db), name);
     await readAudit(db, name);
   });
 }
