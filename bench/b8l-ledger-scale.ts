@@ -29,6 +29,7 @@ import { mysqlDb, type MysqlDb } from './lib/db.ts';
 import { startStatementProxy } from './lib/shard-statements.ts';
 import { fmt, ratio, sum, verdict } from './lib/stats.ts';
 import { wranglerToml } from './lib/workerd-worker.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const TENANTS = 8;
 const RESYNC_PAGE = 500;
@@ -149,7 +150,7 @@ async function fillOpenReservations(o: FillOptions): Promise<void> {
 
 async function fillTenant(o: FillOptions, tenant: string, newId: (now: Date) => string): Promise<void> {
   await setTenantQuota(o.db, tenant, parseLimits(LIMITS));
-  const { admission } = await admit({ db: o.db, clock: () => new Date(), newId }, { tenant, idempotencyKey: 'b8l-template', requestId: 'b8l-template', parsed: o.parsed });
+  const { admission } = await admit({ db: o.db, clock: () => new Date(), newId, placer: createPlacer() }, { tenant, idempotencyKey: 'b8l-template', requestId: 'b8l-template', parsed: o.parsed });
   const id = admission.id;
   const at = [tenant, id];
   await o.bulk.execute(`UPDATE reservation SET state = 'ready', last_reconciled_at = ? WHERE tenant = ? AND id = ?`, [LONG_AGO, ...at]);

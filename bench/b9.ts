@@ -16,6 +16,7 @@ import { bulkId, bulkReservations, rowsRead } from '../test/support/bulk-reserva
 import type { Benchmark } from './lib/benchmark.ts';
 import { interleaved } from './lib/load.ts';
 import { describe, fmt, ratio, summarize, verdict, type LatencySummary } from './lib/stats.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const OPEN = 50;
 const PAGE = 20;
@@ -60,7 +61,8 @@ export const b9: Benchmark = {
 
     // What each route reads: the services' own statements, on one session.
     const newId = ulidGenerator();
-    const deps = (q: Queryable): ServiceDeps => ({ db: sessionDb(q), clock: () => new Date(), newId });
+    const placer = createPlacer();
+    const deps = (q: Queryable): ServiceDeps => ({ db: sessionDb(q), clock: () => new Date(), newId, placer });
     const deep: Record<string, string> = { [NONE]: bulkId('01N0', OPEN - PAGE), [MANY]: bulkId('01H1', Math.floor(released / 2)) };
     const routes = {
       'GET /quota': { path: () => '/quota', read: (t: string) => (q: Queryable) => getQuota(deps(q), t) },

@@ -51,6 +51,8 @@
 //                       REQUIRED unless LEDGER=off: empty or absent exits with the reason
 //   LEDGER_RESYNC_PAGE  open reservations read per resync statement (default 500)
 //   LEDGER_READ_QPS, LEDGER_READ_BURST  rate limit of the ledger's live API reads (default 20/s, burst 40)
+//   PLACEMENT_POLICY    where an admission leaving the queue is placed among the clusters: least-loaded (default) or
+//                       affinity (ledger/placement-policy.ts); set it as the Worker's
 //   AUTOSCALE_TICK_MS   how often the autoscaler reads the load of autoscaled admissions and decides (default 2 s; 0 = off)
 //   AUTOSCALE_SCRAPE_TIMEOUT_MS, AUTOSCALE_SCRAPE_CONCURRENCY  deadline of one pod's /metrics read (default 1 s) and
 //                       reads in flight at once per admission (default 16); the controller reaches the pods over the pod network
@@ -84,6 +86,8 @@ import { dns1123Label } from '../schema/model-service.ts';
 import { namespacePrefixSetting } from '../schema/tenant-namespace.ts';
 import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.ts';
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
+import { createPlacer } from '../ledger/placement.ts';
+import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy } from '../ledger/placement-policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const parsed = z
@@ -134,6 +138,7 @@ const parsed = z
     AUTOSCALE_SCRAPE_TIMEOUT_MS: int(AUTOSCALER_LOOP_DEFAULTS.scrapeTimeoutMs, 50),
     AUTOSCALE_SCRAPE_CONCURRENCY: int(AUTOSCALER_LOOP_DEFAULTS.scrapeConcurrency, 1),
     ...placementSettings,
+    PLACEMENT_POLICY: z.enum(Object.keys(PLACEMENT_POLICIES) as [string, ...string[]]).default(DEFAULT_PLACEMENT_POLICY),
   })
   .safeParse(process.env);
 if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -224,6 +229,7 @@ setupModelServiceController(mgr, {
 if (db) {
   setupReservationController(mgr, {
     db,
+    placer: createPlacer({ policy: placementPolicy(env.PLACEMENT_POLICY) }),
     tenants: { prefix: env.TENANT_NAMESPACE_PREFIX, instance: env.INSTANCE, maxReplicas: env.MAX_REPLICAS, network: tenantNetwork },
     tenantSyncMs: env.TENANT_SYNC_MS,
     holder: identity,

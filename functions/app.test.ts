@@ -8,6 +8,7 @@ import { parseConfig, ConfigError } from './config.ts';
 import { MISCONFIGURED_MESSAGE } from './errors.ts';
 import type { Db } from '../ledger/db.ts';
 import { PUBLIC_ROUTES } from './routes.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const KEY = 'unit-key-0123456789abcdef';
 const statements: string[] = [];
@@ -26,7 +27,7 @@ const unlimited = { ip: allow, tenant: allow };
 const config = parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', MAX_BODY_BYTES: '2048', MAX_REPLICAS: '4', ALLOWED_IMAGE_REGISTRIES: '*' });
 const app = createApp({
   config,
-  deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => '01ARZ3NDEKTSV4RRFFQ69G5FAV' }),
+  deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => '01ARZ3NDEKTSV4RRFFQ69G5FAV', placer: createPlacer() }),
   keyRing: () => parseKeyRing(JSON.stringify({ acme: KEY })),
   rateLimiters: () => unlimited,
   log: (l) => logs.push(l),
@@ -144,7 +145,7 @@ describe('app (no database)', () => {
   it('an invalid key configuration answers the fixed 500 misconfigured; the key is in no response and no log line', async () => {
     const lines: unknown[] = [];
     const swapped = JSON.stringify({ [KEY]: 'acme' }); // tenant and key swapped: the "tenant" is the key
-    const bad = createApp({ config, deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => 'x' }), keyRing: () => parseKeyRing(swapped), rateLimiters: () => unlimited, log: (l) => lines.push(l) });
+    const bad = createApp({ config, deps: () => ({ db: untouchable, clock: () => new Date(0), newId: () => 'x', placer: createPlacer() }), keyRing: () => parseKeyRing(swapped), rateLimiters: () => unlimited, log: (l) => lines.push(l) });
     for (const path of ['/quota', '/requests']) {
       const res = await bad.request(path, { headers: { Authorization: `Bearer ${KEY}` } });
       expect(res.status).toBe(500);

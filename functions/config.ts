@@ -9,6 +9,7 @@ import { DEFAULT_MAX_REPLICAS, type AdmissionPolicy } from '../schema/admission.
 import { cpuMillis, memoryMiB } from '../schema/quantity.ts';
 import { parseRegistryList } from '../schema/policy.ts';
 import { gatewayOf, publicUrlOf, type GatewayConfig, type Parsed } from './gateway-config.ts';
+import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy, type PlacementPolicy } from '../ledger/placement-policy.ts';
 
 export interface Env {
   DATABASE_URL?: string;
@@ -30,6 +31,8 @@ export interface Env {
   DB_TIMEOUT_MS?: string | number;
   /** "on" (the default): the rate-limiting bindings below are required; "off": no rate limits. */
   RATE_LIMITS?: string;
+  /** How admissions are placed on clusters (ledger/placement-policy.ts): least-loaded (default) or affinity. */
+  PLACEMENT_POLICY?: string;
   /** Rate-limiting bindings (wrangler.toml [[ratelimits]]; functions/rate-limit.ts). */
   IP_RATE_LIMITER?: unknown;
   TENANT_RATE_LIMITER?: unknown;
@@ -89,6 +92,9 @@ const configSchema = z.object({
   DB_TIMEOUT_MS: intVar(5000, 100, 60_000),
   /** "off" runs without the rate-limiting bindings (functions/rate-limit.ts); anything else is refused. */
   RATE_LIMITS: z.enum(['on', 'off'], { error: 'RATE_LIMITS must be "on" or "off"' }).default('on'),
+  PLACEMENT_POLICY: z
+    .enum(Object.keys(PLACEMENT_POLICIES) as [string, ...string[]], { error: `PLACEMENT_POLICY must be one of ${Object.keys(PLACEMENT_POLICIES).join(', ')}` })
+    .default(DEFAULT_PLACEMENT_POLICY),
   /** Deadline of the gateway's response headers: a request the model queues gets them only when a slot takes it. */
   GATEWAY_HEADERS_TIMEOUT_MS: intVar(120_000, 1000, 600_000),
 });
@@ -111,6 +117,7 @@ export interface Config {
   gateway: GatewayConfig | undefined;
   /** PUBLIC_URL as an origin (no trailing slash), or undefined: tenant-facing URLs use the request's origin. */
   publicUrl: string | undefined;
+  placementPolicy: PlacementPolicy;
 }
 
 export class ConfigError extends Error {
@@ -165,5 +172,6 @@ export function parseConfig(env: Env): Config {
     policy,
     dbTimeoutMs: c.DB_TIMEOUT_MS,
     rateLimits: c.RATE_LIMITS === 'on',
+    placementPolicy: placementPolicy(c.PLACEMENT_POLICY),
   };
 }

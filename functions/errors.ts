@@ -1,7 +1,7 @@
 // Typed API errors. Handlers and services throw these; ONE onError (app.ts) renders every
 // error as {error: {code, message, details?}} via toErrorResponse().
 import { HTTPException } from 'hono/http-exception';
-import type { ErrorCode, ErrorEnvelope, FieldIssue, Shortfall } from '../schema/api.ts';
+import type { ClusterShort, ErrorCode, ErrorEnvelope, FieldIssue, Shortfall } from '../schema/api.ts';
 import type { ReservationState } from '../schema/admission.ts';
 import { DatabaseUnavailable } from '../ledger/db.ts';
 import { GatewayFailure } from './inference/gateway-failure.ts';
@@ -52,6 +52,21 @@ export const quotaExceeded = (shortfalls: Shortfall[], queued = 0) =>
     ].join('; '),
     queued > 0 ? { shortfalls, queued } : { shortfalls },
   );
+
+/** The quota fits, but no cluster has room for the admission (docs/multi-cluster.md "T1"). */
+export const noClusterCapacity = (clusters: ClusterShort[]) =>
+  new ApiError(
+    409,
+    'no_cluster_capacity',
+    clusters.length === 0
+      ? 'no cluster takes new admissions now (none is ready)'
+      : `no cluster has room for this admission: ${clusters.map((c) => `${c.cluster} lacks ${c.resources.join(', ')}`).join('; ')}`,
+    { clusters },
+  );
+
+/** An increase fits the quota, but not the admission's cluster. */
+export const clusterCapacityExceeded = (cluster: string) =>
+  new ApiError(409, 'cluster_capacity_exceeded', `cluster ${cluster}, where this admission runs, has no room for the increase`, { cluster });
 
 export const idempotencyKeyReused = () =>
   new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request body');

@@ -8,6 +8,7 @@ import { parseKeyRing } from './auth/keys.ts';
 import { parseConfig } from './config.ts';
 import { getAdmission } from './services/requests.ts';
 import { fakeLedger, type FakeReservation } from './test-ledger.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const KEY = 'acme-key-0123456789abcdef';
 const OTHER_KEY = 'globex-key-0123456789abcdef';
@@ -21,7 +22,7 @@ const rows = (): FakeReservation[] => [
 
 function setup() {
   const ledger = fakeLedger(rows());
-  const deps = () => ({ db: ledger.db, clock: () => new Date(0), newId: () => 'x' });
+  const deps = () => ({ db: ledger.db, clock: () => new Date(0), newId: () => 'x', placer: createPlacer() });
   const app = createApp({
     config: parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', ALLOWED_IMAGE_REGISTRIES: '*' }),
     deps,
@@ -36,7 +37,7 @@ function setup() {
 describe('GET /requests/:id: database round trips', () => {
   it('the statements of getAdmission and nothing else (one), again on every request', async () => {
     const baseline = fakeLedger(rows());
-    await getAdmission({ db: baseline.db, clock: () => new Date(0), newId: () => 'x' }, 'acme', MINE);
+    await getAdmission({ db: baseline.db, clock: () => new Date(0), newId: () => 'x', placer: createPlacer() }, 'acme', MINE);
     expect(baseline.statements).toHaveLength(1);
 
     const s = setup();

@@ -7,6 +7,7 @@ import { parseKeyRing } from './auth/keys.ts';
 import { parseConfig } from './config.ts';
 import { DatabaseUnavailable, type Db } from '../ledger/db.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const KEY = 'acme-key-0123456789abcdef';
 
@@ -30,7 +31,7 @@ function setup(database: 'up' | 'down') {
   };
   const app = createApp({
     config: parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', ALLOWED_IMAGE_REGISTRIES: 'ghcr.io' }),
-    deps: () => ({ db, clock: () => new Date(0), newId: () => 'x' }),
+    deps: () => ({ db, clock: () => new Date(0), newId: () => 'x', placer: createPlacer() }),
     keyRing: () => parseKeyRing(JSON.stringify({ acme: KEY })),
     rateLimiters: () => ({ ip: limiter, tenant: limiter }),
     log: () => undefined,

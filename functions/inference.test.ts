@@ -12,6 +12,7 @@ import type { Fetch } from './inference/forward.ts';
 import type { LogLine } from './middleware/log.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { fakeLedger, type FakeReservation } from './test-ledger.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const KEY = 'acme-key-0123456789abcdef';
 const GLOBEX_KEY = 'globex-key-0123456789abcdef';
@@ -73,7 +74,7 @@ function setup(o: { gateway?: ReturnType<typeof fakeGateway>; env?: Env; headers
   const logs: LogLine[] = [];
   const app = createApp({
     config,
-    deps: () => ({ db: ledger.db, clock: () => new Date(NOW), newId: () => 'x' }),
+    deps: () => ({ db: ledger.db, clock: () => new Date(NOW), newId: () => 'x', placer: createPlacer() }),
     keyRing: () => parseKeyRing(JSON.stringify({ acme: KEY, globex: GLOBEX_KEY })),
     rateLimiters: () => ({ ip: allow, tenant: o.tenantLimiter ?? allow }),
     gatewayFetch: gateway.fetch,

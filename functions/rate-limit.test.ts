@@ -11,6 +11,7 @@ import { addressKey, RATE_LIMITS, rateLimitersOf, type RateLimiter } from './rat
 import { ratelimitsOf, withLimits } from './rate-limit-config.ts';
 import worker, { type ExecutionContext } from './worker.ts';
 import type { Db } from '../ledger/db.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const WRANGLER_TOML = readFileSync(new URL('../wrangler.toml', import.meta.url), 'utf8');
 
@@ -114,7 +115,7 @@ describe('the app with rate limits', () => {
     let keyChecks = 0;
     const app = createApp({
       config: parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', ALLOWED_IMAGE_REGISTRIES: 'ghcr.io' }),
-      deps: () => ({ db, clock: () => new Date(0), newId: () => '01ARZ3NDEKTSV4RRFFQ69G5FAV' }),
+      deps: () => ({ db, clock: () => new Date(0), newId: () => '01ARZ3NDEKTSV4RRFFQ69G5FAV', placer: createPlacer() }),
       keyRing: () => {
         keyChecks++;
         return parseKeyRing(JSON.stringify({ acme: KEY }));

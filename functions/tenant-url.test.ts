@@ -8,6 +8,7 @@ import { parseConfig, type Env } from './config.ts';
 import type { AdmissionRecord } from './db/reservations.ts';
 import { fakeLedger } from './test-ledger.ts';
 import { modelUrl, publicBase, shown } from './tenant-url.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const KEY = 'acme-key-0123456789abcdef';
 const READY = '01JD5Y3QW5ZC8Y1G1M5N8D4X7B';
@@ -24,7 +25,7 @@ function setup(env: Env = {}) {
   ]);
   const app = createApp({
     config: parseConfig({ DATABASE_URL: 'http://u:p@127.0.0.1:1', ALLOWED_IMAGE_REGISTRIES: '*', ...env }),
-    deps: () => ({ db: ledger.db, clock: () => new Date(0), newId: () => 'x' }),
+    deps: () => ({ db: ledger.db, clock: () => new Date(0), newId: () => 'x', placer: createPlacer() }),
     keyRing: () => parseKeyRing(JSON.stringify({ acme: KEY })),
     rateLimiters: () => undefined,
     log: () => undefined,

@@ -14,6 +14,7 @@ import { jsonLogger, logOnce } from './middleware/log.ts';
 import { ulidGenerator, type ServiceDeps } from './services/deps.ts';
 import { sweep } from './services/sweep.ts';
 import { rateLimitersOf } from './rate-limit.ts';
+import { createPlacer, type Placer } from '../ledger/placement.ts';
 
 /** The parts of the Workers runtime types we use (no @cloudflare/workers-types needed). */
 export interface ScheduledController {
@@ -28,17 +29,18 @@ const newId = ulidGenerator();
  * has the request's database work as a whole (the signal starts now), so a hung database
  * answers 503 database_unavailable within DB_TIMEOUT_MS — a transaction's ROLLBACK included.
  */
-const depsFor = (config: Config): ServiceDeps => ({
+const depsFor = (config: Config, placer: Placer): ServiceDeps => ({
   db: createDb({ url: config.databaseUrl, timeoutMs: config.dbTimeoutMs }).withSignal(AbortSignal.timeout(config.dbTimeoutMs)),
   clock: () => new Date(),
   newId,
+  placer,
 });
 /** The cron run spends many statements: each round trip has the deadline, the run has its lease. */
-const sweepDeps = (config: Config): ServiceDeps => ({ db: createDb({ url: config.databaseUrl, timeoutMs: config.dbTimeoutMs }), clock: () => new Date(), newId });
+const sweepDeps = (config: Config, placer: Placer): ServiceDeps => ({ db: createDb({ url: config.databaseUrl, timeoutMs: config.dbTimeoutMs }), clock: () => new Date(), newId, placer });
 
-let cached: { env: Env; config: Config; app: OpenAPIHono<AppEnv> } | undefined;
+let cached: { env: Env; config: Config; app: OpenAPIHono<AppEnv>; placer: Placer } | undefined;
 
-function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
+function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv>; placer: Placer } {
   if (cached?.env !== env) {
     const config = parseConfig(env);
     if (allowsAnyRegistry(config.policy.allowedRegistries)) {
@@ -49,8 +51,10 @@ function appFor(env: Env): { config: Config; app: OpenAPIHono<AppEnv> } {
     const limiters = rateLimitersOf(env, config.rateLimits);
     if (!config.rateLimits) jsonLogger({ level: 'warn', msg: 'RATE_LIMITS is "off": no request is rate limited' });
     if (!config.gateway) jsonLogger({ level: 'info', msg: 'GATEWAY_URL and GATEWAY_CREDENTIAL_KEY unset: calling models is off (the /v1/models routes answer 503 inference_unavailable)' });
-    const app = createApp({ config, deps: () => depsFor(config), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }), rateLimiters: () => limiters });
-    cached = { env, config, app };
+    // One placer per isolate: its short-lived caches (shards, rooms) serve every request.
+    const placer = createPlacer({ policy: config.placementPolicy });
+    const app = createApp({ config, deps: () => depsFor(config, placer), keyRing: (e) => keyRingFor(e.ADMISSION_KEYS_JSON, { digestsOnly: config.production }), rateLimiters: () => limiters });
+    cached = { env, config, app, placer };
   }
   return cached;
 }
@@ -69,8 +73,8 @@ export default {
   },
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
-    const { config } = appFor(env);
-    const run = sweep(sweepDeps(config), {
+    const { config, placer } = appFor(env);
+    const run = sweep(sweepDeps(config, placer), {
       cron: controller.cron,
       scheduledTime: controller.scheduledTime,
       staleAfterMs: config.reconcileStaleAfterMs,

@@ -21,13 +21,14 @@ import { NO_AMOUNTS, REPLICA_RESOURCES, type ModelServiceSpec } from '../schema/
 import { scaleDelta } from '../schema/scale.ts';
 import { advanceGeneration, insertChange } from './change.ts';
 import { chargeQuota } from './charge.ts';
-import { int, json, str } from './columns.ts';
+import { int, json, str, strOrNull } from './columns.ts';
 import type { Db, Queryable } from './db.ts';
 import { insertMovement } from './movements.ts';
 import { FENCE } from './fence.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
 import { shortfalls, type TenantQuota } from './queue-pick.ts';
 import { lockQuota } from './queue.ts';
+import { GROW_MODES, reserveRoom, unitsRoomFits } from './placement.ts';
 
 export interface AutoscaleChangeInput {
   tenant: string;
@@ -40,10 +41,10 @@ export interface AutoscaleChangeInput {
 }
 
 export type AutoscaleChangeResult =
-  /** Committed: generation `generation` goes from → to; `short` is what a partial grant left out (empty: all granted). */
-  | { outcome: 'changed'; from: number; to: number; generation: number; short: Shortfall[] }
-  /** Nothing could be charged: short of these (or admissions are queued). Nothing written. */
-  | { outcome: 'quota-limited'; from: number; short: Shortfall[]; queued: number }
+  /** Committed: generation `generation` goes from → to; `short` is what a partial grant left out (empty: all granted); `cluster`: its cluster's room bounded the grant. */
+  | { outcome: 'changed'; from: number; to: number; generation: number; short: Shortfall[]; cluster: string | null }
+  /** Nothing could be charged: short of these quota (or admissions are queued), or (`cluster`) of room on its cluster. Nothing written. */
+  | { outcome: 'quota-limited'; from: number; short: Shortfall[]; queued: number; cluster: string | null }
   /** Nothing to do now: not running, a change still in flight, not autoscaled, already there, or fenced out. */
   | { outcome: 'skipped'; reason: 'not-active' | 'change-pending' | 'not-autoscaled' | 'unchanged' | 'fenced' };
 
@@ -67,7 +68,7 @@ export async function autoscaleChange(db: Db, input: AutoscaleChangeInput): Prom
 async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<AutoscaleChangeResult> {
   const { tenant, id, now } = input;
   const row = (
-    await tx.execute('SELECT state, spec, generation, settled_generation FROM reservation WHERE tenant = ? AND id = ? FOR UPDATE', [tenant, id])
+    await tx.execute('SELECT state, spec, generation, settled_generation, cluster, room_anchor FROM reservation WHERE tenant = ? AND id = ? FOR UPDATE', [tenant, id])
   ).rows[0];
   if (!row || !(ACTIVE_STATES as readonly string[]).includes(str(row.state))) return { outcome: 'skipped', reason: 'not-active' };
   const generation = int(row.generation);
@@ -80,11 +81,21 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<A
 
   let to = want;
   let short: Shortfall[] = [];
+  let clusterBound: string | null = null;
+  const anchor = strOrNull(row.room_anchor);
+  const room = anchor === null ? null : { anchor, cluster: str(row.cluster) };
   if (want > from) {
     const locked = await lockQuota(tx, tenant);
     to = from + affordableReplicas(spec, locked.quota, want - from, locked.queued);
     short = to < want ? shortfalls(scaleDelta(spec, from, want), locked.quota) : [];
-    if (to === from) return { outcome: 'quota-limited', from, short, queued: locked.queued };
+    if (to === from) return { outcome: 'quota-limited', from, short, queued: locked.queued, cluster: null };
+    // The cluster's room bounds it too (read under its lock, last: the reserve below cannot be refused).
+    const fits = room ? await unitsRoomFits(tx, room, scaleDelta(spec, 0, 1)) : Number.MAX_SAFE_INTEGER;
+    if (room && fits < to - from) {
+      to = from + fits;
+      clusterBound = room.cluster;
+      if (to === from) return { outcome: 'quota-limited', from, short: [], queued: 0, cluster: room.cluster };
+    }
   }
   const charge = to > from ? scaleDelta(spec, from, to) : NO_AMOUNTS;
   if (!(await advanceGeneration(tx, { tenant, id, from: generation, spec: { ...spec, replicas: to }, charge, now, epoch: input.epoch }))) {
@@ -108,8 +119,9 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<A
     await insertMovement(tx, { reservationId: id, tenant, generation: next, direction: 'charge', amounts: charge, now });
     // Under the quota-row locks the grant fits: a refusal here is a bug, never a partial write.
     if (!(await chargeQuota(tx, tenant, charge, now))) throw new Error(`autoscale: the charge of ${to - from} replicas was refused under the quota lock`);
+    if (room && !(await reserveRoom(tx, room, charge, GROW_MODES, now))) throw new Error(`autoscale: the room of ${to - from} replicas was refused under the allotment's lock`);
   }
-  return { outcome: 'changed', from, to, generation: next, short };
+  return { outcome: 'changed', from, to, generation: next, short, cluster: clusterBound };
 }
 
 /** How many more replicas (at most `wanted`) the tenant's quota has room for; none while admissions are queued. PURE. */

@@ -90,6 +90,11 @@ export async function readAllotments(q: Queryable, anchor: string, cluster: stri
   return (await q.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment WHERE anchor = ? AND cluster = ?`, [anchor, cluster])).rows.map(allotmentFromRow);
 }
 
+/** Every cluster's allotment on one anchor: the tenant's shard's view of the clusters, which placement ranks (single-shard). */
+export async function readAnchorAllotments(q: Queryable, anchor: string): Promise<AllotmentRow[]> {
+  return (await q.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment WHERE anchor = ?`, [anchor])).rows.map(allotmentFromRow);
+}
+
 /** Every allotment row on one shard, whatever its anchor (shard-targeted: the checker walks every row, current anchor or not). */
 export async function readShardAllotments(shard: Queryable): Promise<AllotmentRow[]> {
   return (await shard.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment ORDER BY anchor, cluster`)).rows.map(allotmentFromRow);

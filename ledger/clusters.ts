@@ -5,6 +5,9 @@
 import type { Amounts } from '../schema/model-service.ts';
 import { amountsOf, RESOURCE_NAMES } from './resources.ts';
 
+/** The cluster of every admission while none is registered (the column default of migration 0013). */
+export const UNREGISTERED_CLUSTER = 'default';
+
 export const CLUSTER_STATES = ['joining', 'ready', 'draining', 'lost', 'forgotten'] as const;
 export type ClusterState = (typeof CLUSTER_STATES)[number];
 

@@ -4,6 +4,7 @@
 // (controller/reservation/outbox-store.ts). `dedupe_key` is UNIQUE: an insert whose key exists is a
 // no-op, never a duplicate row.
 import type { Queryable } from './db.ts';
+import { UNREGISTERED_CLUSTER } from './clusters.ts';
 
 export type OutboxKind = 'create' | 'delete' | 'reconcile' | 'scale';
 
@@ -23,6 +24,8 @@ export interface OutboxInsert {
   kind: OutboxKind;
   dedupeKey: string;
   requestId: string | null;
+  /** The cluster whose controller delivers it: a create row's is its placement's. Other kinds keep the unregistered cluster's until step 5 of docs/multi-cluster.md claims per cluster. */
+  cluster?: string;
 }
 
 /**
@@ -33,10 +36,10 @@ export async function enqueue(q: Queryable, rows: readonly OutboxInsert[], now: 
   if (rows.length === 0) return 0;
   const tenant = rows[0]!.tenant;
   if (rows.some((r) => r.tenant !== tenant)) throw new Error('enqueue: one tenant per statement (the ledger is sharded by tenant)');
-  const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
-  const args = rows.flatMap((r) => [r.tenant, r.reservationId, r.kind, now, r.dedupeKey, r.requestId, now]);
+  const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  const args = rows.flatMap((r) => [r.tenant, r.reservationId, r.kind, now, r.dedupeKey, r.requestId, r.cluster ?? UNREGISTERED_CLUSTER, now]);
   const r = await q.execute(
-    `INSERT INTO outbox (tenant, reservation_id, kind, available_at, dedupe_key, request_id, created_at) VALUES ${values}
+    `INSERT INTO outbox (tenant, reservation_id, kind, available_at, dedupe_key, request_id, cluster, created_at) VALUES ${values}
      ON DUPLICATE KEY UPDATE seq = seq`,
     args,
   );

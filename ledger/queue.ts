@@ -16,6 +16,7 @@ import { dedupeKey, enqueue } from './outbox.ts';
 import { pickFromQueue, type QueuedItem, type QueuePick, type TenantQuota } from './queue-pick.ts';
 import { AMOUNT_COLUMNS, amountColumns, amountsFromRow, RESOURCE_NAMES, type ResourceName } from './resources.ts';
 import type { Amounts } from '../schema/model-service.ts';
+import { clusterInTx, reserveRoom, type Placer, type Target } from './placement.ts';
 
 export type { TenantQuota } from './queue-pick.ts';
 
@@ -89,6 +90,8 @@ export interface DequeueOptions {
   maxAdmits?: number;
   /** Called inside each admitting transaction, after its writes, before COMMIT (crash injection). */
   beforeCommit?: () => void;
+  /** Where an admission leaving the queue goes (ledger/placement.ts). */
+  placer: Placer;
 }
 
 export interface DequeuedAdmission {
@@ -103,8 +106,8 @@ export interface DequeueResult {
   admitted: DequeuedAdmission[];
   /** Queued admissions whose TTL ran out, moved to `expired`. */
   expired: number;
-  /** Why the queue stops here: its head and what it is short of (null: the queue is empty). */
-  waiting: Extract<QueuePick, { type: 'wait' }> | null;
+  /** Why the queue stops here: its head and what it is short of (null: the queue is empty); `forCluster`: its quota fits, but no cluster has room. */
+  waiting: (Extract<QueuePick, { type: 'wait' }> & { forCluster?: true }) | null;
   /** Transactions run (each BEGIN … COMMIT or ROLLBACK). */
   transactions: number;
   /** Admissions the tenant still has queued when the call ends. */
@@ -126,9 +129,17 @@ export async function dequeueTenant(db: Db, tenant: string, opts: DequeueOptions
   // is seen; one queued later saw the freed quota itself.
   if ((await queuedCount(db, tenant)) === 0) return result;
   const maxAdmits = opts.maxAdmits ?? QUEUE_WINDOW;
-  for (;;) {
+  const place = { anchor: await opts.placer.anchorOf(db, tenant), registered: await opts.placer.registered(db, false) };
+  for (let roomTaken = 0; ; ) {
     result.transactions++;
-    const step = await db.transaction(async (tx) => dequeueOnce(tx, tenant, opts));
+    let step: DequeueStep;
+    try {
+      step = await db.transaction(async (tx) => dequeueOnce(tx, tenant, opts, place));
+    } catch (err) {
+      // The cluster's room went between the read and the reserve (rolled back): choose again, a few times.
+      if (!(err instanceof RoomTaken) || ++roomTaken >= ROOM_ATTEMPTS) throw err;
+      continue;
+    }
     result.expired += step.expired;
     result.queued = step.queuedAfter;
     if (step.pick.type === 'admit' && step.admitted) {
@@ -140,8 +151,11 @@ export async function dequeueTenant(db: Db, tenant: string, opts: DequeueOptions
   }
 }
 
+const ROOM_ATTEMPTS = 3;
+class RoomTaken extends Error {}
+
 interface DequeueStep {
-  pick: QueuePick;
+  pick: QueuePick | NonNullable<DequeueResult['waiting']>;
   expired: number;
   /** False when the guarded move matched nothing (fenced out, or cancelled in between). */
   admitted: boolean;
@@ -149,7 +163,7 @@ interface DequeueStep {
   queuedAfter: number;
 }
 
-async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions): Promise<DequeueStep> {
+async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions, place: { anchor: string; registered: boolean }): Promise<DequeueStep> {
   const locked = await lockQuota(tx, tenant);
   if (locked.queued === 0) return { pick: { type: 'empty' }, expired: 0, admitted: false, waitedMs: 0, queuedAfter: 0 };
   const now = opts.now();
@@ -164,23 +178,30 @@ async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions):
   ).rowsAffected;
   let left = expired;
   const live = await readQueue(tx, tenant);
-  const pick = pickFromQueue(live, locked.quota, locked.maxBypass);
+  let pick: DequeueResult['waiting'] | QueuePick = pickFromQueue(live, locked.quota, locked.maxBypass);
   let admitted = false;
+  let target: Target | null = null;
   if (pick.type === 'admit') {
+    target = await clusterInTx(tx, opts.placer, place.anchor, place.registered, tenant, pick.amounts);
+    if (!target) pick = { type: 'wait', head: pick.id, short: [], held: false, forCluster: true };
+  }
+  if (pick.type === 'admit' && target) {
     const moved = await tx.execute(
-      `UPDATE reservation r ${fence.join} SET r.state = 'admitted', r.dequeued_at = ?, r.state_changed_at = ?, r.updated_at = ?
+      `UPDATE reservation r ${fence.join} SET r.state = 'admitted', r.cluster = ?, r.room_anchor = ?, r.dequeued_at = ?, r.state_changed_at = ?, r.updated_at = ?
         WHERE r.tenant = ? AND r.id = ? AND r.state = 'queued'`,
-      [...fence.args, now, now, now, tenant, pick.id],
+      [...fence.args, target.cluster, target.anchor, now, now, now, tenant, pick.id],
     );
     admitted = moved.rowsAffected === 1;
     if (admitted) {
       left++;
       await insertMovement(tx, { reservationId: pick.id, tenant, generation: 1, direction: 'charge', amounts: pick.amounts, now });
-      await enqueue(tx, [{ tenant, reservationId: pick.id, kind: 'create', dedupeKey: dedupeKey.create(pick.id), requestId: opts.requestId }], now);
+      await enqueue(tx, [{ tenant, reservationId: pick.id, kind: 'create', dedupeKey: dedupeKey.create(pick.id), requestId: opts.requestId, cluster: target.cluster }], now);
       if (pick.passes) await tx.execute('UPDATE reservation SET queue_bypassed = queue_bypassed + 1 WHERE tenant = ? AND id = ?', [tenant, pick.passes]);
     }
   }
   if (left > 0) await chargeAndCount(tx, tenant, admitted && pick.type === 'admit' ? pick.amounts : null, left, now);
+  // The cluster's room last (its row is the hottest lock); taken meanwhile: roll back, choose again.
+  if (admitted && pick.type === 'admit' && target?.anchor && !(await reserveRoom(tx, { anchor: target.anchor, cluster: target.cluster }, pick.amounts, ['open'], now))) throw new RoomTaken();
   if (admitted) opts.beforeCommit?.();
   const chosen = pick.type === 'admit' ? live.find((q) => q.id === pick.id) : undefined;
   return { pick, expired, admitted, waitedMs: chosen ? now.getTime() - chosen.queuedAt.getTime() : 0, queuedAfter: locked.queued - left };

@@ -6,7 +6,7 @@ import { RELEASE_BLOCKED_REASONS, RESERVATION_STATES, type ReleaseBlockedReason,
 import { str } from './columns.ts';
 
 /** Every table of the ledger (schema_migrations aside), in dependency order. */
-export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'controller_epoch', 'scheduled_run', 'cluster', 'cluster_audit', 'allotment_move', 'cluster_allotment', 'allotment_log'] as const;
+export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'controller_epoch', 'scheduled_run', 'cluster', 'cluster_audit', 'allotment_move', 'cluster_allotment', 'allotment_log', 'tenant_affinity'] as const;
 
 /** `quota_movement.direction`: at most one row of each per (reservation, generation) (primary
  *  key). `charge` at generation 1 is the admission, at a later one a scale-up's delta; `refund` is a

@@ -88,6 +88,10 @@ export const admissionSchema = z
     generation: z.number().int().min(1).describe('The change generation: 1 for the admission, +1 per accepted PATCH.'),
     pendingChange: pendingChangeSchema.nullable().describe('A change of replicas still in flight; null when none (or when a delete superseded it).'),
     crName: z.string().describe('Name of the ModelService CR: md-<id lowercased>.'),
+    cluster: z
+      .string()
+      .nullable()
+      .describe('The cluster the admission is placed on (docs/multi-cluster.md); "default" while the operator has registered none; null while it waits in the queue or if it never left it.'),
     requestId: z.string().describe('Request id of the admitting request (X-Request-Id).'),
     createdAt: timestamp,
     updatedAt: timestamp,
@@ -197,6 +201,8 @@ export const ERROR_CODES = [
   'not_found',
   'method_not_allowed',
   'quota_exceeded',
+  'no_cluster_capacity',
+  'cluster_capacity_exceeded',
   'conflict',
   'change_pending',
   'autoscaled',
@@ -231,6 +237,12 @@ export type ErrorEnvelope = z.output<typeof errorEnvelopeSchema>;
 export interface FieldIssue {
   path: string;
   message: string;
+}
+
+/** One open cluster of a 409 no_cluster_capacity and the resources it lacks for the admission (no amounts: they would tell about other tenants' use). */
+export interface ClusterShort {
+  cluster: string;
+  resources: Array<(typeof RESOURCE_NAMES)[number]>;
 }
 
 /** One short resource of a 409 quota_exceeded. */

@@ -28,7 +28,12 @@ import { dequeueTenant } from '../ledger/queue.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { keyIdOf } from '../functions/auth/key-id.ts';
 import { globalQueue, MAX_QUEUE_BYPASS, setQueueBypass, tenantQueueLines } from './operator/queue-report.ts';
+import { createPlacer } from '../ledger/placement.ts';
+import { placementPolicy } from '../ledger/placement-policy.ts';
 
+
+/** The placement of a dequeue run from here, as the Worker's PLACEMENT_POLICY makes it. */
+const placerFromEnv = () => createPlacer({ policy: placementPolicy(process.env.PLACEMENT_POLICY) });
 
 export class UsageError extends Error {}
 
@@ -177,7 +182,7 @@ async function queueBypass(args: string[]): Promise<void> {
   if (!(await setQueueBypass(db, tenant, k))) throw new UsageError(`tenant "${tenant}" has no quota (npm run tenant -- set ${tenant} …)`);
   console.log(`${tenant}\tqueue_max_bypass=${k}`);
   // A larger budget may let a smaller admission pass the head now rather than at the next release.
-  const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-queue-bypass:${tenant}` });
+  const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-queue-bypass:${tenant}`, placer: placerFromEnv() });
   if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
 }
 
@@ -207,7 +212,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'set') {
     await setTenantQuota(db, tenant, parseLimits(rest));
     // A raised limit may let queued admissions in now rather than at the next release or cron run.
-    const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-set:${tenant}` });
+    const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-set:${tenant}`, placer: placerFromEnv() });
     if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
   }
   await show(db, tenant);

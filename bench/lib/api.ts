@@ -16,6 +16,7 @@ import type { WorkerInstance } from '../../test/support/worker.ts';
 import type { BenchContext } from './context.ts';
 import { countingDb, mysqlDb, type MysqlDb } from './db.ts';
 import { startDirectWorker } from './workerd-worker.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 export const TENANT = 'bench';
 const KEY = `bench-key-${randomBytes(12).toString('hex')}`;
@@ -71,8 +72,8 @@ export async function startApi(ctx: BenchContext, connections: number, opts: { d
     parsed: decision.admission,
     call: caller(worker.url, KEY),
     callDirect: direct ? caller(direct.url, KEY) : () => Promise.reject(new Error('started without the direct Worker')),
-    a: { db: countingDb(createDb({ url: ledger.url })), clock: () => new Date(), newId },
-    b: { db: b, clock: () => new Date(), newId },
+    a: { db: countingDb(createDb({ url: ledger.url })), clock: () => new Date(), newId, placer: createPlacer() },
+    b: { db: b, clock: () => new Date(), newId, placer: createPlacer() },
     newKey: () => `k-${++n}-${randomBytes(4).toString('hex')}`,
   };
 }

@@ -87,7 +87,7 @@ class FakeLedger implements AutoscaleLedger {
   }
 }
 
-const changed = (from: number, to: number, short: Shortfall[] = []): AutoscaleChangeResult => ({ outcome: 'changed', from, to, generation: 2, short });
+const changed = (from: number, to: number, short: Shortfall[] = []): AutoscaleChangeResult => ({ outcome: 'changed', from, to, generation: 2, short, cluster: null });
 const gpuShort = (requested: number, available: number): Shortfall => ({ resource: 'nvidia.com/gpu', requested, available, short: requested - available });
 
 const ledgers: FakeLedger[] = [];
@@ -207,7 +207,7 @@ describe('Autoscaler.tick: a scale-up goes through the ledger, the status is wri
 
     // At 3 replicas the load still asks 5; the quota has nothing left.
     h.put(modelService('a', { replicas: 3 }), load(15), load(15), load(15));
-    h.ledger.script('adm-a', { outcome: 'quota-limited', from: 3, short: [gpuShort(2, 0)], queued: 0 });
+    h.ledger.script('adm-a', { outcome: 'quota-limited', from: 3, short: [gpuShort(2, 0)], queued: 0, cluster: null });
     await h.tick();
     expect(h.ledger.changes.map((c) => c.want)).toEqual([5, 5]);
     const refused = h.ledger.written('adm-a').at(-1)!;
@@ -237,7 +237,7 @@ describe('Autoscaler.tick: a scale-up goes through the ledger, the status is wri
   test('a refusal with admissions queued (no shortfall) says so', async () => {
     const h = harness();
     h.put(modelService('a', { replicas: 1 }), load(30));
-    h.ledger.script('adm-a', { outcome: 'quota-limited', from: 1, short: [], queued: 2 });
+    h.ledger.script('adm-a', { outcome: 'quota-limited', from: 1, short: [], queued: 2, cluster: null });
     await h.tick();
     expect(h.ledger.written('adm-a')).toEqual([
       expect.objectContaining({

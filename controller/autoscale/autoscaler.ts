@@ -52,7 +52,8 @@ export interface AutoscalerDeps {
 interface Tracked {
   memory: AutoscaleMemory;
   lastDecision: AutoscaleDecision | null;
-  quotaLimited: { short: Shortfall[]; since: string; wanted: number } | null;
+  /** `cluster`: the room of the admission's cluster, not the quota, bounded the grant. */
+  quotaLimited: { short: Shortfall[]; since: string; wanted: number; cluster: string | null } | null;
   conditionsSince: Partial<Record<AutoscaleConditionType, string>>;
   /** The status last written (canonical JSON of its shown part), to write only on change. */
   written: string | null;
@@ -117,11 +118,11 @@ export class Autoscaler {
       if (res.outcome === 'changed') {
         t.appliedTo = res.to;
         t.lastDecision = { at: at.toISOString(), fromReplicas: res.from, toReplicas: res.to, desiredReplicas: d.replicas, reason: `${d.reason}: ${d.message}` };
-        t.quotaLimited = res.short.length > 0 ? { short: res.short, since: t.quotaLimited?.since ?? at.toISOString(), wanted: d.replicas } : null;
-        this.#d.metrics.changes.inc({ direction: res.to > res.from ? 'up' : 'down', grant: res.short.length > 0 ? 'partial' : 'full' });
+        t.quotaLimited = res.short.length > 0 || res.cluster ? { short: res.short, since: t.quotaLimited?.since ?? at.toISOString(), wanted: d.replicas, cluster: res.cluster } : null;
+        this.#d.metrics.changes.inc({ direction: res.to > res.from ? 'up' : 'down', grant: res.short.length > 0 || res.cluster ? 'partial' : 'full' });
         this.#d.log.info('autoscale change committed to the ledger', { key, admissionId: id, from: res.from, to: res.to, desired: d.replicas, reason: d.reason, short: res.short });
       } else if (res.outcome === 'quota-limited') {
-        t.quotaLimited = { short: res.short, since: t.quotaLimited?.since ?? at.toISOString(), wanted: d.replicas };
+        t.quotaLimited = { short: res.short, since: t.quotaLimited?.since ?? at.toISOString(), wanted: d.replicas, cluster: res.cluster };
         this.#d.metrics.quotaRefusals.inc();
       }
     } else if (t.quotaLimited && d.desired !== null && d.desired <= current) {
@@ -163,7 +164,9 @@ export class Autoscaler {
 
   async #writeStatus(t: Tracked, k: { tenant: string; id: string; key: string }, d: ReturnType<typeof decide>, observation: Observation, ready: number, at: Date): Promise<void> {
     const wanted: Array<{ type: AutoscaleConditionType; reason: string; message: string }> = [];
-    if (t.quotaLimited) {
+    if (t.quotaLimited?.cluster && t.quotaLimited.short.length === 0) {
+      wanted.push({ type: 'QuotaLimited', reason: 'ClusterFull', message: `the load asks for ${t.quotaLimited.wanted} replicas; cluster ${t.quotaLimited.cluster}, where this admission runs, has no room for more` });
+    } else if (t.quotaLimited) {
       const short = t.quotaLimited.short.map((s) => `${s.resource} ${s.requested} requested, ${s.available} available`).join('; ');
       wanted.push({ type: 'QuotaLimited', reason: 'QuotaShort', message: `the load asks for ${t.quotaLimited.wanted} replicas; the quota is short: ${short || 'admissions of this tenant are queued'}` });
     }

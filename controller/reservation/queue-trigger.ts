@@ -8,11 +8,14 @@ import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { LedgerMetrics } from './metrics.ts';
+import type { Placer } from '../../ledger/placement.ts';
 
 export interface QueueTriggerDeps {
   db: Db;
   now: () => Date;
   metrics: LedgerMetrics;
+  /** Where an admission leaving the queue goes (ledger/placement.ts). */
+  placer: Placer;
 }
 
 export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, epoch: number, log: Logger, trigger: 'release' | 'refund' | 'sweep'): Promise<void> {
@@ -23,6 +26,7 @@ export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, epoch:
       now: d.now,
       requestId: `controller:${trigger}`,
       beforeCommit: () => crashPoint('inside-dequeue-before-commit'),
+      placer: d.placer,
     });
     for (const a of r.admitted) {
       d.metrics.queueAdmitted.inc({ bypass: a.passed ? 'yes' : 'no' });

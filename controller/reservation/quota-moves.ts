@@ -2,11 +2,13 @@
 // that first makes a FENCED, conditional state change of the reservation (ledger/fence.ts: a
 // deposed leader's statement matches no row) and rolls back when it matched nothing; then writes
 // the `quota_movement` row (its primary key (reservation, generation, direction) refuses a second
-// refund or release of the same change) and gives the tenant's usage back. The admission's and an
+// refund or release of the same change) and gives the tenant's usage back, and the cluster's room where
+// the admission holds one (ledger/placement.ts freeRoom; the anchor is the reservation's). The admission's and an
 // increase's charge are the Worker's (functions/db/); the operator's resolve --release is in
 // resolve-conflict.ts and gives usage back with giveBackUsage.
 import type { Db, Queryable } from '../../ledger/db.ts';
-import { int } from '../../ledger/columns.ts';
+import { int, str, strOrNull } from '../../ledger/columns.ts';
+import { freeRoom, type Room } from '../../ledger/placement.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import type { MovementDirection } from '../../ledger/rows.ts';
@@ -45,10 +47,19 @@ export async function insertMovements(tx: Queryable, key: ReservationKey, genera
   );
 }
 
-/** The reservation's change generation and what it charges now, read in the caller's transaction (the row it locked). */
-export async function currentCharge(tx: Queryable, key: ReservationKey): Promise<{ generation: number; amounts: Amounts } | undefined> {
-  const row = (await tx.execute(`SELECT generation, ${amountColumns()} FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
-  return row ? { generation: int(row.generation), amounts: amountsFromRow(row) } : undefined;
+export interface CurrentCharge {
+  generation: number;
+  amounts: Amounts;
+  /** The cluster's room it holds: where to give it back (null: none, the unregistered cluster). */
+  room: Room | null;
+}
+
+/** The reservation's change generation, what it charges now and the room it holds, read in the caller's transaction (the row it locked). */
+export async function currentCharge(tx: Queryable, key: ReservationKey): Promise<CurrentCharge | undefined> {
+  const row = (await tx.execute(`SELECT generation, ${amountColumns()}, cluster, room_anchor FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
+  if (!row) return undefined;
+  const anchor = strOrNull(row.room_anchor);
+  return { generation: int(row.generation), amounts: amountsFromRow(row), room: anchor === null ? null : { anchor, cluster: str(row.cluster) } };
 }
 
 /**
@@ -56,9 +67,11 @@ export async function currentCharge(tx: Queryable, key: ReservationKey): Promise
  * `delta` and its change generation is settled (only while it still runs, the generation is
  * current, applied and unsettled: a delete that overtook the decrease releases it all instead);
  * the `refund` movement of this generation (its primary key refuses a second); usage down by
- * `delta`. Returns false (nothing changed) when there was nothing to refund. BEGIN + 3 + COMMIT.
+ * `delta`; the cluster's room it holds (`room`, as the reconcile read it: set when it was placed) down
+ * by `delta`. Returns false (nothing changed) when there was nothing to refund. BEGIN + 3 (+ 1 with a
+ * room) + COMMIT.
  */
-export async function refundScaleDown(db: Db, key: ReservationKey, generation: number, delta: Amounts, epoch: number, now: Date): Promise<boolean> {
+export async function refundScaleDown(db: Db, key: ReservationKey, generation: number, delta: Amounts, epoch: number, now: Date, room: Room | null): Promise<boolean> {
   const subtract = RESOURCE_NAMES.map((res) => `r.${AMOUNT_COLUMNS[res]} = r.${AMOUNT_COLUMNS[res]} - ?`).join(', ');
   return commitOrRollback(db, async (tx, rollback) => {
     const moved = await tx.execute(
@@ -72,6 +85,7 @@ export async function refundScaleDown(db: Db, key: ReservationKey, generation: n
     await insertMovements(tx, key, generation, [{ direction: 'refund', amounts: delta }], now);
     crashPoint('inside-refund-before-commit');
     await giveBackUsage(tx, key.tenant, delta, now);
+    if (room) await freeRoom(tx, room, delta, now);
     return true;
   });
 }
@@ -98,6 +112,7 @@ export async function release(db: Db, key: ReservationKey, epoch: number, now: D
     if (!charge) return rollback(false);
     await insertMovements(tx, key, charge.generation, [{ direction: 'release', amounts: charge.amounts }], now);
     await giveBackUsage(tx, key.tenant, charge.amounts, now);
+    if (charge.room) await freeRoom(tx, charge.room, charge.amounts, now);
     crashPoint('inside-release-before-commit');
     return true;
   });

@@ -13,6 +13,7 @@ import type { LedgerMetrics } from './metrics.ts';
 import type { Backoff, ClaimedRow } from './outbox-store.ts';
 import type { ReservationRecord } from './record.ts';
 import type { DeliveryAck } from './transitions.ts';
+import type { Placer } from '../../ledger/placement.ts';
 
 export interface ReservationDeps {
   db: Db;
@@ -26,6 +27,8 @@ export interface ReservationDeps {
   instance?: string;
   /** This leader's fence (leader-fence.ts): the epoch, raised on the tenant's fence row before the first read of it. */
   fence: LeaderFence;
+  /** Placement (ledger/placement.ts): where a dequeued admission goes, and the tenant's anchor a release gives room back on. */
+  placer: Placer;
   now: () => Date;
   /** The API server's time (runtime/server-clock.ts): what the times it stamps are compared with. Default: now(). */
   apiServerNow?: () => Date;

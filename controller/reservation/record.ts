@@ -13,6 +13,7 @@ import { ledgerShards } from '../../ledger/shards.ts';
 import type { ReservationRow } from './decide.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
 import type { Progress } from './progress.ts';
+import type { Room } from '../../ledger/placement.ts';
 
 export interface ReservationRecord extends ReservationRow {
   createdAt: Date;
@@ -26,6 +27,8 @@ export interface ReservationRecord extends ReservationRow {
   /** What the admission charged (totals, ledger units). */
   amounts: Amounts;
   lastReconciledAt: Date | null;
+  /** The cluster's room it holds (null: none reserved, the unregistered cluster or never charged). */
+  room: Room | null;
   binding: (ReservationRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null } & Progress) | null;
 }
 
@@ -36,7 +39,7 @@ const dateOrNull = (v: unknown): Date | null => {
 };
 
 /** A reservation with its binding and its change in flight; callers add the WHERE. */
-const RECORD_SELECT = `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at,
+const RECORD_SELECT = `SELECT r.id, r.tenant, r.state, r.state_changed_at, r.release_blocked_since, r.created_at, r.request_id, r.spec, r.last_reconciled_at, r.cluster, r.room_anchor,
             r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, ${amountColumns('r')},
             r.generation, r.applied_generation, r.settled_generation, c.from_replicas,
             b.namespace, b.cr_name, b.uid, b.ever_ready, b.first_ready_at, b.scheduled_at, b.started_at, b.last_failure, b.reservation_id AS bound
@@ -84,6 +87,7 @@ function recordFromRow(row: Row): ReservationRecord {
     releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
     amounts: amountsFromRow(row),
     lastReconciledAt: dateOrNull(row.last_reconciled_at),
+    room: row.room_anchor === null || row.room_anchor === undefined ? null : { anchor: str(row.room_anchor), cluster: str(row.cluster) },
     binding:
       row.bound === null || row.bound === undefined
         ? null

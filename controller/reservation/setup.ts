@@ -32,9 +32,12 @@ import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
 import { readHardQuota } from '../tenant/hard-quota.ts';
 import { TenantSpaces, type TenantSpaceOptions } from '../tenant/space.ts';
+import { createPlacer, type Placer } from '../../ledger/placement.ts';
 
 export interface ReservationControllerOptions {
   db: Db;
+  /** Where admissions leaving the queue go, and the anchors releases give room back on (ledger/placement.ts); default: least-loaded. */
+  placer?: Placer;
   /** Tenant namespaces: their naming, quota and network settings (controller/tenant/space.ts). */
   tenants: Omit<TenantSpaceOptions, 'readHard' | 'cache' | 'log'>;
   /** How often every tenant namespace's quota and policies are brought in step (default: resyncMs; 0 = never). */
@@ -74,6 +77,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   // loses the lease, so one acquisition per process is one per leadership).
   const fence = leaderFence({ db: o.db, holder: o.holder, now: () => new Date(), log });
   const shards = cachedShards(o.db, o.shardsTtlMs ?? 60_000);
+  const placer = o.placer ?? createPlacer({ shardsTtlMs: o.shardsTtlMs });
 
   const metrics = ledgerMetrics(mgr.metrics.registry);
   const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');
@@ -101,6 +105,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     namespaceFor: (tenant) => spaces.namespaceFor(tenant),
     instance: o.tenants.instance,
     fence,
+    placer,
     now: () => new Date(),
     apiServerNow: o.apiServerNow,
     config: o.config,
@@ -155,7 +160,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   }, log);
 
   const queueSweep = new ResyncLoop(o.queueSweepMs ?? QUEUE_SWEEP_MS, async (signal) => {
-    const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, shards, epochFor: (tenant) => fence.forTenants([tenant]) }, log, signal);
+    const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, placer, shards, epochFor: (tenant) => fence.forTenants([tenant]) }, log, signal);
     if (tenants > 0) log.debug('queue sweep', { tenants });
   }, log, 'queue sweep');
 

@@ -113,7 +113,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
       const spec = modelServiceSpecSchema.safeParse(rec.spec);
       if (!spec.success) throw new TerminalError('InvalidSpec', `the stored spec cannot be read to refund change ${action.generation}: ${spec.error.message}`);
       const delta = scaleDelta(spec.data, action.from, action.to);
-      if (await refundScaleDown(d.db, rec, action.generation, delta, epoch, now)) {
+      if (await refundScaleDown(d.db, rec, action.generation, delta, epoch, now, rec.room)) {
         d.metrics.refunded.inc();
         log.info('scale-down refunded: the surplus pods are gone', { generation: action.generation, from: action.from, to: action.to });
         await admitFromQueue(d, rec.tenant, epoch, log, 'refund');

@@ -11,6 +11,8 @@ import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time,
 import type { Queryable, Row } from '../../ledger/db.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
+import { UNREGISTERED_CLUSTER } from '../../ledger/clusters.ts';
+import type { Room, Target } from '../../ledger/placement.ts';
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -26,16 +28,19 @@ export interface NewReservation {
   now: Date;
   /** Queued for quota instead of admitted: its place (seq), TTL and the wait estimated for it. */
   queue?: { seq: number; expiresAt: Date | null; estimateMs: number | null };
+  /** Where it is placed (admitted): the cluster, and the anchor whose allotment holds its room (null: none reserved); a queued one is placed when it leaves the queue. */
+  target?: Target;
 }
 
 export async function insertReservation(q: Queryable, r: NewReservation): Promise<void> {
   await q.execute(
     `INSERT INTO reservation (id, tenant, idempotency_key, request_hash, name, spec, ${amountColumns()},
-       state, request_id, created_at, updated_at, state_changed_at, queue_seq, queue_expires_at, queue_estimate_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       state, request_id, created_at, updated_at, state_changed_at, queue_seq, queue_expires_at, queue_estimate_ms, cluster, room_anchor)
+     VALUES (?, ?, ?, ?, ?, ?, ${placeholders(RESOURCE_NAMES.length)}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       r.id, r.tenant, r.idempotencyKey, r.requestHash, r.name, JSON.stringify(r.spec), ...amountArgs(r.amounts),
       r.queue ? 'queued' : 'admitted', r.requestId, r.now, r.now, r.now, r.queue?.seq ?? null, r.queue?.expiresAt ?? null, r.queue?.estimateMs ?? null,
+      r.target?.cluster ?? UNREGISTERED_CLUSTER, r.target?.anchor ?? null,
     ],
   );
 }
@@ -44,7 +49,7 @@ export async function insertReservation(q: Queryable, r: NewReservation): Promis
 const selectAdmission = (hint = '') => `SELECT r.id, r.tenant, r.name, r.state, r.spec, ${amountColumns('r')},
     r.generation, r.applied_generation, r.settled_generation, c.from_replicas AS c_from, c.to_replicas AS c_to, c.created_at AS c_at,
     r.request_id, r.request_hash, r.created_at, r.updated_at, r.state_changed_at, r.release_blocked_since, r.release_blocked_reason, r.release_blocked_pods, r.release_blocked_finalizers, r.last_error,
-    r.queue_seq, r.queue_expires_at, r.queue_bypassed, r.queue_estimate_ms, r.dequeued_at, r.autoscale_status,
+    r.queue_seq, r.queue_expires_at, r.queue_bypassed, r.queue_estimate_ms, r.dequeued_at, r.autoscale_status, r.cluster, r.room_anchor,
     b.namespace AS b_namespace, b.cr_name AS b_cr_name, b.uid AS b_uid, b.ever_ready AS b_ever_ready,
     b.first_ready_at AS b_first_ready_at, b.created_at AS b_created_at, b.scheduled_at AS b_scheduled_at, b.started_at AS b_started_at, b.last_failure AS b_last_failure,
     (SELECT COUNT(*) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.dead_at IS NOT NULL) AS dead_outbox,
@@ -75,6 +80,8 @@ export interface StoredAdmission {
   requestHash: string;
   /** Its place in the tenant's queue (null: it was never queued). */
   queueSeq: number | null;
+  /** The cluster's room it holds (null: none reserved). */
+  room: Room | null;
 }
 
 function toStored(row: Row): StoredAdmission {
@@ -94,6 +101,7 @@ function toStored(row: Row): StoredAdmission {
   return {
     requestHash: str(row.request_hash),
     queueSeq: row.queue_seq === null || row.queue_seq === undefined ? null : int(row.queue_seq),
+    room: row.room_anchor === null || row.room_anchor === undefined ? null : { anchor: str(row.room_anchor), cluster: str(row.cluster) },
     admission: {
       id,
       tenant: str(row.tenant),
@@ -106,6 +114,7 @@ function toStored(row: Row): StoredAdmission {
       generation: change.generation,
       pendingChange: pendingChangeOf(change, (ACTIVE_STATES as readonly string[]).includes(state)),
       crName: crNameFor(id),
+      cluster: (NEVER_CHARGED_STATES as readonly string[]).includes(state) ? null : str(row.cluster),
       requestId: str(row.request_id),
       createdAt: time(row.created_at),
       updatedAt: time(row.updated_at),

@@ -1,6 +1,10 @@
 // Admission: ONE transaction inserts the reservation, the quota_movement charge and the
 // outbox `create` row, then charges every resource of the tenant's quota in one conditional
-// UPDATE (all-or-nothing), then commits: BEGIN + 4 statements + COMMIT = 6 round trips.
+// UPDATE (all-or-nothing), then reserves room on the cluster it is placed on (ledger/placement.ts:
+// one conditional UPDATE of that cluster's allotment on the tenant's shard), then commits:
+// BEGIN + 5 statements + COMMIT = 7 round trips (6 while no cluster is registered). The cluster is
+// chosen before the transaction from the shard's cached view; a room taken meanwhile rolls back and
+// the next attempt chooses again from a fresh read.
 // The UNIQUE (tenant, idempotency_key) makes a retry — e.g. after a lost COMMIT reply —
 // find the first admission instead of charging twice.
 //
@@ -23,7 +27,8 @@ import { readQuota } from '../db/quota.ts';
 import { chargeQuota } from '../../ledger/charge.ts';
 import { countQueued, queuedThrough, releaseRate } from '../db/queue.ts';
 import { findByIdempotencyKey, insertReservation, type AdmissionRecord, type NewReservation } from '../db/reservations.ts';
-import { idempotencyKeyReused, quotaExceeded } from '../errors.ts';
+import { idempotencyKeyReused, noClusterCapacity, quotaExceeded } from '../errors.ts';
+import { chooseCluster, reserveRoom, type Choice, type Target } from '../../ledger/placement.ts';
 import type { ServiceDeps } from './deps.ts';
 import { timelineOf } from '../../schema/timeline.ts';
 import { insertMovement } from '../../ledger/movements.ts';
@@ -45,6 +50,8 @@ export interface AdmitResult {
 
 class DuplicateKey extends Error {}
 class QuotaShort extends Error {}
+/** The chosen cluster's room was taken between the (cached) read and the reserve: choose again from a fresh read. */
+class RoomTaken extends Error {}
 /** Larger than the tenant's hard limits: no release can ever make room for it. */
 class NeverFits extends Error {
   readonly short: Shortfall[];
@@ -58,10 +65,16 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
   const requestHash = await sha256Hex(input.parsed.hashInput);
   for (let attempt = 1; ; attempt++) {
     try {
-      if (input.parsed.queue) return await admitOrQueue(deps, input, requestHash);
-      return { outcome: 'created', admission: await admitOnce(deps, input, requestHash) };
+      const choice = await choose(deps, input, attempt > 1);
+      if (input.parsed.queue) return await admitOrQueue(deps, input, requestHash, choice);
+      if (choice.type === 'none') throw noClusterCapacity(choice.clusters);
+      return { outcome: 'created', admission: await admitOnce(deps, input, requestHash, choice.target) };
     } catch (err) {
       if (err instanceof NeverFits) throw quotaExceeded(err.short);
+      if (err instanceof RoomTaken && attempt >= MAX_ATTEMPTS) {
+        const last = await choose(deps, input, true);
+        throw noClusterCapacity(last.type === 'none' ? last.clusters : []);
+      }
       if (err instanceof DuplicateKey) {
         const existing = await findByIdempotencyKey(deps.db, input.tenant, input.idempotencyKey);
         if (existing) {
@@ -74,7 +87,7 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
         const short = shortfalls(input.parsed.amounts, quota);
         // A release may have landed between the rollback and the read: then try again.
         if (short.length > 0 || queued > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(short, queued);
-      } else if (!isLockConflict(err) || attempt >= MAX_ATTEMPTS) {
+      } else if (!(err instanceof RoomTaken) && (!isLockConflict(err) || attempt >= MAX_ATTEMPTS)) {
         throw err;
       }
       if (attempt >= MAX_ATTEMPTS) throw err;
@@ -82,23 +95,47 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
   }
 }
 
-async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: string): Promise<AdmissionRecord> {
+/**
+ * The cluster for this admission (ledger/placement.ts). The slow path (capacity borrowed from a
+ * cluster's pool) runs only for an admission the tenant's quota takes: a doomed one moves nothing.
+ */
+async function choose(deps: ServiceDeps, input: AdmitInput, fresh: boolean): Promise<Choice> {
+  let refused: { short: Shortfall[]; queued: number } | undefined;
+  const quotaFits = async () => {
+    const { quota, queued } = await readQuota(deps.db, input.tenant);
+    const short = shortfalls(input.parsed.amounts, quota);
+    if (short.length === 0 && queued === 0) return true;
+    refused = { short, queued };
+    return false;
+  };
+  const choice = await chooseCluster(deps.placer, deps.db, input.tenant, input.parsed.amounts, { fresh, by: 'worker', mayBorrow: quotaFits });
+  // Short of quota as well as of room: the quota is what the tenant can act on (a queueing admission waits for both).
+  if (choice.type === 'none' && refused && !input.parsed.queue) throw quotaExceeded(refused.short, refused.queued);
+  return choice;
+}
+
+async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: string, target: Target): Promise<AdmissionRecord> {
   const now = deps.clock();
   const id = deps.newId(now);
-  await deps.db.transaction((tx) => writeAdmission(tx, input, requestHash, id, now));
-  return admittedRecord(input, id, now);
+  await deps.db.transaction((tx) => writeAdmission(tx, input, requestHash, id, now, target));
+  return admittedRecord(input, id, now, target.cluster);
 }
 
-/** The admission's rows: reservation, charge movement, outbox `create`, then the conditional charge (last, so the quota rows stay locked as briefly as possible). */
-async function writeAdmission(tx: Queryable, input: AdmitInput, requestHash: string, id: string, now: Date): Promise<void> {
+/**
+ * The admission's rows: reservation, charge movement, outbox `create` (routed to the cluster), then
+ * the conditional charge, then the room on the cluster's allotment (last: the hottest row is locked
+ * for the shortest time).
+ */
+async function writeAdmission(tx: Queryable, input: AdmitInput, requestHash: string, id: string, now: Date, target: Target): Promise<void> {
   const { tenant, parsed } = input;
-  await insertNew(tx, input, requestHash, id, now);
+  await insertNew(tx, input, requestHash, id, now, { target });
   await insertMovement(tx, { reservationId: id, tenant, generation: 1, direction: 'charge', amounts: parsed.amounts, now });
-  await enqueue(tx, [{ tenant, reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId }], now);
+  await enqueue(tx, [{ tenant, reservationId: id, kind: 'create', dedupeKey: dedupeKey.create(id), requestId: input.requestId, cluster: target.cluster }], now);
   if (!(await chargeQuota(tx, tenant, parsed.amounts, now))) throw new QuotaShort();
+  if (target.anchor !== null && !(await reserveRoom(tx, { anchor: target.anchor, cluster: target.cluster }, parsed.amounts, ['open'], now))) throw new RoomTaken();
 }
 
-async function insertNew(tx: Queryable, input: AdmitInput, requestHash: string, id: string, now: Date, queue?: NewReservation['queue']): Promise<void> {
+async function insertNew(tx: Queryable, input: AdmitInput, requestHash: string, id: string, now: Date, at: Pick<NewReservation, 'queue' | 'target'>): Promise<void> {
   const { tenant, parsed } = input;
   try {
     await insertReservation(tx, {
@@ -111,7 +148,7 @@ async function insertNew(tx: Queryable, input: AdmitInput, requestHash: string, 
       amounts: parsed.amounts,
       requestId: input.requestId,
       now,
-      ...(queue ? { queue } : {}),
+      ...at,
     });
   } catch (err) {
     throw isDuplicateKey(err) ? new DuplicateKey() : err;
@@ -120,29 +157,29 @@ async function insertNew(tx: Queryable, input: AdmitInput, requestHash: string, 
 
 /**
  * The queueing admission, ONE transaction under the tenant's quota-row locks: admitted at once
- * when it fits and nothing is queued; else queued at the tail with the wait estimated from the
- * tenant's recent releases.
+ * when it fits, nothing is queued and a cluster has room; else queued at the tail with the wait
+ * estimated from the tenant's recent releases (a queued admission is placed when it leaves the queue).
  */
-async function admitOrQueue(deps: ServiceDeps, input: AdmitInput, requestHash: string): Promise<AdmitResult> {
+async function admitOrQueue(deps: ServiceDeps, input: AdmitInput, requestHash: string, choice: Choice): Promise<AdmitResult> {
   const now = deps.clock();
   const id = deps.newId(now);
   const { tenant, parsed } = input;
   const ttl = parsed.queue?.ttlSeconds ?? null;
   const queued = await deps.db.transaction(async (tx) => {
     const locked = await lockQuota(tx, tenant);
-    if (locked.queued === 0 && shortfalls(parsed.amounts, locked.quota).length === 0) {
-      await writeAdmission(tx, input, requestHash, id, now);
+    if (locked.queued === 0 && shortfalls(parsed.amounts, locked.quota).length === 0 && choice.type === 'place') {
+      await writeAdmission(tx, input, requestHash, id, now, choice.target);
       return null;
     }
     if (!everFits(parsed.amounts, locked.quota)) throw new NeverFits(shortfalls(parsed.amounts, hardOnly(locked.quota)));
     const ahead = await queuedThrough(tx, tenant, locked.queueTail);
     const estimate = estimateWait(addAmounts(ahead.needed, parsed.amounts), locked.quota, await releaseRate(tx, tenant, now));
     const expiresAt = ttl === null ? null : new Date(now.getTime() + ttl * 1000);
-    await insertNew(tx, input, requestHash, id, now, { seq: locked.queueTail + 1, expiresAt, estimateMs: estimate.seconds === null ? null : estimate.seconds * 1000 });
+    await insertNew(tx, input, requestHash, id, now, { queue: { seq: locked.queueTail + 1, expiresAt, estimateMs: estimate.seconds === null ? null : estimate.seconds * 1000 } });
     await countQueued(tx, tenant, now);
     return { position: ahead.count + 1, estimate, expiresAt };
   });
-  const record = admittedRecord(input, id, now);
+  const record = admittedRecord(input, id, now, choice.type === 'place' ? choice.target.cluster : null);
   if (!queued) return { outcome: 'created', admission: record };
   const at = now.toISOString();
   return {
@@ -151,6 +188,7 @@ async function admitOrQueue(deps: ServiceDeps, input: AdmitInput, requestHash: s
       ...record,
       state: 'queued',
       chargedReplicas: 0,
+      cluster: null,
       nextAttemptAt: null,
       queue: {
         position: queued.position,
@@ -168,8 +206,8 @@ async function admitOrQueue(deps: ServiceDeps, input: AdmitInput, requestHash: s
 /** The limits alone (nothing used): what a request beyond them is short of for good. */
 const hardOnly = (quota: TenantQuota): TenantQuota => Object.fromEntries(Object.entries(quota).map(([r, q]) => [r, { hard: q.hard, used: 0 }]));
 
-/** An admission as admitOnce leaves it: admitted and charged now, its create row due at once. */
-function admittedRecord(input: AdmitInput, id: string, now: Date): AdmissionRecord {
+/** An admission as admitOnce leaves it: admitted and charged now on `cluster`, its create row due at once. */
+function admittedRecord(input: AdmitInput, id: string, now: Date, cluster: string | null): AdmissionRecord {
   const { tenant, parsed } = input;
   const at = now.toISOString();
   return {
@@ -184,6 +222,7 @@ function admittedRecord(input: AdmitInput, id: string, now: Date): AdmissionReco
     generation: 1,
     pendingChange: null,
     crName: crNameFor(id),
+    cluster,
     requestId: input.requestId,
     createdAt: at,
     updatedAt: at,

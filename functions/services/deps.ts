@@ -1,12 +1,15 @@
 // What every service gets injected: the database, a clock and an id generator.
 import { monotonicFactory } from 'ulid';
 import type { Db } from '../../ledger/db.ts';
+import type { Placer } from '../../ledger/placement.ts';
 
 export interface ServiceDeps {
   db: Db;
   clock: () => Date;
   /** A new admission id (ULID) for the given time. */
   newId: (now: Date) => string;
+  /** Where admissions go (ledger/placement.ts): one per isolate, its caches shared by the requests. */
+  placer: Placer;
 }
 
 const prng = () => (crypto.getRandomValues(new Uint8Array(1))[0] ?? 0) / 256;

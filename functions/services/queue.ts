@@ -43,5 +43,5 @@ export async function getQueue(deps: ServiceDeps, tenant: string): Promise<Queue
 
 /** Lets the tenant's queued admissions in as far as its quota allows now (the Worker's trigger). */
 export function dequeueByWorker(deps: ServiceDeps, tenant: string, requestId: string): Promise<DequeueResult> {
-  return dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId });
+  return dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId, placer: deps.placer });
 }

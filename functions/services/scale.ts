@@ -2,8 +2,10 @@
 // generation with the new spec, records the change (and its Idempotency-Key), and enqueues the
 // outbox `scale` row; an increase also charges its delta — a `charge` movement of this generation
 // and the tenant's quota in one conditional UPDATE, all or nothing (409 quota_exceeded otherwise,
-// nothing changed). A decrease keeps its charge: the controller refunds the delta once the
-// surplus pods are gone. BEGIN + 3 (decrease) or 5 (increase) statements + COMMIT.
+// nothing changed), then reserves the delta on the room its cluster holds for it (ledger/placement.ts;
+// 409 cluster_capacity_exceeded when the cluster has no room, nothing changed). A decrease keeps its
+// charge: the controller refunds the delta once the surplus pods are gone. BEGIN + 3 (decrease) or
+// 5 (increase; 6 with a room) statements + COMMIT.
 //
 // A change to the replicas the admission already has writes one row only, the change row at
 // generation 0 (NOOP_GENERATION), which binds the Idempotency-Key to its body like any change's:
@@ -24,7 +26,8 @@ import { advanceGeneration, findChangeByKey, insertChange, NOOP_GENERATION } fro
 import { readQuota } from '../db/quota.ts';
 import { chargeQuota } from '../../ledger/charge.ts';
 import { findById, type AdmissionRecord } from '../db/reservations.ts';
-import { ApiError, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
+import { ApiError, clusterCapacityExceeded, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
+import { GROW_MODES, reserveRoom, type Room } from '../../ledger/placement.ts';
 import type { ServiceDeps } from './deps.ts';
 import { shortfalls } from '../../ledger/queue-pick.ts';
 import { insertMovement } from '../../ledger/movements.ts';
@@ -49,6 +52,7 @@ export interface ScaleResult {
 }
 
 class Raced extends Error {}
+class RoomShort extends Error {}
 class QuotaShort extends Error {
   readonly delta: Amounts;
   constructor(delta: Amounts) {
@@ -82,8 +86,9 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
         await bindNoop(deps, input, a.replicas, requestHash);
         return { outcome: 'unchanged', admission: a };
       }
-      return { outcome: 'accepted', admission: await changeOnce(deps, input, a, target, requestHash) };
+      return { outcome: 'accepted', admission: await changeOnce(deps, input, a, target, requestHash, found.room) };
     } catch (err) {
+      if (err instanceof RoomShort && found.room) throw clusterCapacityExceeded(found.room.cluster);
       if (err instanceof QuotaShort) {
         const { quota, queued } = await readQuota(deps.db, input.tenant);
         const short = shortfalls(err.delta, quota);
@@ -131,7 +136,7 @@ function targetOf(spec: ModelServiceSpec, input: ScaleInput): ModelServiceSpec {
 }
 
 /** Runs the change's transaction; returns the admission as it left it (the read + what it wrote: no second read). */
-async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, spec: ModelServiceSpec, requestHash: string): Promise<AdmissionRecord> {
+async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, spec: ModelServiceSpec, requestHash: string, room: Room | null): Promise<AdmissionRecord> {
   const now = deps.clock();
   const { tenant, id } = input;
   const generation = a.generation + 1;
@@ -160,6 +165,8 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionReco
       await insertMovement(tx, { reservationId: id, tenant, generation, direction: 'charge', amounts: delta, now });
       // Last, so the tenant's quota rows stay locked for as short a time as possible.
       if (!(await chargeQuota(tx, tenant, delta, now))) throw new QuotaShort(delta);
+      // The room last (the hottest row): set when the admission was placed, it does not move while the generation holds.
+      if (room && !(await reserveRoom(tx, room, delta, GROW_MODES, now))) throw new RoomShort();
     }
   });
   const at = now.toISOString();

@@ -107,7 +107,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
       for (const tenant of tenants) {
         const room = Math.floor((opts.maxStatements - statements - FINISH) / DEQUEUE_STATEMENTS);
         if (!(budgetLeft = room >= 1)) break;
-        const r = await dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId: `cron:${opts.scheduledTime}`, maxAdmits: room - 1 || 1 });
+        const r = await dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId: `cron:${opts.scheduledTime}`, maxAdmits: room - 1 || 1, placer: deps.placer });
         statements += r.transactions * DEQUEUE_STATEMENTS;
         dequeued += r.admitted.length;
         expired += r.expired;

@@ -14,6 +14,9 @@
 //   released-pods      no pod of a released reservation is left
 //   allotment-bounds   per shard's allotment of a cluster and resource: 0 ≤ reserved, 0 ≤ stranded,
 //                      reserved + stranded ≤ allotted (docs/multi-cluster.md)
+//   cluster-reserved   per shard's allotment of a cluster: reserved == Σ amounts of the charged
+//                      reservations holding their room there (room_anchor, cluster); a charged
+//                      reservation on a registered cluster holds a room, on an allotment that exists
 //   cluster-capacity   per cluster and resource: pool + Σ allotted over the shards + the moves in
 //                      flight (a grant taken from the pool and not yet on its shard, a reclaim taken
 //                      from its shard and not yet back in the pool) = capacity
@@ -25,16 +28,16 @@
 // so every money check is a check within one shard.
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
-import { int, str } from '../../ledger/columns.ts';
+import { int, str, strOrNull } from '../../ledger/columns.ts';
 import { addAmounts, AMOUNT_COLUMNS, amountColumns, amountsFromRow, amountsOf } from '../../ledger/resources.ts';
 import { moveLog, movesInFlight } from '../../ledger/allotment-moves.ts';
-import { listClusters, readShardAllotments, sumOf, type AllotmentRow } from '../../ledger/cluster-store.ts';
+import { listClusters, readShardAllotments, sumOf, type AllotmentRow, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
 import { NEVER_CHARGED_STATES } from '../../schema/admission.ts';
 import { clusterPaths, type KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
-  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods' | 'allotment-bounds' | 'cluster-capacity';
+  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods' | 'allotment-bounds' | 'cluster-reserved' | 'cluster-capacity';
   reservation?: string;
   cluster?: string;
   tenant?: string;
@@ -57,6 +60,9 @@ interface ResRow {
   boundUid: string | null;
   /** The bound CR as `<namespace>/<name>`. */
   crKey: string | null;
+  cluster: string;
+  /** The anchor whose allotment holds its room (null: none). */
+  roomAnchor: string | null;
 }
 
 /**
@@ -73,12 +79,17 @@ export async function checkLedger(
   const drift: Drift[] = [];
   const rows: ResRow[] = [];
   const allotments: AllotmentRow[] = [];
+  const clusters = await listClusters(db);
+  const registered = new Set(clusters.map((c) => c.name));
   for (const shard of await ledgerShards(db)) {
-    rows.push(...(await checkShard(shard.db, drift)));
-    allotments.push(...(await readShardAllotments(shard.db)));
+    const shardRows = await checkShard(shard.db, drift);
+    const shardAllotments = await readShardAllotments(shard.db);
+    drift.push(...clusterReserved(shardRows, shardAllotments, registered));
+    rows.push(...shardRows);
+    allotments.push(...shardAllotments);
   }
   drift.push(...allotmentBounds(allotments));
-  if (o.settled !== false) drift.push(...(await clusterCapacity(db, allotments)));
+  if (o.settled !== false) drift.push(...(await clusterCapacity(db, clusters, allotments)));
   if (!kube || o.settled === false) return drift;
   return [...drift, ...(await checkCluster(rows, kube, instance))];
 }
@@ -86,7 +97,7 @@ export async function checkLedger(
 /** The money checks of one shard (every tenant's rows are on its shard); returns its reservations. */
 async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
   const res = await db.execute(
-    `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, b.uid, b.namespace, b.cr_name,
+    `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, r.cluster, r.room_anchor, b.uid, b.namespace, b.cr_name,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'charge') AS charges,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'release') AS releases,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id) AS movements,
@@ -112,6 +123,8 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     net: amountsFromRow(r, 'net_'),
     boundUid: r.uid === null || r.uid === undefined ? null : str(r.uid),
     crKey: r.cr_name === null || r.cr_name === undefined ? null : `${str(r.namespace)}/${str(r.cr_name)}`,
+    cluster: str(r.cluster),
+    roomAnchor: strOrNull(r.room_anchor),
   }));
 
   const expected = new Map<string, number>();
@@ -172,9 +185,38 @@ function allotmentBounds(rows: readonly AllotmentRow[]): Drift[] {
   });
 }
 
-async function clusterCapacity(db: Db, allotments: readonly AllotmentRow[]): Promise<Drift[]> {
+/** A charged reservation still holds what it was charged (released: nothing). */
+const holdsRoom = (r: ResRow): boolean => r.state !== 'released' && !(NEVER_CHARGED_STATES as readonly string[]).includes(r.state);
+
+/** One shard: each allotment's reserved is what its reservations hold there, and each charged reservation on a registered cluster holds a room. */
+function clusterReserved(rows: readonly ResRow[], allotments: readonly AllotmentRow[], registered: ReadonlySet<string>): Drift[] {
+  const drift: Drift[] = [];
+  const key = (anchor: string, cluster: string) => `${anchor}\u0000${cluster}`;
+  const held = new Map<string, Record<(typeof RESOURCE_NAMES)[number], number>>();
+  for (const r of rows.filter(holdsRoom)) {
+    if (r.roomAnchor === null) {
+      if (registered.has(r.cluster)) drift.push({ check: 'cluster-reserved', reservation: r.id, cluster: r.cluster, detail: `charged on registered cluster ${r.cluster} without a room` });
+      continue;
+    }
+    const k = key(r.roomAnchor, r.cluster);
+    held.set(k, addAmounts(held.get(k) ?? amountsOf(() => 0), r.amounts));
+  }
+  for (const a of allotments) {
+    const want = held.get(key(a.anchor, a.cluster)) ?? amountsOf(() => 0);
+    held.delete(key(a.anchor, a.cluster));
+    const off = RESOURCE_NAMES.filter((r) => a.reserved[r] !== want[r]);
+    if (off.length > 0) drift.push({ check: 'cluster-reserved', cluster: a.cluster, detail: `anchor ${a.anchor}: ${off.map((r) => `${r}: reserved ${a.reserved[r]}, reservations hold ${want[r]}`).join('; ')}` });
+  }
+  for (const k of held.keys()) {
+    const [anchor, cluster] = k.split('\u0000');
+    drift.push({ check: 'cluster-reserved', cluster, detail: `reservations hold room on anchor ${anchor}, which has no allotment of the cluster` });
+  }
+  return drift;
+}
+
+async function clusterCapacity(db: Db, clusters: readonly ClusterRow[], allotments: readonly AllotmentRow[]): Promise<Drift[]> {
   const inFlight = await movesInFlight(db, (anchor, id) => moveLog(db, anchor, id));
-  return (await listClusters(db)).flatMap((c) => {
+  return clusters.flatMap((c) => {
     const allotted = sumOf(allotments.filter((a) => a.cluster === c.name), 'allotted');
     const moving = inFlight.filter((m) => m.cluster === c.name).reduce((s, m) => addAmounts(s, m.amounts), amountsOf(() => 0));
     const held = amountsOf((r) => c.pool[r] + allotted[r] + moving[r]);

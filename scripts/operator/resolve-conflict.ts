@@ -4,6 +4,7 @@ import { isDuplicateKey, type Db } from '../../ledger/db.ts';
 import { commitOrRollback, type Rollback } from '../../controller/reservation/commit-or-rollback.ts';
 import type { ReservationKey } from '../../controller/reservation/key.ts';
 import { currentCharge, giveBackUsage, insertMovements, type Movement } from '../../controller/reservation/quota-moves.ts';
+import { freeRoom } from '../../ledger/placement.ts';
 
 export type Resolution = 'release' | 'keep';
 export type ResolveOutcome = 'resolved' | 'not-in-conflict' | 'already-resolved';
@@ -53,6 +54,7 @@ export async function resolveConflict(
     }
     if (decision === 'release') {
       await giveBackUsage(tx, at.tenant, amounts, now);
+      if (charge.room) await freeRoom(tx, charge.room, amounts, now);
     }
     return 'resolved' as const;
   });

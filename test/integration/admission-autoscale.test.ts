@@ -139,8 +139,8 @@ describe("the autoscaler's change", () => {
     expect(await reservedCpu('as-down')).toBe(2000);
     expect(await getAdmission(L.deps(), 'as-down', id)).toMatchObject({ replicas: 2, chargedReplicas: 4 });
     expect(await recordScaleApplied(L.db, { tenant: 'as-down', id }, 2, false, epoch, new Date())).toBe(true);
-    expect(await refundScaleDown(L.db, { tenant: 'as-down', id }, 2, cpu(2), epoch, new Date())).toBe(true);
-    expect(await refundScaleDown(L.db, { tenant: 'as-down', id }, 2, cpu(2), epoch, new Date())).toBe(false);
+    expect(await refundScaleDown(L.db, { tenant: 'as-down', id }, 2, cpu(2), epoch, new Date(), null)).toBe(true);
+    expect(await refundScaleDown(L.db, { tenant: 'as-down', id }, 2, cpu(2), epoch, new Date(), null)).toBe(false);
     expect(await reservedCpu('as-down')).toBe(1000);
     expect(await moves(id)).toEqual(['1:charge:2000', '2:refund:1000']);
     await clean();

@@ -155,10 +155,10 @@ describe('PATCH replicas: a decrease', () => {
     expect((await getAdmission(L.deps(), 'sc-down', id)).pendingChange).toMatchObject({ phase: 'awaitingScaleDown' });
     expect(await reserved('sc-down')).toEqual({ cpu: 2000, memory: 2048, modelservices: 1 });
     // A deposed leader's refund matches no fence row: nothing changes.
-    const stale = await refundScaleDown(L.db, at, 2, delta(3), epoch - 1, new Date());
+    const stale = await refundScaleDown(L.db, at, 2, delta(3), epoch - 1, new Date(), null);
     expect(stale).toBe(false);
-    expect(await refundScaleDown(L.db, at, 2, delta(3), epoch, new Date())).toBe(true);
-    expect(await refundScaleDown(L.db, at, 2, delta(3), epoch, new Date())).toBe(false);
+    expect(await refundScaleDown(L.db, at, 2, delta(3), epoch, new Date(), null)).toBe(true);
+    expect(await refundScaleDown(L.db, at, 2, delta(3), epoch, new Date(), null)).toBe(false);
     expect(await reserved('sc-down')).toEqual({ cpu: 500, memory: 512, modelservices: 1 });
     expect(await getAdmission(L.deps(), 'sc-down', id)).toMatchObject({ pendingChange: null, chargedReplicas: 1, amounts: { cpu: 500, memory: 512 } });
     expect(await moves(id)).toEqual(['1:charge:2000', '2:refund:1500']);
@@ -190,7 +190,7 @@ describe('PATCH racing DELETE: DELETE wins', () => {
     await scale('sc-fold', id, 1);
     await recordScaleApplied(L.db, { tenant: 'sc-fold', id }, 2, false, epoch, new Date());
     await deleteAdmission(L.deps(), 'sc-fold', id, 'r-del');
-    expect(await refundScaleDown(L.db, { tenant: 'sc-fold', id }, 2, delta(3), epoch, new Date())).toBe(false);
+    expect(await refundScaleDown(L.db, { tenant: 'sc-fold', id }, 2, delta(3), epoch, new Date(), null)).toBe(false);
     await transition(L.db, { tenant: 'sc-fold', id }, ['deleting'], 'releasing', epoch, new Date(), null);
     expect(await release(L.db, { tenant: 'sc-fold', id }, epoch, new Date())).toBe(true);
     expect(await moves(id)).toEqual(['1:charge:2000', '2:release:2000']);

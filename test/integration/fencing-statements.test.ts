@@ -117,7 +117,7 @@ const FENCED: Record<string, FencedCase<unknown>> = {
   'transitions.recordScaleApplied': fencedCase({ arrange: () => changed(1), act: (id, epoch) => recordScaleApplied(db, { tenant: 'acme', id }, 2, true, epoch, later()) }),
   'quota-moves.refundScaleDown': fencedCase({
     arrange: () => changed(2),
-    act: (id, epoch) => refundScaleDown(db, { tenant: 'acme', id }, 2, { cpu: 100, memory: 128, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, later()),
+    act: (id, epoch) => refundScaleDown(db, { tenant: 'acme', id }, 2, { cpu: 100, memory: 128, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, later(), null),
   }),
   'transitions.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, { tenant: 'acme', id }, epoch, later()) }),
   // the outbox

@@ -30,6 +30,7 @@ import { claimEverywhere, insertAdmission } from '../support/ledger-rows.ts';
 import { StatementLog } from '../support/recording-db.ts';
 import { ensureCrd, msPath, testLogger } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 /** What the controller passes a reconcile (controller/runtime/controller.ts). */
 const reconcileContext = () => ({ log: testLogger(), fresh: false, signal: new AbortController().signal });
@@ -177,6 +178,7 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
   function reconciler(c: ReservationCluster) {
     return reservationReconciler({
       db: ledger.db,
+      placer: createPlacer(),
       cluster: () => c,
       namespaceFor: () => ns.name,
       fence: leaderFence({ db: ledger.db, holder: 'test', now: () => new Date(), log: testLogger() }),
@@ -234,6 +236,7 @@ describe('ledger reconciler: a claimed delivery starts from the record read with
     let before: string[] | undefined;
     const run = reservationReconciler({
       db: log.wrap(ledger.db),
+      placer: createPlacer(),
       cluster: () => ({
         ...cluster,
         async createModelService(ms) {

@@ -16,6 +16,7 @@ import { ledgerShards } from '../../ledger/shards.ts';
 import { parseLimits, setTenantQuota } from '../../scripts/tenant.ts';
 import type { VitessInfo } from '../../scripts/testenv/vitess.ts';
 import { createTestDatabase, type DatabaseStack, type TestDatabase } from './test-database.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 export type LedgerBackend = 'mariadb' | 'vitess';
 export const ledgerBackend = (env: NodeJS.ProcessEnv = process.env): LedgerBackend => (env.MODELDOCK_LEDGER_BACKEND === 'vitess' ? 'vitess' : 'mariadb');
@@ -33,7 +34,7 @@ export interface LedgerDatabase extends TestDatabase {
 }
 
 /** Tables on the tenant's shard (the rest of LEDGER_TABLES is global). */
-const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'cluster_allotment', 'allotment_log'] as const;
+const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'cluster_allotment', 'allotment_log', 'tenant_affinity'] as const;
 /** The global keyspace's tables a suite empties (the epoch is reset, the outbox sequence kept). */
 const GLOBAL_TABLES = ['scheduled_run', 'cluster', 'cluster_audit', 'allotment_move'] as const;
 
@@ -77,7 +78,7 @@ function ledgerDatabase(t: TestDatabase & { backend: LedgerBackend }, db: Db): L
   return {
     ...t,
     db,
-    deps: (opts = {}) => ({ db: createDb({ url: t.url, ...(opts.fetch ? { fetch: opts.fetch } : {}) }), clock: opts.clock ?? (() => new Date()), newId }),
+    deps: (opts = {}) => ({ db: createDb({ url: t.url, ...(opts.fetch ? { fetch: opts.fetch } : {}) }), clock: opts.clock ?? (() => new Date()), newId, placer: createPlacer() }),
     setQuota: (tenant, ...limits) => setTenantQuota(db, tenant, parseLimits(limits)),
     async count(sql, args = []) {
       const r = await db.execute(sql, args);

@@ -22,6 +22,7 @@ import { int } from '../../ledger/columns.ts';
 import type { LedgerDatabase } from './ledger-database.ts';
 import { admissionOf } from './policy.ts';
 import { rejection } from './rejection.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 export interface QueueScenarioOptions {
   /** The migrated ledger of the suite (its beforeAll has run when a case starts). */
@@ -71,7 +72,7 @@ export function queueScenarios(o: QueueScenarioOptions): void {
 
   /** The controller's dequeue after a release (fenced by its epoch). */
   const dequeue = (tenant: string, over: Partial<DequeueOptions> = {}): Promise<DequeueResult> =>
-    dequeueTenant(L.db, tenant, { by: { side: 'controller', epoch }, now: () => new Date(), requestId: 'controller:release', ...over });
+    dequeueTenant(L.db, tenant, { by: { side: 'controller', epoch }, now: () => new Date(), requestId: 'controller:release', placer: createPlacer(), ...over });
 
   const movements = (tenant: string, id: string) => L.count('SELECT COUNT(*) FROM quota_movement WHERE tenant = ? AND reservation_id = ?', [tenant, id]);
   const charges = (tenant: string, id: string) =>

@@ -15,6 +15,7 @@ import { Metrics } from '../../controller/runtime/metrics.ts';
 import { StatementLog, type RecordedStatement } from './recording-db.ts';
 import { fakeLedgerCluster, scriptedLedgerDb, type ClusterCall, type ClusterScript, type LedgerScript, type TxEnd } from './reconcile-fakes.ts';
 import { EPOCH, KEY, NAMESPACE, NOW, reservationRow, type ReservationFixture } from './reservation-fixtures.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 /** The reservation as the reconciler reads it (through record.ts, from reservationRow). */
 export async function ledgerRecord(f: ReservationFixture): Promise<ReservationRecord> {
@@ -76,6 +77,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
   let prefetch = o.prefetched;
   const deps: ReservationDeps = {
     db,
+    placer: createPlacer(),
     cluster: () => cluster,
     cachedModelService: () => o.cached,
     namespaceFor: () => NAMESPACE,

@@ -19,6 +19,7 @@ import { ApiError } from '../../functions/errors.ts';
 import { admissionOf } from '../support/policy.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
 import { vitessLedger } from '../support/vitess.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 const V = vitessLedger();
 const TENANTS = 20;
@@ -37,7 +38,7 @@ describe('100 concurrent admissions across 20 tenants on 2 shards', () => {
     const shards = new Set(await Promise.all(tenants.map(shardOf)));
     expect(shards, 'the tenants live on both shards').toEqual(new Set(['-80', '80-']));
 
-    const deps: ServiceDeps = { db: V.db, clock: () => new Date(), newId: ulidGenerator() };
+    const deps: ServiceDeps = { db: V.db, clock: () => new Date(), newId: ulidGenerator(), placer: createPlacer() };
     const parsed = admissionOf({ name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '1', memory: '1Gi' } });
     const outcomes = await Promise.allSettled(
       Array.from({ length: ADMISSIONS }, (_, n) => {

@@ -45,6 +45,7 @@ import { claimEverywhere } from '../support/ledger-rows.ts';
 import { StatementLog, type RecordedStatement } from '../support/recording-db.ts';
 import { emptyVitessLedger } from '../support/ledger-database.ts';
 import { vitessLedger, type PlannedStatement } from '../support/vitess.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 const V = vitessLedger();
 const log = new StatementLog();
@@ -81,7 +82,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
   const at = (id: string) => ({ tenant: q, id });
   const warnings: string[] = [];
   const ctlLog = createLogger({ level: 'warn', write: (line) => warnings.push(line) });
-  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()) };
+  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer() };
   /** The controller's release of an admitted one (the tenant deleted it). */
   const free = async (id: string) => {
     await as('functions/services/requests.ts:deleteAdmission', () => deleteAdmission(deps, q, id, `free-${id}`));
@@ -169,7 +170,7 @@ async function exerciseClusters(): Promise<void> {
 /** Every flow of the code that touches the ledger, in the order a reservation lives, on Vitess. */
 async function exerciseEverything(): Promise<void> {
   let clock = new Date();
-  const deps: ServiceDeps = { db, clock: () => clock, newId: ulidGenerator() };
+  const deps: ServiceDeps = { db, clock: () => clock, newId: ulidGenerator(), placer: createPlacer() };
   const as = <T>(entry: string, fn: () => Promise<T>) => log.as(entry, fn);
   const at = (id: string) => ({ tenant, id });
 
@@ -223,7 +224,7 @@ async function exerciseEverything(): Promise<void> {
   await as('functions/services/scale.ts:scaleAdmission (decrease)', () => scale('s3', 1));
   await recordScaleApplied(db, at(id), 3, false, epoch, new Date());
   await as('controller/reservation/quota-moves.ts:refundScaleDown', () =>
-    refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date()),
+    refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date(), null),
   );
 
   // The tenant turns autoscaling on (a change of the spec); the controller's autoscaler scales it up

@@ -1,0 +1,95 @@
+// Where an admission goes, pure (docs/multi-cluster.md "Placement policy"): the policies rank a shard's
+// view of the clusters (its allotment rows) for one admission's amounts. The charging transaction
+// then reserves room on the first ranked cluster (ledger/placement.ts); the room check itself is the
+// guarded UPDATE there, so a policy can only cost balance, never correctness.
+import type { Amounts } from '../schema/model-service.ts';
+import type { AllotmentMode } from './clusters.ts';
+import { RESOURCE_NAMES } from './resources.ts';
+
+/** One cluster's room on the tenant's shard: its allotment row. */
+export interface ClusterRoom {
+  cluster: string;
+  mode: AllotmentMode;
+  allotted: Amounts;
+  reserved: Amounts;
+  stranded: Amounts;
+}
+
+export interface PlacementInput {
+  want: Amounts;
+  /** The shard's allotment rows, one per registered cluster. */
+  rooms: readonly ClusterRoom[];
+  /** The tenant's preferred clusters, best first (`tenant_affinity`; [] unless the policy reads it). */
+  affinity: readonly string[];
+}
+
+export interface Ranking {
+  /** Open clusters whose room on this shard fits the admission, best first: the fast path tries them in order. */
+  fits: string[];
+  /** Open clusters whose room does not fit, best first: the slow path asks their pools for more. */
+  short: string[];
+}
+
+export interface PlacementPolicy {
+  readonly name: string;
+  /** Whether admission must read the tenant's `tenant_affinity` rows for it. */
+  readonly readsAffinity: boolean;
+  rank(i: PlacementInput): Ranking;
+}
+
+/** Whether the room takes `want` on top of what is reserved and stranded, for every resource. */
+export const roomFits = (room: ClusterRoom, want: Amounts): boolean =>
+  RESOURCE_NAMES.every((r) => room.reserved[r] + room.stranded[r] + want[r] <= room.allotted[r]);
+
+/**
+ * The room's dominant share after placing `want`: max over the wanted resources of
+ * (reserved + stranded + want) / allotted. Infinity where a wanted resource has nothing allotted.
+ */
+export function shareAfter(room: ClusterRoom, want: Amounts): number {
+  let share = 0;
+  for (const r of RESOURCE_NAMES) {
+    const used = room.reserved[r] + room.stranded[r] + want[r];
+    if (used === 0) continue;
+    share = Math.max(share, room.allotted[r] > 0 ? used / room.allotted[r] : Infinity);
+  }
+  return share;
+}
+
+function split(i: PlacementInput, order: (a: ClusterRoom, b: ClusterRoom) => number): Ranking {
+  const open = i.rooms.filter((r) => r.mode === 'open').sort(order);
+  return { fits: open.filter((r) => roomFits(r, i.want)).map((r) => r.cluster), short: open.filter((r) => !roomFits(r, i.want)).map((r) => r.cluster) };
+}
+
+const byShare = (want: Amounts) => (a: ClusterRoom, b: ClusterRoom) => shareAfter(a, want) - shareAfter(b, want) || (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0);
+
+/** The least loaded after placement (lowest dominant share), ties by name. */
+const leastLoaded: PlacementPolicy = {
+  name: 'least-loaded',
+  readsAffinity: false,
+  rank: (i) => split(i, byShare(i.want)),
+};
+
+/** The tenant's ranked clusters first (in its order), then the rest least loaded. */
+const affinity: PlacementPolicy = {
+  name: 'affinity',
+  readsAffinity: true,
+  rank: (i) => {
+    const rankOf = (c: string) => {
+      const k = i.affinity.indexOf(c);
+      return k < 0 ? i.affinity.length : k;
+    };
+    const shares = byShare(i.want);
+    return split(i, (a, b) => rankOf(a.cluster) - rankOf(b.cluster) || shares(a, b));
+  },
+};
+
+export const PLACEMENT_POLICIES: Readonly<Record<string, PlacementPolicy>> = { [leastLoaded.name]: leastLoaded, [affinity.name]: affinity };
+
+export const DEFAULT_PLACEMENT_POLICY = leastLoaded.name;
+
+/** The policy named by `PLACEMENT_POLICY`; an unknown name stops startup. */
+export function placementPolicy(name: string | undefined): PlacementPolicy {
+  const p = PLACEMENT_POLICIES[name ?? DEFAULT_PLACEMENT_POLICY];
+  if (!p) throw new Error(`PLACEMENT_POLICY "${name}" is not one of ${Object.keys(PLACEMENT_POLICIES).join(', ')}`);
+  return p;
+}

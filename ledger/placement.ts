@@ -1,0 +1,237 @@
+// Placement in the charging transaction (docs/multi-cluster.md "T1"): an admission is charged on its
+// tenant's quota AND reserved on one cluster's allotment on the tenant's shard, in one transaction,
+// so exactly one cluster holds it and no cluster is ever over its capacity. The choice is made
+// before the transaction from the shard's (cached) view of the clusters, ranked by the policy
+// (ledger/placement-policy.ts); the guarded UPDATE of `reserveRoom`, last in the transaction, is
+// the check. While no cluster is registered at all, admissions go to the one unregistered cluster
+// `default` and nothing is reserved (every install before issue 33, and a single-cluster install
+// that never registers its cluster).
+import type { Amounts } from '../schema/model-service.ts';
+import { anchorsOf, shardOfTenant, type ShardAnchor } from './anchors.ts';
+import { grant, reclaim } from './allotment-moves.ts';
+import { UNREGISTERED_CLUSTER, type AllotmentMode } from './clusters.ts';
+import { readAllotments, readAnchorAllotments } from './cluster-store.ts';
+import { str } from './columns.ts';
+import type { Db, Queryable } from './db.ts';
+import { placementPolicy, type ClusterRoom, type PlacementPolicy } from './placement-policy.ts';
+import { amountArgs, amountsFromRow, amountsOf, AMOUNT_COLUMNS, prefixedAmountColumns, RESOURCE_NAMES, type ResourceName } from './resources.ts';
+import { ledgerShards, type LedgerShard } from './shards.ts';
+
+/** Where an admission goes: a registered cluster's room on the tenant's anchor, or the unregistered cluster (anchor null: nothing to reserve). */
+export interface Target {
+  cluster: string;
+  anchor: string | null;
+}
+
+/** The room an admission holds: its cluster's allotment row on `anchor` (reservation.cluster, room_anchor). */
+export interface Room {
+  anchor: string;
+  cluster: string;
+}
+
+/** Why nothing was placed: the open clusters and the resources each lacks on the tenant's shard (no amounts: they would tell a tenant about others' use). */
+export interface ClusterShortfall {
+  cluster: string;
+  resources: ResourceName[];
+}
+
+export type Choice = { type: 'place'; target: Target; slowPath: boolean } | { type: 'none'; clusters: ClusterShortfall[] };
+
+/**
+ * An isolate's placement state: the policy and short-lived caches of the shard list, the rooms per
+ * anchor and whether any cluster is registered. The database handle is passed per call (the Worker
+ * makes one per request).
+ */
+export interface Placer {
+  readonly policy: PlacementPolicy;
+  anchors(db: Db): Promise<ShardAnchor[]>;
+  anchorOf(db: Db, tenant: string): Promise<string>;
+  /** The anchor's allotment rows, at most `roomsTtlMs` old unless `fresh`. */
+  rooms(db: Queryable, anchor: string, fresh: boolean): Promise<ClusterRoom[]>;
+  /** Whether any cluster is registered, at most `roomsTtlMs` old unless `fresh`. */
+  registered(db: Queryable, fresh: boolean): Promise<boolean>;
+}
+
+export interface PlacerOptions {
+  policy?: PlacementPolicy;
+  roomsTtlMs?: number;
+  shardsTtlMs?: number;
+  now?: () => number;
+}
+
+export function createPlacer(o: PlacerOptions = {}): Placer {
+  const now = o.now ?? Date.now;
+  const roomsTtl = o.roomsTtlMs ?? 1000;
+  const shardsTtl = o.shardsTtlMs ?? 60_000;
+  let shardList: { at: number; shards: LedgerShard[] } | undefined;
+  const anchorCache = new WeakMap<readonly LedgerShard[], ShardAnchor[]>();
+  const rooms = new Map<string, { at: number; rooms: ClusterRoom[] }>();
+  let registered: { at: number; any: boolean } | undefined;
+  // Read with the caller's handle (a Worker's handle carries its request's deadline), kept for the isolate.
+  const shards = async (db: Db) => {
+    if (shardList && now() - shardList.at < shardsTtl) return shardList.shards;
+    shardList = { at: now(), shards: await ledgerShards(db) };
+    return shardList.shards;
+  };
+  const anchors = async (db: Db) => {
+    const list = await shards(db);
+    let a = anchorCache.get(list);
+    if (!a) anchorCache.set(list, (a = anchorsOf(list)));
+    return a;
+  };
+  return {
+    policy: o.policy ?? placementPolicy(undefined),
+    anchors,
+    async anchorOf(db, tenant) {
+      const list = await shards(db);
+      const shard = shardOfTenant(list, tenant);
+      const a = (await anchors(db)).find((x) => x.shard.name === shard.name);
+      if (!a) throw new Error(`no anchor for shard ${shard.name}`);
+      return a.anchor;
+    },
+    async rooms(db, anchor, fresh) {
+      const hit = rooms.get(anchor);
+      if (!fresh && hit && now() - hit.at < roomsTtl) return hit.rooms;
+      const read = await readAnchorAllotments(db, anchor);
+      rooms.set(anchor, { at: now(), rooms: read });
+      return read;
+    },
+    async registered(db, fresh) {
+      if (!fresh && registered && now() - registered.at < roomsTtl) return registered.any;
+      const any = (await db.execute('SELECT name FROM cluster LIMIT 1')).rows.length > 0;
+      registered = { at: now(), any };
+      return any;
+    },
+  };
+}
+
+/** The tenant's preferred clusters, best first (single-shard). */
+export async function readAffinity(q: Queryable, tenant: string): Promise<string[]> {
+  return (await q.execute('SELECT cluster FROM tenant_affinity WHERE tenant = ? ORDER BY `rank`, cluster', [tenant])).rows.map((r) => str(r.cluster));
+}
+
+const free = (room: ClusterRoom, r: ResourceName) => room.allotted[r] - room.reserved[r] - room.stranded[r];
+
+/** What the room lacks for `want`, per resource (0 where it has enough). */
+export const roomShortfall = (room: ClusterRoom, want: Amounts): Amounts => amountsOf((r) => Math.max(0, want[r] - free(room, r)));
+
+/**
+ * The cluster for an admission of `want`: the best ranked cluster whose room on the tenant's shard
+ * fits. When none fits and `mayBorrow` agrees, the slow path borrows for the best ranked open cluster
+ * whose pool (or, failing that, other shards' free slack) covers the shortfall, and ranks again.
+ * `fresh` skips the caches (a retry after the room was taken); `by` names the runner in the moves.
+ */
+export async function chooseCluster(
+  placer: Placer,
+  db: Db,
+  tenant: string,
+  want: Amounts,
+  o: { fresh: boolean; by: string; mayBorrow: () => Promise<boolean> },
+): Promise<Choice> {
+  const anchor = await placer.anchorOf(db, tenant);
+  let rooms = await placer.rooms(db, anchor, o.fresh);
+  if (rooms.length === 0 && !(await placer.registered(db, o.fresh))) return { type: 'place', target: UNREGISTERED, slowPath: false };
+  const affinity = placer.policy.readsAffinity ? await readAffinity(db, tenant) : [];
+  let ranking = placer.policy.rank({ want, rooms, affinity });
+  let slowPath = false;
+  if (ranking.fits.length === 0 && ranking.short.length > 0 && (await o.mayBorrow())) {
+    for (const cluster of ranking.short) {
+      const room = rooms.find((r) => r.cluster === cluster);
+      if (room && (await borrow(placer, db, anchor, room, want, o.by))) {
+        slowPath = true;
+        break;
+      }
+    }
+    if (slowPath) {
+      rooms = await placer.rooms(db, anchor, true);
+      ranking = placer.policy.rank({ want, rooms, affinity });
+    }
+  }
+  const cluster = ranking.fits[0];
+  if (cluster) return { type: 'place', target: { cluster, anchor }, slowPath };
+  const open = rooms.filter((r) => r.mode === 'open');
+  return { type: 'none', clusters: open.map((room) => ({ cluster: room.cluster, resources: RESOURCE_NAMES.filter((r) => roomShortfall(room, want)[r] > 0) })) };
+}
+
+/**
+ * The cluster for an admission leaving the queue, chosen inside its transaction from the anchor's
+ * rows as they are now (read on the tenant's shard, unlocked: `reserveRoom` is the check); null
+ * when no open cluster fits. No slow path: the moves are sagas of their own, outside any
+ * admission's transaction. `registered` was read before the transaction (the global keyspace).
+ */
+export async function clusterInTx(tx: Queryable, placer: Placer, anchor: string, registered: boolean, tenant: string, want: Amounts): Promise<Target | null> {
+  if (!registered) return UNREGISTERED;
+  const rooms = await placer.rooms(tx, anchor, true);
+  const affinity = placer.policy.readsAffinity ? await readAffinity(tx, tenant) : [];
+  const cluster = placer.policy.rank({ want, rooms, affinity }).fits[0];
+  return cluster ? { cluster, anchor } : null;
+}
+
+const UNREGISTERED: Target = { cluster: UNREGISTERED_CLUSTER, anchor: null };
+
+/**
+ * The slow path's capacity for one cluster on the tenant's anchor: a grant of the shortfall from the
+ * cluster's pool (the saga of ledger/allotment-moves.ts); if the pool lacks it, the other anchors'
+ * free slack goes back to the pool first (reclaims, each bounded by that anchor's slack), then the
+ * grant once more. True when the grant went through.
+ */
+async function borrow(placer: Placer, db: Db, anchor: string, room: ClusterRoom, want: Amounts, by: string): Promise<boolean> {
+  const need = roomShortfall(room, want);
+  const move = (kind: string, a: string, amounts: Amounts) => ({ id: `${kind}:${room.cluster}:${a}:${crypto.randomUUID()}`, cluster: room.cluster, anchor: a, want: amounts, by });
+  const now = () => new Date();
+  if ((await grant(db, move('borrow', anchor, need), now)) === 'granted') return true;
+  let left = need;
+  for (const other of await placer.anchors(db)) {
+    if (other.anchor === anchor || RESOURCE_NAMES.every((r) => left[r] === 0)) continue;
+    const [row] = await readAllotments(db, other.anchor, room.cluster);
+    if (!row) continue;
+    const take = amountsOf((r) => Math.min(left[r], Math.max(0, free(row, r))));
+    if (RESOURCE_NAMES.every((r) => take[r] === 0)) continue;
+    const applied = await reclaim(db, move('lend', other.anchor, take), now);
+    left = amountsOf((r) => left[r] - applied[r]);
+  }
+  return (await grant(db, move('borrow', anchor, need), now)) === 'granted';
+}
+
+const guardRoom = RESOURCE_NAMES.map((r) => `reserved_${AMOUNT_COLUMNS[r]} + stranded_${AMOUNT_COLUMNS[r]} + ? <= allotted_${AMOUNT_COLUMNS[r]}`).join(' AND ');
+const changeEach = (sign: '+' | '-') => RESOURCE_NAMES.map((r) => `reserved_${AMOUNT_COLUMNS[r]} = reserved_${AMOUNT_COLUMNS[r]} ${sign} ?`).join(', ');
+
+/**
+ * Reserves `amounts` on the cluster's allotment of the anchor, only while its mode is one of `modes`
+ * and its room covers them (reserved + stranded + amounts ≤ allotted, every resource). Last in its
+ * transaction (the allotment row is the hottest lock); false: the caller rolls back.
+ */
+export async function reserveRoom(tx: Queryable, t: Room, amounts: Amounts, modes: readonly AllotmentMode[], now: Date): Promise<boolean> {
+  const r = await tx.execute(`UPDATE cluster_allotment SET ${changeEach('+')}, updated_at = ? WHERE anchor = ? AND cluster = ? AND mode IN (?) AND ${guardRoom}`, [
+    ...amountArgs(amounts),
+    now,
+    t.anchor,
+    t.cluster,
+    modes,
+    ...amountArgs(amounts),
+  ]);
+  return r.rowsAffected === 1;
+}
+
+/** The modes in which an admission already placed may grow (a PATCH increase, a scale-up): not lost or forgotten. */
+export const GROW_MODES: readonly AllotmentMode[] = ['open', 'draining'];
+
+/**
+ * How many more units of `one` (one replica's amounts) the room takes, read under the allotment row's
+ * lock (`FOR UPDATE`: the caller's reserve cannot then be refused): 0 when its mode forbids growing.
+ */
+export async function unitsRoomFits(tx: Queryable, t: Room, one: Amounts): Promise<number> {
+  const row = (
+    await tx.execute(`SELECT mode, ${prefixedAmountColumns('allotted')}, ${prefixedAmountColumns('reserved')}, ${prefixedAmountColumns('stranded')} FROM cluster_allotment WHERE anchor = ? AND cluster = ? FOR UPDATE`, [t.anchor, t.cluster])
+  ).rows[0];
+  if (!row || !GROW_MODES.includes(str(row.mode) as AllotmentMode)) return 0;
+  const room: ClusterRoom = { cluster: t.cluster, mode: 'open', allotted: amountsFromRow(row, 'allotted_'), reserved: amountsFromRow(row, 'reserved_'), stranded: amountsFromRow(row, 'stranded_') };
+  let units = Number.MAX_SAFE_INTEGER;
+  for (const r of RESOURCE_NAMES) if (one[r] > 0) units = Math.min(units, Math.floor(Math.max(0, free(room, r)) / one[r]));
+  return units;
+}
+
+/** Gives `amounts` back to the cluster's allotment of the anchor (a release, a refund); no row (the unregistered cluster) changes nothing. */
+export async function freeRoom(tx: Queryable, t: Room, amounts: Amounts, now: Date): Promise<void> {
+  await tx.execute(`UPDATE cluster_allotment SET ${changeEach('-')}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [...amountArgs(amounts), now, t.anchor, t.cluster]);
+}
