@@ -105,6 +105,15 @@ export function createPlacer(o: PlacerOptions = {}): Placer {
   };
 }
 
+/** Sets the tenant's preferred clusters, best first (the `affinity` policy's input; [] clears them): one transaction on the tenant's shard. */
+export async function writeAffinity(db: Db, tenant: string, clusters: readonly string[]): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.execute('DELETE FROM tenant_affinity WHERE tenant = ?', [tenant]);
+    if (clusters.length === 0) return;
+    await tx.execute(`INSERT INTO tenant_affinity (tenant, cluster, \`rank\`) VALUES ${clusters.map(() => '(?, ?, ?)').join(', ')}`, clusters.flatMap((c, i) => [tenant, c, i]));
+  });
+}
+
 /** The tenant's preferred clusters, best first (single-shard). */
 export async function readAffinity(q: Queryable, tenant: string): Promise<string[]> {
   return (await q.execute('SELECT cluster FROM tenant_affinity WHERE tenant = ? ORDER BY `rank`, cluster', [tenant])).rows.map((r) => str(r.cluster));

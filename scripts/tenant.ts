@@ -10,6 +10,8 @@
 //     every namespace.
 // `npm run tenant -- queue`                                         per shard, the tenants with queued admissions,
 //     each head and why it waits (operator/queue-report.ts; reads only)
+// `npm run tenant -- affinity acme c1,c3`                          the clusters the `affinity` placement policy
+//     (PLACEMENT_POLICY=affinity) tries first for acme's admissions, in this order ('' clears them)
 // `npm run tenant -- queue-bypass acme 5`                           how many later, smaller admissions may pass a
 //     head that does not fit (tenant_quota.queue_max_bypass, default 3; 0: strict FIFO)
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
@@ -28,7 +30,8 @@ import { dequeueTenant } from '../ledger/queue.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { keyIdOf } from '../functions/auth/key-id.ts';
 import { globalQueue, MAX_QUEUE_BYPASS, setQueueBypass, tenantQueueLines } from './operator/queue-report.ts';
-import { createPlacer } from '../ledger/placement.ts';
+import { createPlacer, writeAffinity } from '../ledger/placement.ts';
+import { CLUSTER_NAME, notAClusterName } from '../ledger/clusters.ts';
 import { placementPolicy } from '../ledger/placement-policy.ts';
 
 
@@ -186,6 +189,23 @@ async function queueBypass(args: string[]): Promise<void> {
   if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
 }
 
+/** `affinity <tenant> <c1,c2,…>`: checked names, at most one rank per cluster. */
+export function parseAffinityArgs(args: readonly string[]): { tenant: string; clusters: string[] } {
+  const [tenant, list, ...extra] = args;
+  if (!tenant || list === undefined || extra.length > 0) throw new UsageError('usage: npm run tenant -- affinity <tenant> <c1,c2,…>   ("" clears it)');
+  if (!tenantName.safeParse(tenant).success) throw new UsageError(`"${tenant}" is not a tenant name`);
+  const clusters = list === '' ? [] : list.split(',');
+  for (const c of clusters) if (!CLUSTER_NAME.test(c)) throw new UsageError(notAClusterName(c));
+  if (new Set(clusters).size !== clusters.length) throw new UsageError('a cluster is named twice');
+  return { tenant, clusters };
+}
+
+async function affinity(args: readonly string[]): Promise<void> {
+  const { tenant, clusters } = parseAffinityArgs(args);
+  await writeAffinity(createDb({ url: databaseUrlFromEnv() }), tenant, clusters);
+  console.log(`${tenant}	affinity=${clusters.join(',') || '(none)'}`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, tenant, ...rest] = argv;
   if (command === 'resolve') return resolve(argv.slice(1));
@@ -194,6 +214,7 @@ async function main(argv: string[]): Promise<void> {
     return queue(createDb({ url: databaseUrlFromEnv() }));
   }
   if (command === 'queue-bypass') return queueBypass(argv.slice(1));
+  if (command === 'affinity') return affinity(argv.slice(1));
   if (command === 'backfill-count') {
     const added = await backfillCount(createDb({ url: databaseUrlFromEnv() }));
     console.log(added.length ? `modelservices=${defaultModelServices()} for: ${added.join(', ')}` : 'every tenant has a modelservices limit');
@@ -201,7 +222,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (!command || !tenant || !['set', 'show', 'key'].includes(command)) {
     throw new UsageError(
-      'usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count | queue | queue-bypass <tenant> <K> | resolve <admission-id> --release|--keep --reason "why"',
+      'usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count | queue | queue-bypass <tenant> <K> | affinity <tenant> <c1,c2,…> | resolve <admission-id> --release|--keep --reason "why"',
     );
   }
   if (command === 'key') {

@@ -13,7 +13,7 @@ import { spreadCapacity } from '../../ledger/clusters.ts';
 import { amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, setClusterCapacity, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
-import { createLedgerDatabase, emptyVitessLedger, ledgerBackend, type LedgerDatabase } from '../support/ledger-database.ts';
+import { createLedgerDatabase, emptyLedger, ledgerBackend, type LedgerDatabase } from '../support/ledger-database.ts';
 
 let ledger: LedgerDatabase;
 let anchors: ShardAnchor[];
@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => ledger?.drop());
 // Each test starts from an empty ledger: the cluster tables are global, so names would collide.
 beforeEach(async () => {
-  if (ledger.backend === 'vitess') return emptyVitessLedger(ledger.db);
+  if (ledger.backend === 'vitess') return emptyLedger(ledger.db);
   for (const t of ['cluster', 'cluster_audit', 'allotment_move', 'cluster_allotment', 'allotment_log']) await ledger.db.execute(`DELETE FROM ${t}`);
 });
 

@@ -54,11 +54,12 @@ function vitessOfRun(): VitessInfo {
 }
 
 /**
- * Empties the run's Vitess ledger (migrated once by the global setup), so a suite does not see
- * the rows of the suites before it: shard by shard (a DELETE naming no tenant would reach both
- * shards, which transaction mode SINGLE refuses), and the epoch as a fresh migration leaves it.
+ * Empties a ledger: the run's Vitess ledger (migrated once by the global setup), so a suite does not
+ * see the rows of the suites before it, or a suite's MariaDB database between its tests (one shard):
+ * shard by shard (a DELETE naming no tenant would reach both shards, which transaction mode SINGLE
+ * refuses), and the epoch as a fresh migration leaves it.
  */
-export async function emptyVitessLedger(db: Db): Promise<void> {
+export async function emptyLedger(db: Db): Promise<void> {
   for (const shard of await ledgerShards(db)) {
     for (const table of SHARDED_TABLES) await shard.db.execute(`DELETE FROM ${table}`);
   }
@@ -68,7 +69,7 @@ export async function emptyVitessLedger(db: Db): Promise<void> {
 
 async function vitessLedgerDatabase(info: VitessInfo): Promise<LedgerDatabase> {
   const db = createDb({ url: info.databaseUrl });
-  await emptyVitessLedger(db);
+  await emptyLedger(db);
   const t: TestDatabase = { name: 'vitess', url: info.databaseUrl, conn: connect({ url: info.databaseUrl }), drop: async () => undefined };
   return ledgerDatabase({ ...t, backend: 'vitess' }, db);
 }

@@ -43,7 +43,7 @@ import type { Db } from '../../ledger/db.ts';
 import { ledgerShards, shardDb } from '../../ledger/shards.ts';
 import { claimEverywhere } from '../support/ledger-rows.ts';
 import { StatementLog, type RecordedStatement } from '../support/recording-db.ts';
-import { emptyVitessLedger } from '../support/ledger-database.ts';
+import { emptyLedger } from '../support/ledger-database.ts';
 import { vitessLedger, type PlannedStatement } from '../support/vitess.ts';
 import { createPlacer } from '../../ledger/placement.ts';
 
@@ -54,7 +54,7 @@ const tenant = V.tenant('stmt');
 const queueTenant = V.tenant('stmtq');
 beforeAll(async () => {
   // The suites before this one (same ledger) leave due outbox rows: a bounded claim would take theirs.
-  await emptyVitessLedger(V.db);
+  await emptyLedger(V.db);
   db = log.wrap(V.db);
 });
 

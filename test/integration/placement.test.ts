@@ -1,0 +1,297 @@
+// Placement in the charging transaction (docs/multi-cluster.md step 4), at service level against the
+// real ledger (MariaDB through ps-http-sim; the 2-shard Vitess keyspace in the `vitess` project): an
+// admission is charged on its tenant's quota and reserved on one cluster's allotment on the
+// tenant's shard in ONE transaction, so each exists on exactly one cluster and no cluster is ever
+// over its capacity; the Vitess run also goes through the slow path (an allotment borrowed from the
+// pool, or from the other shard's slack). Release, refund, PATCH, autoscale and the dequeue move the
+// room with the money. checkLedger (cluster-reserved, allotment-bounds, cluster-capacity, the money
+// checks) is clean after each.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Amounts } from '../../schema/model-service.ts';
+import { admissionOf } from '../support/policy.ts';
+import { createLedgerDatabase, emptyLedger, type LedgerDatabase } from '../support/ledger-database.ts';
+import { rejection } from '../support/rejection.ts';
+import { admit } from '../../functions/services/admit.ts';
+import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';
+import { scaleAdmission } from '../../functions/services/scale.ts';
+import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
+import { release, refundScaleDown } from '../../controller/reservation/quota-moves.ts';
+import { recordScaleApplied, transition } from '../../controller/reservation/transitions.ts';
+import { autoscaleChange } from '../../ledger/autoscale-change.ts';
+import { ledgerAnchors, shardOfTenant, type ShardAnchor } from '../../ledger/anchors.ts';
+import { readAllAllotments, readCluster, sumOf, syncModes } from '../../ledger/cluster-store.ts';
+import { dequeueTenant } from '../../ledger/queue.ts';
+import { createPlacer, writeAffinity } from '../../ledger/placement.ts';
+import { placementPolicy } from '../../ledger/placement-policy.ts';
+import { addCluster, changeClusterState } from '../../scripts/operator/cluster-admin.ts';
+import { checkLedger } from '../../scripts/operator/check.ts';
+
+let L: LedgerDatabase;
+let anchors: ShardAnchor[];
+let epoch: number;
+beforeAll(async () => {
+  L = await createLedgerDatabase();
+  anchors = await ledgerAnchors(L.db);
+});
+afterAll(async () => L?.drop());
+// Each test starts from an empty ledger: a registered cluster changes every admission after it.
+beforeEach(async () => emptyLedger(L.db));
+
+/** A tenant with quota, and the controller's epoch taken after it (its fence row raised with it). */
+async function tenant(name: string, ...limits: string[]): Promise<void> {
+  await L.setQuota(name, ...limits);
+  epoch = await acquireEpoch(L.db, 'placement-test', new Date());
+}
+
+/** Capacity per cluster: 4 model services (the acceptance's), cpu for 4 replicas of 1 core. */
+const CAP: Amounts = { cpu: 4000, memory: 16_384, 'nvidia.com/gpu': 0, modelservices: 4 };
+const admin = { actor: 'ops-test', now: () => new Date() };
+
+/** Registers clusters and makes them ready: the state change a controller's first takeover makes (step 5), here a labelled fixture. */
+async function clusters(names: readonly string[], capacity: Amounts = CAP): Promise<void> {
+  for (const name of names) {
+    await addCluster({ db: L.db, ...admin }, { name, capacity });
+    await L.db.execute("UPDATE cluster SET state = 'ready', version = version + 1 WHERE name = ?", [name]);
+    const c = (await readCluster(L.db, name))!;
+    await syncModes(L.db, anchors, c, new Date());
+  }
+}
+
+let seq = 0;
+const request = (o: { replicas?: number; queue?: boolean; autoscale?: Record<string, unknown> } = {}) =>
+  admissionOf({
+    name: 'llm',
+    image: 'ghcr.io/acme/llm:1.0',
+    replicas: o.replicas ?? 1,
+    resources: { cpu: '1', memory: '1Gi' },
+    ...(o.queue ? { onShortQuota: 'queue' } : {}),
+    ...(o.autoscale ? { autoscale: o.autoscale } : {}),
+  });
+const submit = (tenant: string, o: Parameters<typeof request>[0] = {}, deps = L.deps()) =>
+  admit(deps, { tenant, idempotencyKey: `k-${++seq}`, requestId: `r-${seq}`, parsed: request(o) });
+
+/** Every reservation with its cluster and room, and the clusters its create rows are routed to. */
+async function placements(): Promise<Array<{ id: string; tenant: string; state: string; cluster: string; room: string | null; routed: string }>> {
+  const out = [];
+  for (const a of anchors) {
+    const r = await a.shard.db.execute(
+      `SELECT r.id, r.tenant, r.state, r.cluster, r.room_anchor,
+              (SELECT GROUP_CONCAT(o.cluster ORDER BY o.seq) FROM outbox o WHERE o.tenant = r.tenant AND o.reservation_id = r.id AND o.kind = 'create') AS routed
+         FROM reservation r ORDER BY r.id`,
+    );
+    out.push(...r.rows.map((x) => ({ id: String(x.id), tenant: String(x.tenant), state: String(x.state), cluster: String(x.cluster), room: x.room_anchor === null ? null : String(x.room_anchor), routed: String(x.routed) })));
+  }
+  return out;
+}
+/** The anchor of the tenant's shard: where its admissions' rooms are. */
+const anchorOf = (tenant: string) => anchors.find((a) => a.shard.name === shardOfTenant(anchors.map((x) => x.shard), tenant).name)!.anchor;
+const reservedOn = async (cluster: string) => sumOf(await readAllAllotments(L.db, anchors, cluster), 'reserved');
+const clean = async () => expect(await checkLedger(L.db, null, undefined)).toEqual([]);
+const usedServices = (tenant: string) => L.count("SELECT used FROM tenant_quota WHERE tenant = ? AND resource = 'modelservices'", [tenant]);
+
+async function releaseOne(tenant: string, id: string): Promise<void> {
+  await deleteAdmission(L.deps(), tenant, id, `del-${id}`);
+  expect(await transition(L.db, { tenant, id }, ['deleting'], 'releasing', epoch, new Date(), null)).toBe(true);
+  expect(await release(L.db, { tenant, id }, epoch, new Date())).toBe(true);
+}
+
+describe('with no cluster registered', () => {
+  it('admits to the unregistered cluster "default", reserving no room (every install before issue 33)', async () => {
+    await tenant('pl-solo', 'cpu=4', 'memory=8Gi', 'modelservices=4');
+    const { admission } = await submit('pl-solo');
+    expect(admission.cluster).toBe('default');
+    expect((await getAdmission(L.deps(), 'pl-solo', admission.id)).cluster).toBe('default');
+    expect(await placements()).toEqual([expect.objectContaining({ id: admission.id, cluster: 'default', room: null, routed: 'default' })]);
+    await releaseOne('pl-solo', admission.id);
+    await clean();
+  });
+});
+
+describe('placement (acceptance A1, ledger level)', () => {
+  it('3 clusters of 4, 3 tenants, 10 admissions: each on exactly one cluster, none over capacity, each charge the sum of its admissions', async () => {
+    await clusters(['c1', 'c2', 'c3']);
+    const tenants = ['pl-a', 'pl-b', 'pl-c'];
+    for (const t of tenants) await tenant(t, 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const ids: Record<string, string> = {};
+    for (let i = 0; i < 10; i++) {
+      const tenant = tenants[i % 3]!;
+      const { outcome, admission } = await submit(tenant);
+      expect(outcome).toBe('created');
+      expect(['c1', 'c2', 'c3']).toContain(admission.cluster);
+      ids[admission.id] = admission.cluster!;
+    }
+    const rows = await placements();
+    expect(rows).toHaveLength(10);
+    for (const r of rows) {
+      // One cluster per admission: the reservation's, its room's and its create row's (exactly one) agree.
+      expect(r).toMatchObject({ cluster: ids[r.id], routed: ids[r.id], room: anchorOf(r.tenant) });
+    }
+    const perCluster = ['c1', 'c2', 'c3'].map((c) => rows.filter((r) => r.cluster === c).length);
+    expect(perCluster.reduce((a, b) => a + b)).toBe(10);
+    for (const [i, c] of ['c1', 'c2', 'c3'].entries()) {
+      expect(perCluster[i]).toBeLessThanOrEqual(4);
+      expect((await reservedOn(c)).modelservices).toBe(perCluster[i]);
+    }
+    for (const t of tenants) expect(await usedServices(t)).toBe(rows.filter((r) => r.tenant === t).length);
+    await clean();
+    // Two places left: the 11th and 12th fit, the 13th does not (409 no_cluster_capacity, nothing written).
+    await submit('pl-a');
+    await submit('pl-b');
+    const before = await L.fingerprint();
+    const err = await rejection(submit('pl-c'));
+    expect(err).toMatchObject({ status: 409, code: 'no_cluster_capacity' });
+    expect((err as { details: { clusters: unknown[] } }).details.clusters).toEqual(
+      expect.arrayContaining([{ cluster: 'c1', resources: expect.arrayContaining(['modelservices']) }]),
+    );
+    expect(await L.fingerprint()).toBe(before);
+    await clean();
+  });
+
+  it('a full cluster is passed over: with c1 preferred and full, the next admission lands on c2 and nothing is routed to c1', async () => {
+    await clusters(['c1', 'c2']);
+    await tenant('pl-aff', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    await writeAffinity(L.db, 'pl-aff', ['c1', 'c2']);
+    const deps = { ...L.deps(), placer: createPlacer({ policy: placementPolicy('affinity') }) };
+    const first = [];
+    for (let i = 0; i < 4; i++) first.push((await submit('pl-aff', {}, deps)).admission.cluster);
+    expect(first).toEqual(['c1', 'c1', 'c1', 'c1']);
+    const next = (await submit('pl-aff', {}, deps)).admission;
+    expect(next.cluster).toBe('c2');
+    expect((await placements()).find((r) => r.id === next.id)).toMatchObject({ cluster: 'c2', routed: 'c2' });
+    expect(await L.count("SELECT COUNT(*) FROM outbox WHERE reservation_id = ? AND cluster <> 'c2'", [next.id])).toBe(0);
+    await clean();
+  });
+
+  it('concurrent admissions never take more than a cluster holds', async () => {
+    await clusters(['c1']);
+    await tenant('pl-race', 'cpu=20', 'memory=40Gi', 'modelservices=20');
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => submit('pl-race')));
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ status: 409, code: 'no_cluster_capacity' });
+    expect(ok.length).toBeGreaterThan(0);
+    expect(ok.length).toBeLessThanOrEqual(4);
+    if (L.backend === 'mariadb') expect(ok).toHaveLength(4); // one shard holds the whole capacity: no slow path to lose a race in
+    expect((await reservedOn('c1')).modelservices).toBe(ok.length);
+    expect(await usedServices('pl-race')).toBe(ok.length);
+    await clean();
+  });
+});
+
+describe('the room moves with the money', () => {
+  it('a release gives the room back, and a full cluster admits again', async () => {
+    await clusters(['c1']);
+    await tenant('pl-rel', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await submit('pl-rel')).admission.id);
+    expect(await rejection(submit('pl-rel'))).toMatchObject({ status: 409, code: 'no_cluster_capacity' });
+    await releaseOne('pl-rel', ids[0]!);
+    expect((await reservedOn('c1')).modelservices).toBe(3);
+    expect((await submit('pl-rel')).admission.cluster).toBe('c1');
+    await clean();
+  });
+
+  it('quota is reported before cluster room, and a refusal for either writes nothing', async () => {
+    await clusters(['c1'], { ...CAP, modelservices: 1 });
+    await tenant('pl-both', 'cpu=1', 'memory=1Gi', 'modelservices=5');
+    await submit('pl-both');
+    const before = await L.fingerprint();
+    expect(await rejection(submit('pl-both'))).toMatchObject({ status: 409, code: 'quota_exceeded' });
+    await tenant('pl-both', 'cpu=5', 'memory=5Gi', 'modelservices=5');
+    const quotaSet = await L.fingerprint();
+    expect(quotaSet).not.toBe(before);
+    expect(await rejection(submit('pl-both'))).toMatchObject({ status: 409, code: 'no_cluster_capacity' });
+    expect(await L.fingerprint()).toBe(quotaSet);
+    await clean();
+  });
+
+  it('a PATCH increase reserves on its cluster: beyond the room it is 409 cluster_capacity_exceeded and changes nothing; a refund gives it back', async () => {
+    await clusters(['c1']);
+    await tenant('pl-scale', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const { admission } = await submit('pl-scale');
+    const at = { tenant: 'pl-scale', id: admission.id };
+    await transition(L.db, at, ['admitted'], 'delivered', epoch, new Date(), null);
+    const patch = (replicas: number, key: string) => scaleAdmission(L.deps(), { ...at, idempotencyKey: key, requestId: `r-${key}`, replicas });
+    const before = await L.fingerprint();
+    expect(await rejection(patch(5, 'p5'))).toMatchObject({ status: 409, code: 'cluster_capacity_exceeded', details: { cluster: 'c1' } });
+    expect(await L.fingerprint()).toBe(before);
+    expect((await patch(4, 'p4')).outcome).toBe('accepted');
+    expect((await reservedOn('c1')).cpu).toBe(4000);
+    await clean();
+    // Settled at 4, then down to 2: the refund gives 2 cores back to the room.
+    expect(await recordScaleApplied(L.db, at, 2, true, epoch, new Date())).toBe(true);
+    expect((await patch(2, 'p2')).outcome).toBe('accepted');
+    expect(await recordScaleApplied(L.db, at, 3, false, epoch, new Date())).toBe(true);
+    const rec = (await placements()).find((r) => r.id === admission.id)!;
+    const delta: Amounts = { cpu: 2000, memory: 2048, 'nvidia.com/gpu': 0, modelservices: 0 };
+    expect(await refundScaleDown(L.db, at, 3, delta, epoch, new Date(), { anchor: rec.room!, cluster: 'c1' })).toBe(true);
+    expect((await reservedOn('c1')).cpu).toBe(2000);
+    await clean();
+  });
+
+  it('a draining cluster takes no new admission, but what runs there may still grow', async () => {
+    await clusters(['c1', 'c2']);
+    await tenant('pl-drain', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    await writeAffinity(L.db, 'pl-drain', ['c1']);
+    const deps = { ...L.deps(), placer: createPlacer({ policy: placementPolicy('affinity') }) };
+    const { admission } = await submit('pl-drain', {}, deps);
+    expect(admission.cluster).toBe('c1');
+    await changeClusterState({ db: L.db, ...admin }, { name: 'c1', action: 'drain', reason: 'maintenance' });
+    expect((await submit('pl-drain', {}, deps)).admission.cluster).toBe('c2');
+    const at = { tenant: 'pl-drain', id: admission.id };
+    await transition(L.db, at, ['admitted'], 'delivered', epoch, new Date(), null);
+    expect((await scaleAdmission(L.deps(), { ...at, idempotencyKey: 'grow', requestId: 'r-grow', replicas: 2 })).outcome).toBe('accepted');
+    expect((await reservedOn('c1')).cpu).toBe(2000);
+    await clean();
+  });
+
+  it("the autoscaler's scale-up is bounded by its cluster's room as well as by the quota", async () => {
+    await clusters(['c1'], { ...CAP, cpu: 3000 });
+    await tenant('pl-auto', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const { admission } = await submit('pl-auto', { autoscale: { minReplicas: 1, maxReplicas: 8, targetQueuePerReplica: 10 } });
+    const at = { tenant: 'pl-auto', id: admission.id };
+    await transition(L.db, at, ['admitted'], 'delivered', epoch, new Date(), null);
+    expect(await autoscaleChange(L.db, { ...at, epoch, want: 5, now: new Date() })).toMatchObject({ outcome: 'changed', from: 1, to: 3, short: [], cluster: 'c1' });
+    expect((await reservedOn('c1')).cpu).toBe(3000);
+    expect(await recordScaleApplied(L.db, at, 2, true, epoch, new Date())).toBe(true);
+    const before = await L.fingerprint();
+    expect(await autoscaleChange(L.db, { ...at, epoch, want: 5, now: new Date() })).toMatchObject({ outcome: 'quota-limited', from: 3, short: [], cluster: 'c1' });
+    expect(await L.fingerprint()).toBe(before);
+    await clean();
+  });
+
+  it('a queued admission is placed when it leaves the queue: no room → queued (no cluster); after a release the dequeue places it', async () => {
+    await clusters(['c1'], { ...CAP, modelservices: 1 });
+    await tenant('pl-queue', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const first = (await submit('pl-queue')).admission;
+    const waiting = await submit('pl-queue', { queue: true });
+    expect(waiting).toMatchObject({ outcome: 'queued', admission: { state: 'queued', cluster: null } });
+    const placer = createPlacer();
+    // The quota fits, but the cluster has no room: the dequeue leaves it queued and says why.
+    const held = await dequeueTenant(L.db, 'pl-queue', { by: { side: 'controller', epoch }, now: () => new Date(), requestId: 'dq-1', placer });
+    expect(held).toMatchObject({ admitted: [], waiting: { head: waiting.admission.id, forCluster: true } });
+    await clean();
+    await releaseOne('pl-queue', first.id);
+    const moved = await dequeueTenant(L.db, 'pl-queue', { by: { side: 'controller', epoch }, now: () => new Date(), requestId: 'dq-2', placer });
+    expect(moved.admitted.map((a) => a.id)).toEqual([waiting.admission.id]);
+    expect((await getAdmission(L.deps(), 'pl-queue', waiting.admission.id))).toMatchObject({ state: 'admitted', cluster: 'c1' });
+    expect((await placements()).find((r) => r.id === waiting.admission.id)).toMatchObject({ cluster: 'c1', routed: 'c1' });
+    expect((await reservedOn('c1')).modelservices).toBe(1);
+    await clean();
+  });
+});
+
+describe('the checker', () => {
+  it('sees a room that does not match what the reservations hold', async () => {
+    await clusters(['c1']);
+    await tenant('pl-drift', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const { admission } = await submit('pl-drift');
+    const room = (await placements())[0]!.room!;
+    await L.db.execute('UPDATE cluster_allotment SET reserved_modelservices = reserved_modelservices + 1 WHERE anchor = ? AND cluster = ?', [room, 'c1']);
+    expect(await checkLedger(L.db, null, undefined)).toEqual([expect.objectContaining({ check: 'cluster-reserved', cluster: 'c1', detail: expect.stringMatching(/modelservices: reserved 2, reservations hold 1/) })]);
+    await L.db.execute('UPDATE cluster_allotment SET reserved_modelservices = reserved_modelservices - 1 WHERE anchor = ? AND cluster = ?', [room, 'c1']);
+    await L.db.execute('UPDATE reservation SET room_anchor = NULL WHERE tenant = ? AND id = ?', ['pl-drift', admission.id]);
+    expect(await checkLedger(L.db, null, undefined)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ check: 'cluster-reserved', reservation: admission.id, detail: 'charged on registered cluster c1 without a room' })]),
+    );
+  });
+});
