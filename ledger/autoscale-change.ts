@@ -17,7 +17,7 @@
 import type { Shortfall } from '../schema/api.ts';
 import { ACTIVE_STATES } from '../schema/admission.ts';
 import { autoscaleStatusSchema, clampReplicas, type AutoscaleStatus } from '../schema/autoscale.ts';
-import { NO_AMOUNTS, REPLICA_RESOURCES, type ModelServiceSpec } from '../schema/model-service.ts';
+import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts, type ModelServiceSpec } from '../schema/model-service.ts';
 import { scaleDelta } from '../schema/scale.ts';
 import { advanceGeneration, insertChange } from './change.ts';
 import { chargeQuota } from './charge.ts';
@@ -28,7 +28,7 @@ import { FENCE } from './fence.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
 import { shortfalls, type TenantQuota } from './queue-pick.ts';
 import { lockQuota } from './queue.ts';
-import { GROW_MODES, reserveRoom, unitsRoomFits } from './placement.ts';
+import { ensureRoom, GROW_MODES, reserveRoom, unitsRoomFits, type Placer, type Room } from './placement.ts';
 
 export interface AutoscaleChangeInput {
   tenant: string;
@@ -56,16 +56,36 @@ class Skip extends Error {
   }
 }
 
-export async function autoscaleChange(db: Db, input: AutoscaleChangeInput): Promise<AutoscaleChangeResult> {
-  try {
-    return await db.transaction((tx) => changeOnce(tx, input));
-  } catch (err) {
-    if (err instanceof Skip) return err.result; // rolled back: nothing was written
-    throw err;
-  }
+/**
+ * One autoscaler change. When its cluster's room bounded a scale-up the quota allowed, more room is
+ * borrowed for it afterwards (ledger/placement.ts ensureRoom: outside any transaction of the tenant),
+ * and a scale-up that got nothing is tried once more; a partial one takes the rest at a later tick.
+ */
+export async function autoscaleChange(db: Db, input: AutoscaleChangeInput, placer: Placer): Promise<AutoscaleChangeResult> {
+  let roomShort: RoomShort | undefined;
+  const attempt = async (): Promise<AutoscaleChangeResult> => {
+    try {
+      return await db.transaction((tx) => changeOnce(tx, input, (s) => (roomShort = s)));
+    } catch (err) {
+      if (err instanceof Skip) return err.result; // rolled back: nothing was written
+      throw err;
+    }
+  };
+  const first = await attempt();
+  if (!roomShort) return first;
+  await ensureRoom(placer, db, roomShort.room, { one: roomShort.one, units: roomShort.units, partial: true }, `autoscaler:${input.id}`);
+  return first.outcome === 'quota-limited' ? attempt() : first;
 }
 
-async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<AutoscaleChangeResult> {
+/** A scale-up the quota allowed but its cluster's room did not: the room and the whole scale-up's amounts. */
+interface RoomShort {
+  room: Room;
+  /** One replica's amounts, and the replicas the quota allowed. */
+  one: Amounts;
+  units: number;
+}
+
+async function changeOnce(tx: Queryable, input: AutoscaleChangeInput, onRoomShort: (s: RoomShort) => void): Promise<AutoscaleChangeResult> {
   const { tenant, id, now } = input;
   const row = (
     await tx.execute('SELECT state, spec, generation, settled_generation, cluster, room_anchor FROM reservation WHERE tenant = ? AND id = ? FOR UPDATE', [tenant, id])
@@ -92,6 +112,7 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput): Promise<A
     // The cluster's room bounds it too (read under its lock, last: the reserve below cannot be refused).
     const fits = room ? await unitsRoomFits(tx, room, scaleDelta(spec, 0, 1)) : Number.MAX_SAFE_INTEGER;
     if (room && fits < to - from) {
+      onRoomShort({ room, one: scaleDelta(spec, 0, 1), units: to - from });
       to = from + fits;
       clusterBound = room.cluster;
       if (to === from) return { outcome: 'quota-limited', from, short: [], queued: 0, cluster: room.cluster };

@@ -45,17 +45,27 @@ describe('least-loaded', () => {
       room('c5', amounts(9000, 9), amounts(0, 0), { mode: 'closed' }),
       room('c6', amounts(2000, 2), amounts(2000, 2)),
     ];
-    expect(p.rank({ want: ONE, rooms, affinity: [] })).toEqual({ fits: ['c2', 'c3', 'c1'], short: ['c4', 'c6'] });
+    expect(p.rank({ want: ONE, rooms, affinity: [] })).toEqual([
+      { cluster: 'c2', fits: true },
+      { cluster: 'c3', fits: true },
+      { cluster: 'c1', fits: true },
+      { cluster: 'c4', fits: false },
+      { cluster: 'c6', fits: false },
+    ]);
   });
   it('fills the emptiest first: three clusters of 4 take 10 admissions 4/3/3 at most, never over', () => {
     const rooms = ['c1', 'c2', 'c3'].map((c) => room(c, amounts(4000, 4), amounts(0, 0)));
     for (let i = 0; i < 10; i++) {
-      const [first] = p.rank({ want: ONE, rooms, affinity: [] }).fits;
-      const r = rooms.find((x) => x.cluster === first)!;
+      const first = p.rank({ want: ONE, rooms, affinity: [] }).find((x) => x.fits)!;
+      const r = rooms.find((x) => x.cluster === first.cluster)!;
       r.reserved = amounts(r.reserved.cpu + 1000, r.reserved.modelservices + 1);
     }
     expect(rooms.map((r) => r.reserved.modelservices)).toEqual([4, 3, 3]);
-    expect(p.rank({ want: ONE, rooms, affinity: [] }).fits).toEqual(['c2', 'c3']);
+    expect(p.rank({ want: ONE, rooms, affinity: [] })).toEqual([
+      { cluster: 'c2', fits: true },
+      { cluster: 'c3', fits: true },
+      { cluster: 'c1', fits: false },
+    ]);
   });
   it('reads no affinity', () => expect(p.readsAffinity).toBe(false));
 });
@@ -63,13 +73,18 @@ describe('least-loaded', () => {
 describe('affinity', () => {
   const p = placementPolicy('affinity');
   const rooms = ['c1', 'c2', 'c3'].map((c, i) => room(c, amounts(4000, 4), amounts(1000 * i, i)));
+  const names = (r: ReturnType<typeof p.rank>) => r.map((x) => x.cluster);
   it("puts the tenant's ranked clusters first, in its order, then the rest least loaded", () => {
-    expect(p.rank({ want: ONE, rooms, affinity: ['c3', 'c2'] }).fits).toEqual(['c3', 'c2', 'c1']);
-    expect(p.rank({ want: ONE, rooms, affinity: [] }).fits).toEqual(['c1', 'c2', 'c3']);
+    expect(names(p.rank({ want: ONE, rooms, affinity: ['c3', 'c2'] }))).toEqual(['c3', 'c2', 'c1']);
+    expect(names(p.rank({ want: ONE, rooms, affinity: [] }))).toEqual(['c1', 'c2', 'c3']);
   });
-  it('skips a preferred cluster without room', () => {
+  it('keeps a preferred cluster first even without room (placement borrows for it before going elsewhere)', () => {
     const full = [...rooms.slice(0, 2), room('c3', amounts(4000, 4), amounts(4000, 4))];
-    expect(p.rank({ want: ONE, rooms: full, affinity: ['c3'] })).toEqual({ fits: ['c1', 'c2'], short: ['c3'] });
+    expect(p.rank({ want: ONE, rooms: full, affinity: ['c3'] })).toEqual([
+      { cluster: 'c3', fits: false },
+      { cluster: 'c1', fits: true },
+      { cluster: 'c2', fits: true },
+    ]);
   });
   it('reads the affinity', () => expect(p.readsAffinity).toBe(true));
 });

@@ -23,18 +23,22 @@ export interface PlacementInput {
   affinity: readonly string[];
 }
 
-export interface Ranking {
-  /** Open clusters whose room on this shard fits the admission, best first: the fast path tries them in order. */
-  fits: string[];
-  /** Open clusters whose room does not fit, best first: the slow path asks their pools for more. */
-  short: string[];
+/** One open cluster in a policy's order: whether its room on this shard fits the admission now. */
+export interface Ranked {
+  cluster: string;
+  fits: boolean;
 }
 
 export interface PlacementPolicy {
   readonly name: string;
   /** Whether admission must read the tenant's `tenant_affinity` rows for it. */
   readonly readsAffinity: boolean;
-  rank(i: PlacementInput): Ranking;
+  /**
+   * The open clusters, best first. Placement takes the first that fits; a cluster ranked before it
+   * that does not fit is first offered more room (the slow path: its pool), so a policy that puts a
+   * cluster first whatever its room (affinity) borrows for it before going elsewhere.
+   */
+  rank(i: PlacementInput): Ranked[];
 }
 
 /** Whether the room takes `want` on top of what is reserved and stranded, for every resource. */
@@ -55,21 +59,26 @@ export function shareAfter(room: ClusterRoom, want: Amounts): number {
   return share;
 }
 
-function split(i: PlacementInput, order: (a: ClusterRoom, b: ClusterRoom) => number): Ranking {
-  const open = i.rooms.filter((r) => r.mode === 'open').sort(order);
-  return { fits: open.filter((r) => roomFits(r, i.want)).map((r) => r.cluster), short: open.filter((r) => !roomFits(r, i.want)).map((r) => r.cluster) };
-}
+const ranked = (i: PlacementInput, order: (a: Ranked & ClusterRoom, b: Ranked & ClusterRoom) => number): Ranked[] =>
+  i.rooms
+    .filter((r) => r.mode === 'open')
+    .map((r) => ({ ...r, fits: roomFits(r, i.want) }))
+    .sort(order)
+    .map((r) => ({ cluster: r.cluster, fits: r.fits }));
 
 const byShare = (want: Amounts) => (a: ClusterRoom, b: ClusterRoom) => shareAfter(a, want) - shareAfter(b, want) || (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0);
 
-/** The least loaded after placement (lowest dominant share), ties by name. */
+/** Those that fit first, each part by the lowest dominant share after placement, ties by name: it borrows only when no cluster fits. */
 const leastLoaded: PlacementPolicy = {
   name: 'least-loaded',
   readsAffinity: false,
-  rank: (i) => split(i, byShare(i.want)),
+  rank: (i) => {
+    const shares = byShare(i.want);
+    return ranked(i, (a, b) => Number(b.fits) - Number(a.fits) || shares(a, b));
+  },
 };
 
-/** The tenant's ranked clusters first (in its order), then the rest least loaded. */
+/** The tenant's clusters in its order, whatever their room (it borrows for them first), then the rest as least-loaded ranks them. */
 const affinity: PlacementPolicy = {
   name: 'affinity',
   readsAffinity: true,
@@ -79,7 +88,7 @@ const affinity: PlacementPolicy = {
       return k < 0 ? i.affinity.length : k;
     };
     const shares = byShare(i.want);
-    return split(i, (a, b) => rankOf(a.cluster) - rankOf(b.cluster) || shares(a, b));
+    return ranked(i, (a, b) => rankOf(a.cluster) - rankOf(b.cluster) || Number(b.fits) - Number(a.fits) || shares(a, b));
   },
 };
 

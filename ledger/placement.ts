@@ -9,8 +9,8 @@
 import type { Amounts } from '../schema/model-service.ts';
 import { anchorsOf, shardOfTenant, type ShardAnchor } from './anchors.ts';
 import { grant, reclaim } from './allotment-moves.ts';
-import { UNREGISTERED_CLUSTER, type AllotmentMode } from './clusters.ts';
-import { readAllotments, readAnchorAllotments } from './cluster-store.ts';
+import { anyPositive, UNREGISTERED_CLUSTER, type AllotmentMode } from './clusters.ts';
+import { readAllotments, readAnchorAllotments, readCluster, type AllotmentRow } from './cluster-store.ts';
 import { str } from './columns.ts';
 import type { Db, Queryable } from './db.ts';
 import { placementPolicy, type ClusterRoom, type PlacementPolicy } from './placement-policy.ts';
@@ -125,10 +125,10 @@ const free = (room: ClusterRoom, r: ResourceName) => room.allotted[r] - room.res
 export const roomShortfall = (room: ClusterRoom, want: Amounts): Amounts => amountsOf((r) => Math.max(0, want[r] - free(room, r)));
 
 /**
- * The cluster for an admission of `want`: the best ranked cluster whose room on the tenant's shard
- * fits. When none fits and `mayBorrow` agrees, the slow path borrows for the best ranked open cluster
- * whose pool (or, failing that, other shards' free slack) covers the shortfall, and ranks again.
- * `fresh` skips the caches (a retry after the room was taken); `by` names the runner in the moves.
+ * The cluster for an admission of `want`: the first in the policy's order whose room on the tenant's
+ * shard fits. A cluster ranked before it that does not fit is offered more room first, once
+ * `mayBorrow` agrees (the slow path, `borrow`); if that gives it the room, it is chosen. `fresh`
+ * skips the caches (a retry after the room was taken); `by` names the runner in the moves.
  */
 export async function chooseCluster(
   placer: Placer,
@@ -138,68 +138,103 @@ export async function chooseCluster(
   o: { fresh: boolean; by: string; mayBorrow: () => Promise<boolean> },
 ): Promise<Choice> {
   const anchor = await placer.anchorOf(db, tenant);
-  let rooms = await placer.rooms(db, anchor, o.fresh);
+  const rooms = await placer.rooms(db, anchor, o.fresh);
   if (rooms.length === 0 && !(await placer.registered(db, o.fresh))) return { type: 'place', target: UNREGISTERED, slowPath: false };
   const affinity = placer.policy.readsAffinity ? await readAffinity(db, tenant) : [];
-  let ranking = placer.policy.rank({ want, rooms, affinity });
-  let slowPath = false;
-  if (ranking.fits.length === 0 && ranking.short.length > 0 && (await o.mayBorrow())) {
-    for (const cluster of ranking.short) {
-      const room = rooms.find((r) => r.cluster === cluster);
-      if (room && (await borrow(placer, db, anchor, room, want, o.by))) {
-        slowPath = true;
-        break;
-      }
-    }
-    if (slowPath) {
-      rooms = await placer.rooms(db, anchor, true);
-      ranking = placer.policy.rank({ want, rooms, affinity });
-    }
+  let mayBorrow: boolean | undefined;
+  for (const { cluster, fits } of placer.policy.rank({ want, rooms, affinity })) {
+    if (fits) return { type: 'place', target: { cluster, anchor }, slowPath: false };
+    if (!(mayBorrow ??= await o.mayBorrow())) continue;
+    const room = rooms.find((r) => r.cluster === cluster)!;
+    if (await borrow(placer, db, { anchor, cluster }, roomShortfall(room, want), o.by)) return { type: 'place', target: { cluster, anchor }, slowPath: true };
   }
-  const cluster = ranking.fits[0];
-  if (cluster) return { type: 'place', target: { cluster, anchor }, slowPath };
   const open = rooms.filter((r) => r.mode === 'open');
   return { type: 'none', clusters: open.map((room) => ({ cluster: room.cluster, resources: RESOURCE_NAMES.filter((r) => roomShortfall(room, want)[r] > 0) })) };
 }
 
 /**
  * The cluster for an admission leaving the queue, chosen inside its transaction from the anchor's
- * rows as they are now (read on the tenant's shard, unlocked: `reserveRoom` is the check); null
- * when no open cluster fits. No slow path: the moves are sagas of their own, outside any
- * admission's transaction. `registered` was read before the transaction (the global keyspace).
+ * rows as they are now (read on the tenant's shard, unlocked: `reserveRoom` is the check): the first
+ * in the policy's order that fits; null when none does. No slow path: the moves are sagas of their
+ * own, outside any admission's transaction. `registered` was read before the transaction (the
+ * global keyspace).
  */
 export async function clusterInTx(tx: Queryable, placer: Placer, anchor: string, registered: boolean, tenant: string, want: Amounts): Promise<Target | null> {
   if (!registered) return UNREGISTERED;
   const rooms = await placer.rooms(tx, anchor, true);
   const affinity = placer.policy.readsAffinity ? await readAffinity(tx, tenant) : [];
-  const cluster = placer.policy.rank({ want, rooms, affinity }).fits[0];
-  return cluster ? { cluster, anchor } : null;
+  const first = placer.policy.rank({ want, rooms, affinity }).find((r) => r.fits);
+  return first ? { cluster: first.cluster, anchor } : null;
 }
 
 const UNREGISTERED: Target = { cluster: UNREGISTERED_CLUSTER, anchor: null };
 
 /**
- * The slow path's capacity for one cluster on the tenant's anchor: a grant of the shortfall from the
- * cluster's pool (the saga of ledger/allotment-moves.ts); if the pool lacks it, the other anchors'
- * free slack goes back to the pool first (reclaims, each bounded by that anchor's slack), then the
- * grant once more. True when the grant went through.
+ * Makes sure the room an admission holds takes `units` more of `one` (a PATCH increase: all of them;
+ * a scale-up: as many as the cluster can give, `partial`), outside its transaction: borrows the
+ * shortfall when its cluster's allotment on the anchor lacks it (read fresh) and `mayBorrow` agrees.
+ * The transaction's guarded reserve stays the check; this only makes it likely to pass.
  */
-async function borrow(placer: Placer, db: Db, anchor: string, room: ClusterRoom, want: Amounts, by: string): Promise<boolean> {
-  const need = roomShortfall(room, want);
-  const move = (kind: string, a: string, amounts: Amounts) => ({ id: `${kind}:${room.cluster}:${a}:${crypto.randomUUID()}`, cluster: room.cluster, anchor: a, want: amounts, by });
+export async function ensureRoom(
+  placer: Placer,
+  db: Db,
+  room: Room,
+  grow: { one: Amounts; units: number; partial: boolean },
+  by: string,
+  mayBorrow: () => Promise<boolean> = async () => true,
+): Promise<void> {
+  const [row] = await readAllotments(db, room.anchor, room.cluster);
+  if (!row || !GROW_MODES.includes(row.mode)) return;
+  const needFor = (units: number) => roomShortfall(row, amountsOf((r) => grow.one[r] * units));
+  if (!anyPositive(needFor(grow.units)) || !(await mayBorrow())) return;
+  const supply = await supplyFor(placer, db, room);
+  let units = grow.units;
+  if (grow.partial) while (units > 0 && !supply.covers(needFor(units))) units--;
+  if (units > 0 && anyPositive(needFor(units))) await borrowFrom(db, supply, room, needFor(units), by);
+}
+
+/**
+ * The slow path: `need` more room for the cluster on the anchor. From the cluster's pool if it holds
+ * all of it (a grant, ledger/allotment-moves.ts); otherwise, only if the pool and the other anchors'
+ * free slack together cover it, that slack goes back to the pool first (reclaims, each bounded by its
+ * anchor's slack) and the grant follows. Nothing moves when even that cannot cover it. True when the
+ * grant went through (a concurrent admission may still take the room: the reserve decides).
+ */
+async function borrow(placer: Placer, db: Db, to: Room, need: Amounts, by: string): Promise<boolean> {
+  return borrowFrom(db, await supplyFor(placer, db, to), to, need, by);
+}
+
+/** What a cluster can give an anchor: its pool and the other anchors' allotments (their free slack). */
+interface Supply {
+  pool: Amounts;
+  others: AllotmentRow[];
+  covers(need: Amounts): boolean;
+}
+
+async function supplyFor(placer: Placer, db: Db, to: Room): Promise<Supply> {
+  const pool = (await readCluster(db, to.cluster))?.pool ?? amountsOf(() => 0);
+  const others: AllotmentRow[] = [];
+  for (const a of await placer.anchors(db)) {
+    if (a.anchor === to.anchor) continue;
+    const [row] = await readAllotments(db, a.anchor, to.cluster);
+    if (row) others.push(row);
+  }
+  const total = amountsOf((r) => pool[r] + others.reduce((s, row) => s + Math.max(0, free(row, r)), 0));
+  return { pool, others, covers: (need) => RESOURCE_NAMES.every((r) => total[r] >= need[r]) };
+}
+
+async function borrowFrom(db: Db, supply: Supply, to: Room, need: Amounts, by: string): Promise<boolean> {
+  if (!supply.covers(need)) return false;
+  const move = (kind: string, anchor: string, want: Amounts) => ({ id: `${kind}:${to.cluster}:${anchor}:${crypto.randomUUID()}`, cluster: to.cluster, anchor, want, by });
   const now = () => new Date();
-  if ((await grant(db, move('borrow', anchor, need), now)) === 'granted') return true;
-  let left = need;
-  for (const other of await placer.anchors(db)) {
-    if (other.anchor === anchor || RESOURCE_NAMES.every((r) => left[r] === 0)) continue;
-    const [row] = await readAllotments(db, other.anchor, room.cluster);
-    if (!row) continue;
+  let left = amountsOf((r) => Math.max(0, need[r] - supply.pool[r]));
+  for (const row of supply.others) {
     const take = amountsOf((r) => Math.min(left[r], Math.max(0, free(row, r))));
-    if (RESOURCE_NAMES.every((r) => take[r] === 0)) continue;
-    const applied = await reclaim(db, move('lend', other.anchor, take), now);
+    if (!anyPositive(take)) continue;
+    const applied = await reclaim(db, move('lend', row.anchor, take), now);
     left = amountsOf((r) => left[r] - applied[r]);
   }
-  return (await grant(db, move('borrow', anchor, need), now)) === 'granted';
+  return (await grant(db, move('borrow', to.anchor, need), now)) === 'granted';
 }
 
 const guardRoom = RESOURCE_NAMES.map((r) => `reserved_${AMOUNT_COLUMNS[r]} + stranded_${AMOUNT_COLUMNS[r]} + ? <= allotted_${AMOUNT_COLUMNS[r]}`).join(' AND ');

@@ -18,6 +18,7 @@ import type { Logger } from '../runtime/log.ts';
 import { decide, emptyMemory, recordChange, type AutoscaleMemory, type Observation } from './decide.ts';
 import type { AutoscaleMetrics } from './metrics.ts';
 import { podTargets, type PodLoad, type PodTarget, type ScrapedPod } from './scrape.ts';
+import type { Placer } from '../../ledger/placement.ts';
 
 /** The autoscaler's ledger calls (ledger/autoscale-change.ts, bound to the ledger's Db in setup). */
 export interface AutoscaleLedger {
@@ -26,8 +27,8 @@ export interface AutoscaleLedger {
   readStatus(tenant: string, id: string): Promise<AutoscaleStatus | null>;
 }
 
-export const autoscaleLedger = (db: Db): AutoscaleLedger => ({
-  change: (input) => autoscaleChange(db, input),
+export const autoscaleLedger = (db: Db, placer: Placer): AutoscaleLedger => ({
+  change: (input) => autoscaleChange(db, input, placer),
   writeStatus: (a) => writeAutoscaleStatus(db, a),
   readStatus: (tenant, id) => readAutoscaleStatus(db, tenant, id),
 });

@@ -172,7 +172,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   const as = { ...AUTOSCALER_LOOP_DEFAULTS, ...o.autoscale };
   const pods = mgr.cache.informer<ScrapedPod & KubeObject>('Pod');
   const autoscaler = new Autoscaler({
-    ledger: autoscaleLedger(o.db),
+    ledger: autoscaleLedger(o.db, placer),
     modelServices: () => modelServices.list(),
     pods: (ns) => pods.list(ns),
     scrape: (targets, signal) => scrapePods(targets, { fetch, timeoutMs: as.scrapeTimeoutMs, concurrency: as.scrapeConcurrency }, signal),

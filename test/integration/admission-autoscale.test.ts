@@ -20,6 +20,7 @@ import { autoscaleChange, writeAutoscaleStatus } from '../../ledger/autoscale-ch
 import { checkLedger } from '../../scripts/operator/check.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import type { AutoscaleStatus } from '../../schema/autoscale.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 let L: LedgerDatabase;
 let epoch: number;
@@ -48,7 +49,7 @@ const moves = (id: string) =>
 const scaleRows = (tenant: string, id: string) => L.count("SELECT COUNT(*) FROM outbox WHERE tenant = ? AND reservation_id = ? AND kind = 'scale'", [tenant, id]);
 const clean = async () => expect(await checkLedger(L.db, null, 'ns', { settled: false })).toEqual([]);
 const cpu = (replicas: number): Amounts => ({ cpu: 500 * replicas, memory: 512 * replicas, 'nvidia.com/gpu': 0, modelservices: 0 });
-const change = (tenant: string, id: string, want: number, e = epoch) => autoscaleChange(L.db, { tenant, id, epoch: e, want, now: new Date() });
+const change = (tenant: string, id: string, want: number, e = epoch) => autoscaleChange(L.db, { tenant, id, epoch: e, want, now: new Date() }, createPlacer());
 const settle = (tenant: string, id: string, generation: number) => recordScaleApplied(L.db, { tenant, id }, generation, true, epoch, new Date());
 
 describe('the autoscale spec', () => {

@@ -250,11 +250,11 @@ describe('the room moves with the money', () => {
     const { admission } = await submit('pl-auto', { autoscale: { minReplicas: 1, maxReplicas: 8, targetQueuePerReplica: 10 } });
     const at = { tenant: 'pl-auto', id: admission.id };
     await transition(L.db, at, ['admitted'], 'delivered', epoch, new Date(), null);
-    expect(await autoscaleChange(L.db, { ...at, epoch, want: 5, now: new Date() })).toMatchObject({ outcome: 'changed', from: 1, to: 3, short: [], cluster: 'c1' });
+    expect(await autoscaleChange(L.db, { ...at, epoch, want: 5, now: new Date() }, createPlacer())).toMatchObject({ outcome: 'changed', from: 1, to: 3, short: [], cluster: 'c1' });
     expect((await reservedOn('c1')).cpu).toBe(3000);
     expect(await recordScaleApplied(L.db, at, 2, true, epoch, new Date())).toBe(true);
     const before = await L.fingerprint();
-    expect(await autoscaleChange(L.db, { ...at, epoch, want: 5, now: new Date() })).toMatchObject({ outcome: 'quota-limited', from: 3, short: [], cluster: 'c1' });
+    expect(await autoscaleChange(L.db, { ...at, epoch, want: 5, now: new Date() }, createPlacer())).toMatchObject({ outcome: 'quota-limited', from: 3, short: [], cluster: 'c1' });
     expect(await L.fingerprint()).toBe(before);
     await clean();
   });
@@ -286,9 +286,9 @@ describe('the checker', () => {
     await tenant('pl-drift', 'cpu=10', 'memory=20Gi', 'modelservices=10');
     const { admission } = await submit('pl-drift');
     const room = (await placements())[0]!.room!;
-    await L.db.execute('UPDATE cluster_allotment SET reserved_modelservices = reserved_modelservices + 1 WHERE anchor = ? AND cluster = ?', [room, 'c1']);
-    expect(await checkLedger(L.db, null, undefined)).toEqual([expect.objectContaining({ check: 'cluster-reserved', cluster: 'c1', detail: expect.stringMatching(/modelservices: reserved 2, reservations hold 1/) })]);
-    await L.db.execute('UPDATE cluster_allotment SET reserved_modelservices = reserved_modelservices - 1 WHERE anchor = ? AND cluster = ?', [room, 'c1']);
+    await L.db.execute('UPDATE cluster_allotment SET reserved_memory_mib = reserved_memory_mib + 1 WHERE anchor = ? AND cluster = ?', [room, 'c1']);
+    expect(await checkLedger(L.db, null, undefined)).toEqual([expect.objectContaining({ check: 'cluster-reserved', cluster: 'c1', detail: `anchor ${room}: memory: reserved 1025, reservations hold 1024` })]);
+    await L.db.execute('UPDATE cluster_allotment SET reserved_memory_mib = reserved_memory_mib - 1 WHERE anchor = ? AND cluster = ?', [room, 'c1']);
     await L.db.execute('UPDATE reservation SET room_anchor = NULL WHERE tenant = ? AND id = ?', ['pl-drift', admission.id]);
     expect(await checkLedger(L.db, null, undefined)).toEqual(
       expect.arrayContaining([expect.objectContaining({ check: 'cluster-reserved', reservation: admission.id, detail: 'charged on registered cluster c1 without a room' })]),

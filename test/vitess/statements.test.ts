@@ -233,7 +233,7 @@ async function exerciseEverything(): Promise<void> {
     scaleAdmission(deps, { tenant, id, idempotencyKey: 's4', requestId: 's4', autoscale: autoscaleSpecSchema(16).parse({ minReplicas: 1, maxReplicas: 2, targetQueuePerReplica: 10 }) }),
   );
   await recordScaleApplied(db, at(id), 4, true, epoch, new Date());
-  await as('ledger/autoscale-change.ts:autoscaleChange', async () => expect(await autoscaleChange(db, { tenant, id, epoch, want: 2, now: new Date() })).toMatchObject({ outcome: 'changed', to: 2 }));
+  await as('ledger/autoscale-change.ts:autoscaleChange', async () => expect(await autoscaleChange(db, { tenant, id, epoch, want: 2, now: new Date() }, createPlacer())).toMatchObject({ outcome: 'changed', to: 2 }));
   await recordScaleApplied(db, at(id), 5, true, epoch, new Date());
   await as('ledger/autoscale-change.ts:readAutoscaleStatus', () => readAutoscaleStatus(db, tenant, id));
   await as('ledger/autoscale-change.ts:writeAutoscaleStatus', () =>
