@@ -101,3 +101,14 @@ describe('ALLOWED_IMAGE_REGISTRIES', () => {
     expect(imageRefusal('modeldock/mock-model:0.1.0', rules)).toBeUndefined();
   });
 });
+
+describe('PLACEMENT_POLICY', () => {
+  const base = { ...URL_VAR, ALLOWED_IMAGE_REGISTRIES: 'docker.io' };
+  it('is least-loaded unless set, affinity when set so', () => {
+    expect(parseConfig(base).placementPolicy.name).toBe('least-loaded');
+    expect(parseConfig({ ...base, PLACEMENT_POLICY: 'affinity' }).placementPolicy.name).toBe('affinity');
+  });
+  it('an unknown policy refuses the configuration, naming the known ones', () => {
+    expect(() => parseConfig({ ...base, PLACEMENT_POLICY: 'random' })).toThrow(/^invalid Worker configuration: PLACEMENT_POLICY: PLACEMENT_POLICY must be one of least-loaded, affinity$/);
+  });
+});

@@ -49,6 +49,8 @@ export function admissionRow(over: Row = {}): Row {
     dead_outbox: 0,
     next_attempt_at: null,
     retry_error: null,
+    cluster: 'default',
+    room_anchor: null,
     ...over,
   };
   for (const res of RESOURCE_NAMES) row[AMOUNT_COLUMNS[res]] ??= 0;

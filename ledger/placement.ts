@@ -98,11 +98,16 @@ export function createPlacer(o: PlacerOptions = {}): Placer {
     },
     async registered(db, fresh) {
       if (!fresh && registered && now() - registered.at < roomsTtl) return registered.any;
-      const any = (await db.execute('SELECT name FROM cluster LIMIT 1')).rows.length > 0;
+      const any = await anyClusterRegistered(db);
       registered = { at: now(), any };
       return any;
     },
   };
+}
+
+/** Whether any cluster is registered (global): while none is, admissions go to the unregistered cluster. */
+async function anyClusterRegistered(q: Queryable): Promise<boolean> {
+  return (await q.execute('SELECT name FROM cluster LIMIT 1')).rows.length > 0;
 }
 
 /** Sets the tenant's preferred clusters, best first (the `affinity` policy's input; [] clears them): one transaction on the tenant's shard. */

@@ -251,6 +251,31 @@ describe('Autoscaler.tick: a scale-up goes through the ledger, the status is wri
   });
 });
 
+describe('Autoscaler.tick: bounded by its cluster', () => {
+  test('a grant the quota allows but the cluster has no room for shows QuotaLimited/ClusterFull naming the cluster', async () => {
+    const h = harness();
+    h.put(modelService('a', { replicas: 1 }), load(30));
+    h.ledger.script('adm-a', { outcome: 'quota-limited', from: 1, short: [], queued: 0, cluster: 'c2' });
+    await h.tick();
+    expect(h.ledger.written('adm-a')).toEqual([
+      expect.objectContaining({
+        desiredReplicas: 3,
+        conditions: [{ type: 'QuotaLimited', reason: 'ClusterFull', message: 'the load asks for 3 replicas; cluster c2, where this admission runs, has no room for more', since: iso(T0) }],
+      }),
+    ]);
+    expect(await value(h.metrics.quotaRefusals)).toBe(1);
+  });
+
+  test('a partial grant bounded by the cluster counts as partial and says so', async () => {
+    const h = harness();
+    h.put(modelService('a', { replicas: 1 }), load(30));
+    h.ledger.script('adm-a', { outcome: 'changed', from: 1, to: 2, generation: 2, short: [], cluster: 'c2' });
+    await h.tick();
+    expect(h.ledger.written('adm-a').at(-1)!.conditions).toEqual([expect.objectContaining({ type: 'QuotaLimited', reason: 'ClusterFull' })]);
+    expect(await value(h.metrics.changes, { direction: 'up', grant: 'partial' })).toBe(1);
+  });
+});
+
 describe('Autoscaler.tick: without a reading it holds', () => {
   test('one ready pod unreadable: no change, MetricsUnavailable with its error, the gauge at 1; readable again clears both', async () => {
     const h = harness();

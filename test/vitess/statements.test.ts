@@ -25,7 +25,7 @@ import { checkLedger } from '../../scripts/operator/check.ts';
 import { addCluster, changeClusterState, rebalanceCluster, setClusterCapacity } from '../../scripts/operator/cluster-admin.ts';
 import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
-import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
+import { listClusters, readAllAllotments, readAudit, readCluster, syncModes } from '../../ledger/cluster-store.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
 import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
@@ -45,13 +45,15 @@ import { claimEverywhere } from '../support/ledger-rows.ts';
 import { StatementLog, type RecordedStatement } from '../support/recording-db.ts';
 import { emptyLedger } from '../support/ledger-database.ts';
 import { vitessLedger, type PlannedStatement } from '../support/vitess.ts';
-import { createPlacer } from '../../ledger/placement.ts';
+import { createPlacer, writeAffinity } from '../../ledger/placement.ts';
+import { placementPolicy } from '../../ledger/placement-policy.ts';
 
 const V = vitessLedger();
 const log = new StatementLog();
 let db: Db;
 const tenant = V.tenant('stmt');
 const queueTenant = V.tenant('stmtq');
+const placementTenant = V.tenant('stmtp');
 beforeAll(async () => {
   // The suites before this one (same ledger) leave due outbox rows: a bounded claim would take theirs.
   await emptyLedger(V.db);
@@ -167,6 +169,56 @@ async function exerciseClusters(): Promise<void> {
   });
 }
 
+/**
+ * Placement (docs/multi-cluster.md step 4) for a tenant of its own on a ready cluster of its own
+ * (placed by the affinity policy, which reads the tenant's preference): an admission placed with the
+ * slow path (the spread leaves each shard less than one admission), a PATCH increase borrowing first,
+ * a refund, a scale-up bounded by the room, an admission queued for cluster room and placed by the
+ * controller's dequeue after a release.
+ */
+async function exercisePlacement(epochOf: () => Promise<number>): Promise<void> {
+  const as = <T>(entry: string, fn: () => Promise<T>) => log.as(entry, fn);
+  const p = placementTenant;
+  const name = `p-${tenant}`;
+  // The operator's cluster (exerciseClusters) takes nothing new: this one is the only open cluster.
+  await changeClusterState({ db: V.db, actor: 'stmt-operator', now: () => new Date() }, { name: `c-${tenant}`, action: 'drain', reason: 'placement flow' });
+  const deps: ServiceDeps = { db, clock: () => new Date(), newId: ulidGenerator(), placer: createPlacer({ policy: placementPolicy('affinity') }) };
+  await as('ledger/placement.ts:writeAffinity', () => writeAffinity(db, p, [name]));
+  await addCluster({ db: V.db, actor: 'stmt-operator', now: () => new Date() }, { name, capacity: { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 } });
+  await V.db.execute("UPDATE cluster SET state = 'ready', version = version + 1 WHERE name = ?", [name]); // the takeover (not built yet)
+  await syncModes(V.db, await ledgerAnchors(V.db), (await readCluster(V.db, name))!, new Date());
+  await setTenantQuota(V.db, p, { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 0 });
+  const epoch = await epochOf();
+  const at = (id: string) => ({ tenant: p, id });
+  const first = await as('functions/services/admit.ts:admit (placed, slow path)', () => admit(deps, { tenant: p, idempotencyKey: 'p1', requestId: 'p1', parsed: parsed() }));
+  expect(first.admission.cluster).toBe(name);
+  const id = first.admission.id;
+  await transition(V.db, at(id), ['admitted'], 'delivered', epoch, new Date(), null);
+  const scale = (key: string, o: { replicas?: number; autoscale?: ReturnType<typeof autoscaleSpecSchema>['_output'] }) => scaleAdmission(deps, { tenant: p, id, idempotencyKey: key, requestId: key, ...o });
+  await as('functions/services/scale.ts:scaleAdmission (increase on a cluster)', () => scale('ps1', { replicas: 2 }));
+  await recordScaleApplied(V.db, at(id), 2, true, epoch, new Date());
+  await scale('ps2', { replicas: 1 });
+  await recordScaleApplied(V.db, at(id), 3, false, epoch, new Date());
+  const rec = await loadReservationRecord(V.db, at(id));
+  await as('controller/reservation/quota-moves.ts:refundScaleDown (with a room)', () =>
+    refundScaleDown(db, at(id), 3, { cpu: 1000, memory: 1024, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, new Date(), rec!.room),
+  );
+  await scale('ps3', { autoscale: autoscaleSpecSchema(16).parse({ minReplicas: 1, maxReplicas: 8, targetQueuePerReplica: 10 }) });
+  await recordScaleApplied(V.db, at(id), 4, true, epoch, new Date());
+  await as('ledger/autoscale-change.ts:autoscaleChange (bounded by the room)', () => autoscaleChange(db, { tenant: p, id, epoch, want: 8, now: new Date() }, createPlacer()));
+  await as('functions/services/admit.ts:admit (the last room)', () => admit(deps, { tenant: p, idempotencyKey: 'p2', requestId: 'p2', parsed: parsed({ name: 'p2' }) }));
+  const queued = await as('functions/services/admit.ts:admit (queued for cluster room)', () =>
+    admit(deps, { tenant: p, idempotencyKey: 'p3', requestId: 'p3', parsed: parsed({ name: 'p3', onShortQuota: 'queue' }) }),
+  );
+  expect(queued.outcome).toBe('queued');
+  await deleteAdmission(deps, p, id, 'pd');
+  await transition(V.db, at(id), ['deleting'], 'releasing', epoch, new Date(), null);
+  await as('controller/reservation/quota-moves.ts:release (with a room)', () => release(db, at(id), epoch, new Date()));
+  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer() };
+  await as('controller/reservation/queue-trigger.ts:admitFromQueue (placed)', () => admitFromQueue(trigger, p, epoch, createLogger({ level: 'error' }), 'release'));
+  expect((await getAdmission({ ...deps, db: V.db }, p, queued.admission.id)).cluster).toBe(name);
+}
+
 /** Every flow of the code that touches the ledger, in the order a reservation lives, on Vitess. */
 async function exerciseEverything(): Promise<void> {
   let clock = new Date();
@@ -279,6 +331,7 @@ async function exerciseEverything(): Promise<void> {
   });
   await queue.finish();
   await exerciseClusters();
+  await exercisePlacement(() => acquireEpoch(V.db, 'ctl-b', new Date()));
   await as('scripts/operator/check.ts:checkLedger', async () => expect(await checkLedger(db, null, 'ns', { settled: false })).toEqual([]));
 }
 
