@@ -82,6 +82,8 @@ export const admissionView = z.looseObject({
     autoscale: autoscaleSpecView.nullish(),
   }),
   amounts: z.record(z.string(), z.number()).optional(),
+  /** The cluster it is placed on (absent from an older API; null while queued). */
+  cluster: z.string().nullish(),
   createdAt: ts,
   stateChangedAt: ts.optional(),
   binding: z.looseObject({ namespace: z.string(), crName: z.string(), everReady: z.boolean().optional(), firstReadyAt: nts }).nullable(),

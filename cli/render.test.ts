@@ -99,6 +99,11 @@ describe('renderAdmission', () => {
     expect(out).toContain('ReleaseBlocked since 2026-12-01T10:05:00.000Z: waiting for md-x-1, md-x-2 to be gone');
     expect(out).toContain('last failure: pod md-x-1: OOMKilled, exit code 137 — out of memory (at 2026-12-01T10:04:00.000Z)');
   });
+  it('shows the cluster it is placed on; none while queued or from an older API', () => {
+    expect(renderAdmission(admission({ cluster: 'eu-2' }), flat)).toContain('  cluster:   eu-2\n');
+    expect(renderAdmission(admission({ cluster: null }), flat)).not.toContain('cluster:');
+    expect(renderAdmission(admission({}), flat)).not.toContain('cluster:');
+  });
   it('shows the last error with its code; without a code (an older API), the message alone', () => {
     const coded = renderAdmission(admission({ state: 'released', lastError: 'never Ready within 600000 ms', lastErrorCode: 'NeverReady' }), flat);
     expect(coded).toContain('last error:   NeverReady: never Ready within 600000 ms');

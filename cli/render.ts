@@ -124,6 +124,7 @@ export function renderAdmission(a: AdmissionView, look: Look): string {
     `${s('bold', a.name)}  ${a.id}`,
     `  state:     ${styleState(s, a.state)}${a.stateChangedAt ? s('dim', ` since ${a.stateChangedAt}`) : ''}`,
     `  image:     ${a.spec.image}`,
+    ...(a.cluster ? [`  cluster:   ${a.cluster}`] : []),
     `  replicas:  ${a.spec.replicas}   resources per replica: ${res}`,
     ...autoscaleLines(a, look),
     `  endpoint:  ${a.endpoint ?? '-'}`,
