@@ -9,13 +9,17 @@
 // tenant (single-shard). When the scan completes within budget, one more statement per shard
 // deletes acknowledged outbox rows older than the retention (dead rows are kept). Between the two,
 // the queue pass: every tenant with queued admissions gets a dequeue (ledger/queue.ts), the safety
-// net of the controller's dequeue after each release.
+// net of the controller's dequeue after each release; then the capacity moves a crash left halfway
+// (an admission's slow path in a request that died: ledger/placement.ts) are rolled forward.
+// The budget counts what each pass is sure to spend; the placer's cached reads (the shard list,
+// whether a cluster is registered) are not counted.
 import { purgeDone } from '../db/outbox.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
 import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
 import type { ServiceDeps } from './deps.ts';
+import { resumeMoves } from '../../ledger/allotment-moves.ts';
 
 export interface SweepOptions {
   cron: string;
@@ -43,10 +47,16 @@ export interface SweepResult {
   /** Queued admissions let in, and expired, by the queue pass. */
   dequeued: number;
   expired: number;
+  /** Capacity moves rolled forward (left pending by a crash). */
+  resumed: number;
 }
 
-/** The most round trips one dequeue transaction costs (BEGIN, lock, expire, read, move, movement, outbox, bypass, usage, COMMIT). */
-const DEQUEUE_STATEMENTS = 10;
+/** The most round trips one dequeue transaction costs (BEGIN, lock, expire, read, rooms, move, movement, outbox, bypass, usage, room, COMMIT). */
+const DEQUEUE_STATEMENTS = 12;
+/** The most round trips one capacity move's resume costs (two transactions of BEGIN + 2 + COMMIT, and R2's log read on a repeat). */
+const MOVE_STATEMENTS = 9;
+/** A pending move younger than this may still be finished by the saga that started it. */
+const MOVE_RESUME_AFTER_MS = 10_000;
 
 /** Consecutive runs of one tenant, in page order. */
 function byTenant(keys: readonly SweepKey[]): SweepKey[][] {
@@ -65,7 +75,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   const lease = new Date(now.getTime() + (opts.leaseMs ?? 5 * 60_000));
   const claim = await claimRun(deps.db, key, opts.holder, now, lease);
   let statements = claim.statements;
-  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true, dequeued: 0, expired: 0 };
+  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true, dequeued: 0, expired: 0, resumed: 0 };
 
   const shards = await ledgerShards(deps.db);
   statements++;
@@ -117,6 +127,12 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
     }
     if (!budgetLeft) break;
   }
+  let resumed = 0;
+  const moves = Math.floor((opts.maxStatements - statements - 1 - FINISH) / MOVE_STATEMENTS);
+  if (budgetLeft && moves >= 1) {
+    resumed = await resumeMoves(deps.db, { olderThanMs: MOVE_RESUME_AFTER_MS, now: deps.clock, limit: moves });
+    statements += 1 + resumed * MOVE_STATEMENTS;
+  }
   const complete = budgetLeft;
   let purged = 0;
   if (complete && opts.retentionMs) {
@@ -128,5 +144,5 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   }
   statements += FINISH;
   await finishRun(deps.db, key, opts.holder, deps.clock(), statements, enqueued);
-  return { claimed: true, statements, enqueued, pages, purged, complete, dequeued, expired };
+  return { claimed: true, statements, enqueued, pages, purged, complete, dequeued, expired, resumed };
 }

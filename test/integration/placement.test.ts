@@ -24,6 +24,8 @@ import { dequeueTenant } from '../../ledger/queue.ts';
 import { createPlacer, writeAffinity } from '../../ledger/placement.ts';
 import { placementPolicy } from '../../ledger/placement-policy.ts';
 import { addCluster, changeClusterState } from '../../scripts/operator/cluster-admin.ts';
+import { recordGrant } from '../../ledger/allotment-moves.ts';
+import { sweep } from '../../functions/services/sweep.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 
 let L: LedgerDatabase;
@@ -276,6 +278,25 @@ describe('the room moves with the money', () => {
     expect((await getAdmission(L.deps(), 'pl-queue', waiting.admission.id))).toMatchObject({ state: 'admitted', cluster: 'c1' });
     expect((await placements()).find((r) => r.id === waiting.admission.id)).toMatchObject({ cluster: 'c1', routed: 'c1' });
     expect((await reservedOn('c1')).modelservices).toBe(1);
+    await clean();
+  });
+});
+
+describe('a slow path cut short', () => {
+  it('a borrow whose request died after the pool gave (G1) is rolled forward by the cron sweep, nothing granted twice', async () => {
+    await clusters(['c1']);
+    // A fixture: 2 more model services of capacity, held in the pool (the operator's `capacity` would spread them).
+    await L.db.execute("UPDATE cluster SET capacity_modelservices = capacity_modelservices + 2, pool_modelservices = pool_modelservices + 2 WHERE name = 'c1'");
+    const anchor = anchors[0]!.anchor;
+    const before = sumOf(await readAllAllotments(L.db, anchors, 'c1'), 'allotted');
+    const want: Amounts = { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 1 };
+    expect(await recordGrant(L.db, { id: 'borrow:c1:crashed', cluster: 'c1', anchor, want, by: 'worker' }, new Date())).toBe('granted');
+    const sweepAt = (ms: number) => sweep({ ...L.deps(), clock: () => new Date(Date.now() + ms) }, { cron: 'placement', scheduledTime: ms, staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 100, holder: 'h' });
+    // Younger than 10 s: the saga that started it may still finish it.
+    expect(await sweepAt(0)).toMatchObject({ claimed: true, resumed: 0 });
+    expect(await sweepAt(11_000)).toMatchObject({ claimed: true, resumed: 1 });
+    expect(sumOf(await readAllAllotments(L.db, anchors, 'c1'), 'allotted').modelservices).toBe(before.modelservices + 1);
+    expect(await sweepAt(22_000)).toMatchObject({ claimed: true, resumed: 0 });
     await clean();
   });
 });
