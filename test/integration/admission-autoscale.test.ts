@@ -84,7 +84,7 @@ describe('the autoscale spec', () => {
 describe("the autoscaler's change", () => {
   it('charges a scale-up in the same transaction as its generation and scale row, before anything else', async () => {
     const id = await admitted('as-up');
-    expect(await change('as-up', id, 3)).toEqual({ outcome: 'changed', from: 1, to: 3, generation: 2, short: [] });
+    expect(await change('as-up', id, 3)).toEqual({ outcome: 'changed', from: 1, to: 3, generation: 2, short: [], cluster: null });
     expect(await moves(id)).toEqual(['1:charge:500', '2:charge:1000']);
     expect(await reservedCpu('as-up')).toBe(1500);
     expect(await scaleRows('as-up', id)).toBe(1);
@@ -107,11 +107,12 @@ describe("the autoscaler's change", () => {
       to: 4,
       generation: 2,
       short: [{ resource: 'cpu', requested: 2500, available: 1500, short: 1000 }],
+      cluster: null,
     });
     expect(await reservedCpu('as-part')).toBe(2000);
     expect(await settle('as-part', id, 2)).toBe(true);
     const before = await L.fingerprint();
-    expect(await change('as-part', id, 6)).toEqual({ outcome: 'quota-limited', from: 4, short: [{ resource: 'cpu', requested: 1000, available: 0, short: 1000 }], queued: 0 });
+    expect(await change('as-part', id, 6)).toEqual({ outcome: 'quota-limited', from: 4, short: [{ resource: 'cpu', requested: 1000, available: 0, short: 1000 }], queued: 0, cluster: null });
     expect(await L.fingerprint()).toBe(before);
     await clean();
   });
@@ -135,7 +136,7 @@ describe("the autoscaler's change", () => {
 
   it('lowers replicas without a refund; the refund comes only through the refund path, once', async () => {
     const id = await admitted('as-down', 4);
-    expect(await change('as-down', id, 2)).toEqual({ outcome: 'changed', from: 4, to: 2, generation: 2, short: [] });
+    expect(await change('as-down', id, 2)).toEqual({ outcome: 'changed', from: 4, to: 2, generation: 2, short: [], cluster: null });
     expect(await moves(id)).toEqual(['1:charge:2000']);
     expect(await reservedCpu('as-down')).toBe(2000);
     expect(await getAdmission(L.deps(), 'as-down', id)).toMatchObject({ replicas: 2, chargedReplicas: 4 });

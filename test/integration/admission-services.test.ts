@@ -15,6 +15,7 @@ import { ApiError } from '../../functions/errors.ts';
 import { loadMigrations, migrate } from '../../ledger/migrate.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { rejection } from '../support/rejection.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 
 let L: LedgerDatabase;
 beforeAll(async () => {
@@ -71,10 +72,15 @@ describe('migrations', () => {
 });
 
 describe('admit', () => {
-  it('costs 6 database round trips: BEGIN, 4 statements, COMMIT', async () => {
+  it('costs 6 database round trips: BEGIN, 4 statements, COMMIT (no cluster registered; the placer warm)', async () => {
     await L.setQuota('rt', 'cpu=4', 'memory=8Gi');
     const { calls, fetch } = countingFetch();
-    const r = await admit(L.deps({ fetch }), input('rt'));
+    // One placer per isolate: its first admission also reads the shard list, the rooms and whether a cluster is registered (cached after).
+    const deps = { ...L.deps({ fetch }), placer: createPlacer({ roomsTtlMs: 600_000 }) };
+    await admit(deps, input('rt'));
+    expect(calls).toEqual(['SHOW', 'SELECT', 'SELECT', 'BEGIN', 'INSERT', 'INSERT', 'INSERT', 'UPDATE', 'COMMIT']);
+    calls.length = 0;
+    const r = await admit(deps, input('rt'));
     expect(r.outcome).toBe('created');
     expect(calls).toEqual(['BEGIN', 'INSERT', 'INSERT', 'INSERT', 'UPDATE', 'COMMIT']);
     expect(calls.length).toBeLessThanOrEqual(6);

@@ -180,6 +180,21 @@ describe('placement (acceptance A1, ledger level)', () => {
 });
 
 describe('the room moves with the money', () => {
+  it('an admission on a cluster costs 7 round trips with the placer warm: BEGIN, 3 inserts, the charge, the room, COMMIT', async () => {
+    await clusters(['c1']);
+    await tenant('pl-rt', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const calls: string[] = [];
+    const deps = {
+      ...L.deps({ fetch: (url, init) => (calls.push(((JSON.parse(init?.body ?? '{}') as { query?: string }).query ?? '').split(/\s+/)[0] ?? ''), fetch(url, init)) }),
+      placer: createPlacer({ roomsTtlMs: 600_000 }),
+    };
+    await submit('pl-rt', {}, deps);
+    calls.length = 0;
+    expect((await submit('pl-rt', {}, deps)).admission.cluster).toBe('c1');
+    expect(calls).toEqual(['BEGIN', 'INSERT', 'INSERT', 'INSERT', 'UPDATE', 'UPDATE', 'COMMIT']);
+    await clean();
+  });
+
   it('a release gives the room back, and a full cluster admits again', async () => {
     await clusters(['c1']);
     await tenant('pl-rel', 'cpu=10', 'memory=20Gi', 'modelservices=10');
