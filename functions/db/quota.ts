@@ -4,6 +4,8 @@ import type { Amounts } from '../../schema/model-service.ts';
 import { ACTIVE_STATES, QUEUED_STATES, RELEASING_STATES, RESERVATION_STATES, UNCHARGED_END_STATES } from '../../schema/admission.ts';
 import type { Queryable } from '../../ledger/db.ts';
 import { quotaFromRows, type TenantQuota } from '../../ledger/queue.ts';
+import { shortfalls } from '../../ledger/queue-pick.ts';
+import type { Shortfall } from '../../schema/api.ts';
 import { AMOUNT_COLUMNS, amountsFromRow, RESOURCE_NAMES, type ResourceName } from '../../ledger/resources.ts';
 
 
@@ -15,6 +17,13 @@ export interface TenantQuotaRead {
 
 export async function readQuota(q: Queryable, tenant: string): Promise<TenantQuotaRead> {
   return quotaFromRows((await q.execute('SELECT resource, hard, used, queued FROM tenant_quota WHERE tenant = ?', [tenant])).rows);
+}
+
+/** Why the tenant's quota would refuse `amounts` now (short of it, or admissions queued that nothing passes); null: it takes them. */
+export async function quotaRefusal(q: Queryable, tenant: string, amounts: Amounts): Promise<{ short: Shortfall[]; queued: number } | null> {
+  const { quota, queued } = await readQuota(q, tenant);
+  const short = shortfalls(amounts, quota);
+  return short.length === 0 && queued === 0 ? null : { short, queued };
 }
 
 export type Breakdown = Record<'active' | 'releasing' | 'blocked' | 'conflict' | 'queued', Amounts>;

@@ -23,7 +23,7 @@ import type { Queryable } from '../../ledger/db.ts';
 import { everFits, estimateWait, shortfalls } from '../../ledger/queue-pick.ts';
 import { lockQuota, type TenantQuota } from '../../ledger/queue.ts';
 import { addAmounts } from '../../ledger/resources.ts';
-import { readQuota } from '../db/quota.ts';
+import { quotaRefusal, readQuota } from '../db/quota.ts';
 import { chargeQuota } from '../../ledger/charge.ts';
 import { countQueued, queuedThrough, releaseRate } from '../db/queue.ts';
 import { findByIdempotencyKey, insertReservation, type AdmissionRecord, type NewReservation } from '../db/reservations.ts';
@@ -100,17 +100,11 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
  * cluster's pool) runs only for an admission the tenant's quota takes: a doomed one moves nothing.
  */
 async function choose(deps: ServiceDeps, input: AdmitInput, fresh: boolean): Promise<Choice> {
-  let refused: { short: Shortfall[]; queued: number } | undefined;
-  const quotaFits = async () => {
-    const { quota, queued } = await readQuota(deps.db, input.tenant);
-    const short = shortfalls(input.parsed.amounts, quota);
-    if (short.length === 0 && queued === 0) return true;
-    refused = { short, queued };
-    return false;
-  };
+  const quota: { refused: Awaited<ReturnType<typeof quotaRefusal>> } = { refused: null };
+  const quotaFits = async () => (quota.refused = await quotaRefusal(deps.db, input.tenant, input.parsed.amounts)) === null;
   const choice = await chooseCluster(deps.placer, deps.db, input.tenant, input.parsed.amounts, { fresh, by: 'worker', mayBorrow: quotaFits });
   // Short of quota as well as of room: the quota is what the tenant can act on (a queueing admission waits for both).
-  if (choice.type === 'none' && refused && !input.parsed.queue) throw quotaExceeded(refused.short, refused.queued);
+  if (choice.type === 'none' && quota.refused && !input.parsed.queue) throw quotaExceeded(quota.refused.short, quota.refused.queued);
   return choice;
 }
 

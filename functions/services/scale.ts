@@ -23,7 +23,7 @@ import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { sha256Hex } from '../auth/digest.ts';
 import { advanceGeneration, findChangeByKey, insertChange, NOOP_GENERATION } from '../../ledger/change.ts';
-import { readQuota } from '../db/quota.ts';
+import { quotaRefusal, readQuota } from '../db/quota.ts';
 import { chargeQuota } from '../../ledger/charge.ts';
 import { findById, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, clusterCapacityExceeded, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
@@ -135,12 +135,6 @@ function targetOf(spec: ModelServiceSpec, input: ScaleInput): ModelServiceSpec {
   return autoscale ? { ...rest, replicas, autoscale } : { ...rest, replicas };
 }
 
-/** Whether the tenant's quota takes `delta` now (nothing queued): only then is room borrowed for it. */
-async function quotaTakes(deps: ServiceDeps, tenant: string, delta: Amounts): Promise<boolean> {
-  const { quota, queued } = await readQuota(deps.db, tenant);
-  return queued === 0 && shortfalls(delta, quota).length === 0;
-}
-
 /** Runs the change's transaction; returns the admission as it left it (the read + what it wrote: no second read). */
 async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, spec: ModelServiceSpec, requestHash: string, room: Room | null): Promise<AdmissionRecord> {
   const now = deps.clock();
@@ -150,7 +144,7 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionReco
   const delta = scaleDelta(a.spec, a.replicas, spec.replicas);
   const charge: Readonly<Amounts> = increase ? delta : NO_AMOUNTS;
   // An increase its quota takes but its cluster's room on this shard lacks: borrow first (the slow path of placement).
-  if (increase && room) await ensureRoom(deps.placer, deps.db, room, { one: delta, units: 1, partial: false }, 'worker', () => quotaTakes(deps, tenant, delta));
+  if (increase && room) await ensureRoom(deps.placer, deps.db, room, { one: delta, units: 1, partial: false }, 'worker', async () => (await quotaRefusal(deps.db, tenant, delta)) === null);
   await deps.db.transaction(async (tx) => {
     if (!(await advanceGeneration(tx, { tenant, id, from: a.generation, spec, charge, now }))) throw new Raced();
     try {
