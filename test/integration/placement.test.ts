@@ -181,7 +181,7 @@ describe('placement (acceptance A1, ledger level)', () => {
 
 describe('the room moves with the money', () => {
   it('an admission on a cluster costs 7 round trips with the placer warm: BEGIN, 3 inserts, the charge, the room, COMMIT', async () => {
-    await clusters(['c1']);
+    await clusters(['c1'], { ...CAP, cpu: 16_000, modelservices: 16 }); // each shard's share holds both admissions: no slow path
     await tenant('pl-rt', 'cpu=10', 'memory=20Gi', 'modelservices=10');
     const calls: string[] = [];
     const deps = {
