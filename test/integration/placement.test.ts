@@ -35,7 +35,11 @@ beforeAll(async () => {
   L = await createLedgerDatabase();
   anchors = await ledgerAnchors(L.db);
 });
-afterAll(async () => L?.drop());
+// A registered cluster places every later admission: leave none for the suites after this one (Vitess shares one ledger).
+afterAll(async () => {
+  if (L) await emptyLedger(L.db);
+  await L?.drop();
+});
 // Each test starts from an empty ledger: a registered cluster changes every admission after it.
 beforeEach(async () => emptyLedger(L.db));
 

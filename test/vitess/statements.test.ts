@@ -59,6 +59,8 @@ beforeAll(async () => {
   await emptyLedger(V.db);
   db = log.wrap(V.db);
 });
+// Its clusters would place every admission of the suites after it.
+afterAll(async () => emptyLedger(V.db));
 
 const parsed = (over: Record<string, unknown> = {}) =>
   admissionOf({ name: 'llm', image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '1', memory: '1Gi' }, ...over });
