@@ -86,7 +86,6 @@ import { dns1123Label } from '../schema/model-service.ts';
 import { namespacePrefixSetting } from '../schema/tenant-namespace.ts';
 import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.ts';
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
-import { createPlacer } from '../ledger/placement.ts';
 import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy } from '../ledger/placement-policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
@@ -229,7 +228,7 @@ setupModelServiceController(mgr, {
 if (db) {
   setupReservationController(mgr, {
     db,
-    placer: createPlacer({ policy: placementPolicy(env.PLACEMENT_POLICY) }),
+    placementPolicy: placementPolicy(env.PLACEMENT_POLICY),
     tenants: { prefix: env.TENANT_NAMESPACE_PREFIX, instance: env.INSTANCE, maxReplicas: env.MAX_REPLICAS, network: tenantNetwork },
     tenantSyncMs: env.TENANT_SYNC_MS,
     holder: identity,

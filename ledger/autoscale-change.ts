@@ -21,14 +21,14 @@ import { NO_AMOUNTS, REPLICA_RESOURCES, type Amounts, type ModelServiceSpec } fr
 import { scaleDelta } from '../schema/scale.ts';
 import { advanceGeneration, insertChange } from './change.ts';
 import { chargeQuota } from './charge.ts';
-import { int, json, str, strOrNull } from './columns.ts';
+import { int, json, str } from './columns.ts';
 import type { Db, Queryable } from './db.ts';
 import { insertMovement } from './movements.ts';
 import { FENCE } from './fence.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
 import { shortfalls, type TenantQuota } from './queue-pick.ts';
 import { lockQuota } from './queue.ts';
-import { ensureRoom, GROW_MODES, reserveRoom, unitsRoomFits, type Placer, type Room } from './placement.ts';
+import { ensureRoom, GROW_MODES, reserveRoom, roomOfRow, unitsRoomFits, type Placer, type Room } from './placement.ts';
 
 export interface AutoscaleChangeInput {
   tenant: string;
@@ -102,8 +102,7 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput, onRoomShor
   let to = want;
   let short: Shortfall[] = [];
   let clusterBound: string | null = null;
-  const anchor = strOrNull(row.room_anchor);
-  const room = anchor === null ? null : { anchor, cluster: str(row.cluster) };
+  const room = roomOfRow(row);
   if (want > from) {
     const locked = await lockQuota(tx, tenant);
     to = from + affordableReplicas(spec, locked.quota, want - from, locked.queued);

@@ -90,6 +90,12 @@ export async function readAllotments(q: Queryable, anchor: string, cluster: stri
   return (await q.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment WHERE anchor = ? AND cluster = ?`, [anchor, cluster])).rows.map(allotmentFromRow);
 }
 
+/** One anchor's allotment of a cluster, its row locked for the caller's transaction (`FOR UPDATE`). */
+export async function lockAllotment(tx: Queryable, anchor: string, cluster: string): Promise<AllotmentRow | undefined> {
+  const row = (await tx.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment WHERE anchor = ? AND cluster = ? FOR UPDATE`, [anchor, cluster])).rows[0];
+  return row ? allotmentFromRow(row) : undefined;
+}
+
 /** Every cluster's allotment on one anchor: the tenant's shard's view of the clusters, which placement ranks (single-shard). */
 export async function readAnchorAllotments(q: Queryable, anchor: string): Promise<AllotmentRow[]> {
   return (await q.execute(`SELECT ${ALLOTMENT_COLUMNS} FROM cluster_allotment WHERE anchor = ?`, [anchor])).rows.map(allotmentFromRow);

@@ -4,7 +4,7 @@
 // guarded UPDATE there, so a policy can only cost balance, never correctness.
 import type { Amounts } from '../schema/model-service.ts';
 import type { AllotmentMode } from './clusters.ts';
-import { RESOURCE_NAMES } from './resources.ts';
+import { amountsOf, RESOURCE_NAMES, type ResourceName } from './resources.ts';
 
 /** One cluster's room on the tenant's shard: its allotment row. */
 export interface ClusterRoom {
@@ -41,9 +41,14 @@ export interface PlacementPolicy {
   rank(i: PlacementInput): Ranked[];
 }
 
+/** What the room has left of a resource: allotted − reserved − stranded. */
+export const freeOf = (room: ClusterRoom, r: ResourceName): number => room.allotted[r] - room.reserved[r] - room.stranded[r];
+
+/** What the room lacks for `want`, per resource (0 where it has enough). */
+export const roomShortfall = (room: ClusterRoom, want: Amounts): Amounts => amountsOf((r) => Math.max(0, want[r] - freeOf(room, r)));
+
 /** Whether the room takes `want` on top of what is reserved and stranded, for every resource. */
-export const roomFits = (room: ClusterRoom, want: Amounts): boolean =>
-  RESOURCE_NAMES.every((r) => room.reserved[r] + room.stranded[r] + want[r] <= room.allotted[r]);
+export const roomFits = (room: ClusterRoom, want: Amounts): boolean => RESOURCE_NAMES.every((r) => want[r] <= freeOf(room, r));
 
 /**
  * The room's dominant share after placing `want`: max over the wanted resources of

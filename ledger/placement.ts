@@ -10,12 +10,12 @@ import type { Amounts } from '../schema/model-service.ts';
 import { anchorsOf, shardOfTenant, type ShardAnchor } from './anchors.ts';
 import { grant, reclaim } from './allotment-moves.ts';
 import { anyPositive, UNREGISTERED_CLUSTER, type AllotmentMode } from './clusters.ts';
-import { readAllotments, readAnchorAllotments, readCluster, type AllotmentRow } from './cluster-store.ts';
+import { lockAllotment, readAllAllotments, readAllotments, readAnchorAllotments, readCluster, type AllotmentRow } from './cluster-store.ts';
 import { str } from './columns.ts';
-import type { Db, Queryable } from './db.ts';
-import { placementPolicy, type ClusterRoom, type PlacementPolicy } from './placement-policy.ts';
-import { amountArgs, amountsFromRow, amountsOf, AMOUNT_COLUMNS, prefixedAmountColumns, RESOURCE_NAMES, type ResourceName } from './resources.ts';
-import { ledgerShards, type LedgerShard } from './shards.ts';
+import type { Db, Queryable, Row } from './db.ts';
+import { freeOf, placementPolicy, roomShortfall, type ClusterRoom, type PlacementPolicy } from './placement-policy.ts';
+import { amountArgs, amountsOf, AMOUNT_COLUMNS, RESOURCE_NAMES, type ResourceName } from './resources.ts';
+import { shardCache, type LedgerShard } from './shards.ts';
 
 /** Where an admission goes: a registered cluster's room on the tenant's anchor, or the unregistered cluster (anchor null: nothing to reserve). */
 export interface Target {
@@ -55,24 +55,19 @@ export interface Placer {
 export interface PlacerOptions {
   policy?: PlacementPolicy;
   roomsTtlMs?: number;
-  shardsTtlMs?: number;
+  /** The shard list (ledger/shards.ts shardCache): a process that reads it elsewhere too passes its own. Default: cached 60 s. */
+  shards?: (db: Db) => Promise<LedgerShard[]>;
   now?: () => number;
 }
 
 export function createPlacer(o: PlacerOptions = {}): Placer {
   const now = o.now ?? Date.now;
   const roomsTtl = o.roomsTtlMs ?? 1000;
-  const shardsTtl = o.shardsTtlMs ?? 60_000;
-  let shardList: { at: number; shards: LedgerShard[] } | undefined;
+  const shards = o.shards ?? shardCache(60_000, now);
   const anchorCache = new WeakMap<readonly LedgerShard[], ShardAnchor[]>();
   const rooms = new Map<string, { at: number; rooms: ClusterRoom[] }>();
   let registered: { at: number; any: boolean } | undefined;
-  // Read with the caller's handle (a Worker's handle carries its request's deadline), kept for the isolate.
-  const shards = async (db: Db) => {
-    if (shardList && now() - shardList.at < shardsTtl) return shardList.shards;
-    shardList = { at: now(), shards: await ledgerShards(db) };
-    return shardList.shards;
-  };
+  /** The anchors of the current shard list, computed once per list. */
   const anchors = async (db: Db) => {
     const list = await shards(db);
     let a = anchorCache.get(list);
@@ -83,11 +78,9 @@ export function createPlacer(o: PlacerOptions = {}): Placer {
     policy: o.policy ?? placementPolicy(undefined),
     anchors,
     async anchorOf(db, tenant) {
-      const list = await shards(db);
-      const shard = shardOfTenant(list, tenant);
-      const a = (await anchors(db)).find((x) => x.shard.name === shard.name);
-      if (!a) throw new Error(`no anchor for shard ${shard.name}`);
-      return a.anchor;
+      const all = await anchors(db);
+      const shard = shardOfTenant(all.map((a) => a.shard), tenant);
+      return all.find((a) => a.shard === shard)!.anchor;
     },
     async rooms(db, anchor, fresh) {
       const hit = rooms.get(anchor);
@@ -123,11 +116,6 @@ export async function writeAffinity(db: Db, tenant: string, clusters: readonly s
 export async function readAffinity(q: Queryable, tenant: string): Promise<string[]> {
   return (await q.execute('SELECT cluster FROM tenant_affinity WHERE tenant = ? ORDER BY `rank`, cluster', [tenant])).rows.map((r) => str(r.cluster));
 }
-
-const free = (room: ClusterRoom, r: ResourceName) => room.allotted[r] - room.reserved[r] - room.stranded[r];
-
-/** What the room lacks for `want`, per resource (0 where it has enough). */
-export const roomShortfall = (room: ClusterRoom, want: Amounts): Amounts => amountsOf((r) => Math.max(0, want[r] - free(room, r)));
 
 /**
  * The cluster for an admission of `want`: the first in the policy's order whose room on the tenant's
@@ -218,13 +206,8 @@ interface Supply {
 
 async function supplyFor(placer: Placer, db: Db, to: Room): Promise<Supply> {
   const pool = (await readCluster(db, to.cluster))?.pool ?? amountsOf(() => 0);
-  const others: AllotmentRow[] = [];
-  for (const a of await placer.anchors(db)) {
-    if (a.anchor === to.anchor) continue;
-    const [row] = await readAllotments(db, a.anchor, to.cluster);
-    if (row) others.push(row);
-  }
-  const total = amountsOf((r) => pool[r] + others.reduce((s, row) => s + Math.max(0, free(row, r)), 0));
+  const others = await readAllAllotments(db, (await placer.anchors(db)).filter((a) => a.anchor !== to.anchor), to.cluster);
+  const total = amountsOf((r) => pool[r] + others.reduce((s, row) => s + Math.max(0, freeOf(row, r)), 0));
   return { pool, others, covers: (need) => RESOURCE_NAMES.every((r) => total[r] >= need[r]) };
 }
 
@@ -234,7 +217,7 @@ async function borrowFrom(db: Db, supply: Supply, to: Room, need: Amounts, by: s
   const now = () => new Date();
   let left = amountsOf((r) => Math.max(0, need[r] - supply.pool[r]));
   for (const row of supply.others) {
-    const take = amountsOf((r) => Math.min(left[r], Math.max(0, free(row, r))));
+    const take = amountsOf((r) => Math.min(left[r], Math.max(0, freeOf(row, r))));
     if (!anyPositive(take)) continue;
     const applied = await reclaim(db, move('lend', row.anchor, take), now);
     left = amountsOf((r) => left[r] - applied[r]);
@@ -270,15 +253,16 @@ export const GROW_MODES: readonly AllotmentMode[] = ['open', 'draining'];
  * lock (`FOR UPDATE`: the caller's reserve cannot then be refused): 0 when its mode forbids growing.
  */
 export async function unitsRoomFits(tx: Queryable, t: Room, one: Amounts): Promise<number> {
-  const row = (
-    await tx.execute(`SELECT mode, ${prefixedAmountColumns('allotted')}, ${prefixedAmountColumns('reserved')}, ${prefixedAmountColumns('stranded')} FROM cluster_allotment WHERE anchor = ? AND cluster = ? FOR UPDATE`, [t.anchor, t.cluster])
-  ).rows[0];
-  if (!row || !GROW_MODES.includes(str(row.mode) as AllotmentMode)) return 0;
-  const room: ClusterRoom = { cluster: t.cluster, mode: 'open', allotted: amountsFromRow(row, 'allotted_'), reserved: amountsFromRow(row, 'reserved_'), stranded: amountsFromRow(row, 'stranded_') };
+  const room = await lockAllotment(tx, t.anchor, t.cluster);
+  if (!room || !GROW_MODES.includes(room.mode)) return 0;
   let units = Number.MAX_SAFE_INTEGER;
-  for (const r of RESOURCE_NAMES) if (one[r] > 0) units = Math.min(units, Math.floor(Math.max(0, free(room, r)) / one[r]));
+  for (const r of RESOURCE_NAMES) if (one[r] > 0) units = Math.min(units, Math.floor(Math.max(0, freeOf(room, r)) / one[r]));
   return units;
 }
+
+/** The room a reservation row holds (`cluster`, `room_anchor` selected): null when it holds none. */
+export const roomOfRow = (row: Row): Room | null =>
+  row.room_anchor === null || row.room_anchor === undefined ? null : { anchor: str(row.room_anchor), cluster: str(row.cluster) };
 
 /** Gives `amounts` back to the cluster's allotment of the anchor (a release, a refund); no row (the unregistered cluster) changes nothing. */
 export async function freeRoom(tx: Queryable, t: Room, amounts: Amounts, now: Date): Promise<void> {

@@ -39,13 +39,22 @@ export async function ledgerShards(db: Db, keyspace = LEDGER_KEYSPACE): Promise<
 /** `db` targeted at the shard named `name` (`ledger/-80`); '' is the one shard of an unsharded database: `db` itself. */
 export const shardDb = (db: Db, name: string): Db => (name === '' ? db : db.onShard(name.replace('/', ':')));
 
-/** Shards re-read at most every `ttlMs` (a reshard adds shards; a failed read is retried next time). */
-export function cachedShards(db: Db, ttlMs: number, now: () => number = Date.now): () => Promise<LedgerShard[]> {
+/**
+ * Shards re-read at most every `ttlMs` (a reshard adds shards; a failed read is retried next time),
+ * through the handle each call passes (a Worker's handle carries its request's deadline).
+ */
+export function shardCache(ttlMs: number, now: () => number = Date.now): (db: Db) => Promise<LedgerShard[]> {
   let cached: { at: number; shards: LedgerShard[] } | undefined;
-  return async () => {
+  return async (db) => {
     if (cached && now() - cached.at < ttlMs) return cached.shards;
     const shards = await ledgerShards(db);
     cached = { at: now(), shards };
     return shards;
   };
+}
+
+/** `shardCache` bound to one handle. */
+export function cachedShards(db: Db, ttlMs: number, now: () => number = Date.now): () => Promise<LedgerShard[]> {
+  const read = shardCache(ttlMs, now);
+  return () => read(db);
 }

@@ -7,8 +7,8 @@
 // increase's charge are the Worker's (functions/db/); the operator's resolve --release is in
 // resolve-conflict.ts and gives usage back with giveBackUsage.
 import type { Db, Queryable } from '../../ledger/db.ts';
-import { int, str, strOrNull } from '../../ledger/columns.ts';
-import { freeRoom, type Room } from '../../ledger/placement.ts';
+import { int } from '../../ledger/columns.ts';
+import { freeRoom, roomOfRow, type Room } from '../../ledger/placement.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import { AMOUNT_COLUMNS, amountArgs, amountColumns, amountsFromRow, releaseUsageByAmounts, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import type { MovementDirection } from '../../ledger/rows.ts';
@@ -57,9 +57,7 @@ export interface CurrentCharge {
 /** The reservation's change generation, what it charges now and the room it holds, read in the caller's transaction (the row it locked). */
 export async function currentCharge(tx: Queryable, key: ReservationKey): Promise<CurrentCharge | undefined> {
   const row = (await tx.execute(`SELECT generation, ${amountColumns()}, cluster, room_anchor FROM reservation WHERE tenant = ? AND id = ?`, [key.tenant, key.id])).rows[0];
-  if (!row) return undefined;
-  const anchor = strOrNull(row.room_anchor);
-  return { generation: int(row.generation), amounts: amountsFromRow(row), room: anchor === null ? null : { anchor, cluster: str(row.cluster) } };
+  return row ? { generation: int(row.generation), amounts: amountsFromRow(row), room: roomOfRow(row) } : undefined;
 }
 
 /**

@@ -13,7 +13,7 @@ import { ledgerShards } from '../../ledger/shards.ts';
 import type { ReservationRow } from './decide.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
 import type { Progress } from './progress.ts';
-import type { Room } from '../../ledger/placement.ts';
+import { roomOfRow, type Room } from '../../ledger/placement.ts';
 
 export interface ReservationRecord extends ReservationRow {
   createdAt: Date;
@@ -87,7 +87,7 @@ function recordFromRow(row: Row): ReservationRecord {
     releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
     amounts: amountsFromRow(row),
     lastReconciledAt: dateOrNull(row.last_reconciled_at),
-    room: row.room_anchor === null || row.room_anchor === undefined ? null : { anchor: str(row.room_anchor), cluster: str(row.cluster) },
+    room: roomOfRow(row),
     binding:
       row.bound === null || row.bound === undefined
         ? null

@@ -32,12 +32,13 @@ import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
 import { readHardQuota } from '../tenant/hard-quota.ts';
 import { TenantSpaces, type TenantSpaceOptions } from '../tenant/space.ts';
-import { createPlacer, type Placer } from '../../ledger/placement.ts';
+import { createPlacer } from '../../ledger/placement.ts';
+import type { PlacementPolicy } from '../../ledger/placement-policy.ts';
 
 export interface ReservationControllerOptions {
   db: Db;
-  /** Where admissions leaving the queue go, and the anchors releases give room back on (ledger/placement.ts); default: least-loaded. */
-  placer?: Placer;
+  /** How admissions leaving the queue are placed (ledger/placement-policy.ts); default: least-loaded. */
+  placementPolicy?: PlacementPolicy;
   /** Tenant namespaces: their naming, quota and network settings (controller/tenant/space.ts). */
   tenants: Omit<TenantSpaceOptions, 'readHard' | 'cache' | 'log'>;
   /** How often every tenant namespace's quota and policies are brought in step (default: resyncMs; 0 = never). */
@@ -77,7 +78,8 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   // loses the lease, so one acquisition per process is one per leadership).
   const fence = leaderFence({ db: o.db, holder: o.holder, now: () => new Date(), log });
   const shards = cachedShards(o.db, o.shardsTtlMs ?? 60_000);
-  const placer = o.placer ?? createPlacer({ shardsTtlMs: o.shardsTtlMs });
+  // One shard list for the poller, the resync, the queue sweep and placement.
+  const placer = createPlacer({ ...(o.placementPolicy ? { policy: o.placementPolicy } : {}), shards: () => shards() });
 
   const metrics = ledgerMetrics(mgr.metrics.registry);
   const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');

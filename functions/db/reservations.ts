@@ -12,7 +12,7 @@ import type { Queryable, Row } from '../../ledger/db.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
 import { UNREGISTERED_CLUSTER } from '../../ledger/clusters.ts';
-import type { Room, Target } from '../../ledger/placement.ts';
+import { roomOfRow, type Room, type Target } from '../../ledger/placement.ts';
 
 const placeholders = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
 
@@ -101,7 +101,7 @@ function toStored(row: Row): StoredAdmission {
   return {
     requestHash: str(row.request_hash),
     queueSeq: row.queue_seq === null || row.queue_seq === undefined ? null : int(row.queue_seq),
-    room: row.room_anchor === null || row.room_anchor === undefined ? null : { anchor: str(row.room_anchor), cluster: str(row.cluster) },
+    room: roomOfRow(row),
     admission: {
       id,
       tenant: str(row.tenant),

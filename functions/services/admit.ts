@@ -23,7 +23,7 @@ import type { Queryable } from '../../ledger/db.ts';
 import { everFits, estimateWait, shortfalls } from '../../ledger/queue-pick.ts';
 import { lockQuota, type TenantQuota } from '../../ledger/queue.ts';
 import { addAmounts } from '../../ledger/resources.ts';
-import { quotaRefusal, readQuota } from '../db/quota.ts';
+import { quotaRefusal } from '../db/quota.ts';
 import { chargeQuota } from '../../ledger/charge.ts';
 import { countQueued, queuedThrough, releaseRate } from '../db/queue.ts';
 import { findByIdempotencyKey, insertReservation, type AdmissionRecord, type NewReservation } from '../db/reservations.ts';
@@ -83,10 +83,9 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
         }
         // The conflicting admission vanished (cannot happen today: rows are never deleted); retry.
       } else if (err instanceof QuotaShort) {
-        const { quota, queued } = await readQuota(deps.db, input.tenant);
-        const short = shortfalls(input.parsed.amounts, quota);
+        const refused = await quotaRefusal(deps.db, input.tenant, input.parsed.amounts);
         // A release may have landed between the rollback and the read: then try again.
-        if (short.length > 0 || queued > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(short, queued);
+        if (refused || attempt >= MAX_ATTEMPTS) throw quotaExceeded(refused?.short ?? [], refused?.queued ?? 0);
       } else if (!(err instanceof RoomTaken) && (!isLockConflict(err) || attempt >= MAX_ATTEMPTS)) {
         throw err;
       }

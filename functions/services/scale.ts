@@ -23,13 +23,12 @@ import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { sha256Hex } from '../auth/digest.ts';
 import { advanceGeneration, findChangeByKey, insertChange, NOOP_GENERATION } from '../../ledger/change.ts';
-import { quotaRefusal, readQuota } from '../db/quota.ts';
+import { quotaRefusal } from '../db/quota.ts';
 import { chargeQuota } from '../../ledger/charge.ts';
 import { findById, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, clusterCapacityExceeded, idempotencyKeyReused, notFound, quotaExceeded } from '../errors.ts';
 import { ensureRoom, GROW_MODES, reserveRoom, type Room } from '../../ledger/placement.ts';
 import type { ServiceDeps } from './deps.ts';
-import { shortfalls } from '../../ledger/queue-pick.ts';
 import { insertMovement } from '../../ledger/movements.ts';
 
 const MAX_ATTEMPTS = 3;
@@ -90,10 +89,9 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
     } catch (err) {
       if (err instanceof RoomShort && found.room) throw clusterCapacityExceeded(found.room.cluster);
       if (err instanceof QuotaShort) {
-        const { quota, queued } = await readQuota(deps.db, input.tenant);
-        const short = shortfalls(err.delta, quota);
+        const refused = await quotaRefusal(deps.db, input.tenant, err.delta);
         // A release may have landed between the rollback and the read: then try again.
-        if (short.length > 0 || queued > 0 || attempt >= MAX_ATTEMPTS) throw quotaExceeded(short, queued);
+        if (refused || attempt >= MAX_ATTEMPTS) throw quotaExceeded(refused?.short ?? [], refused?.queued ?? 0);
       } else if (!(err instanceof Raced) && !isLockConflict(err)) {
         throw err;
       }
