@@ -1,8 +1,10 @@
 // The benchmarks' database paths: the services' own Db (ledger/db.ts: @planetscale/database over
 // HTTP to ps-http-sim) with every round trip counted, and baseline B — the same Db interface over
 // mysql2 straight to MariaDB, so the SAME service code issues the SAME SQL without HTTP.
-// mysql2 is a devDependency for this baseline only; its errors are not the driver's typed ones
-// (a duplicate key would not be recognised), which the benchmarks never provoke.
+// mysql2 is a devDependency for this baseline only; its server errors are rethrown as the driver's
+// typed DatabaseError with the errno in the message, as the HTTP driver reports them, so the
+// ledger's checks (not Vitess: syntax error 1064; duplicate key 1062) read them the same way.
+import { DatabaseError } from '@planetscale/database';
 import { createPool, type Pool, type PoolConnection, type ResultSetHeader } from 'mysql2/promise';
 import type { Db, ExecResult, Queryable, Row, SqlArg } from '../../ledger/db.ts';
 import type { MysqlTarget } from '../../scripts/testenv/mariadb.ts';
@@ -32,9 +34,19 @@ export function countingDb(inner: Db, counter = { roundTrips: 0 }): Db & { round
 
 const toArgs = (args: readonly SqlArg[] | undefined): unknown[] => (args ? args.map((a) => (Array.isArray(a) ? [...a] : a)) : []);
 
+/** A mysql2 server error (it carries `errno` and `sqlState`) as the HTTP driver's DatabaseError. */
+function typed(err: unknown): unknown {
+  if (!(err instanceof Error) || !('errno' in err) || typeof err.errno !== 'number') return err;
+  const sqlState = 'sqlState' in err ? String(err.sqlState) : 'HY000';
+  const message = `${err.message} (errno ${err.errno}) (sqlstate ${sqlState})`;
+  return new DatabaseError(message, 400, { message, code: 'UNKNOWN' });
+}
+
 async function run(conn: Pool | PoolConnection, sql: string, args?: readonly SqlArg[]): Promise<ExecResult> {
   // query(), not execute(): client-side placeholders expand arrays for `IN (?)` as the HTTP driver does.
-  const [res] = await conn.query(sql, toArgs(args));
+  const [res] = await conn.query(sql, toArgs(args)).catch((err: unknown) => {
+    throw typed(err);
+  });
   if (Array.isArray(res)) return { rows: res as Row[], rowsAffected: 0 };
   return { rows: [], rowsAffected: (res as ResultSetHeader).affectedRows };
 }

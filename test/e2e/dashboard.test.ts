@@ -71,6 +71,9 @@ describe('dashboard', () => {
     await page.locator('#notice', { hasText: 'Copied the URL.' }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(endpoint);
     expect(await ready.locator('.replicas').textContent()).toBe('2 replicas');
+    // No cluster registered in this stack: the admission is placed on "default", as the API says.
+    expect((await sys.api(`/requests/${id}`)).body.cluster).toBe('default');
+    expect(await ready.locator('.cluster').textContent()).toBe('on default');
     // A change of replicas made elsewhere (the CLI, the API) shows up, then settles.
     expect((await sys.api(`/requests/${id}`, { method: 'PATCH', body: { replicas: 1 }, idempotencyKey: 'dash-scale-1' })).status).toBe(202);
     await expect.poll(() => ready.locator('.replicas').textContent(), { timeout: 60_000 }).toBe('1 replica');

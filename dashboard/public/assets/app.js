@@ -29,7 +29,7 @@ const NOTICE_MS = 3000;
  *   endpoint: string | null, releaseBlockedSince?: string | null, releaseBlockedPods?: string[] | null,
  *   releaseBlockedReason?: string | null, releaseBlockedFinalizers?: string[] | null,
  *   lastError?: string | null, lastErrorCode?: string | null, lastFailure?: import('../../../schema/timeline.ts').LastFailure | null,
- *   replicas?: number, chargedReplicas?: number,
+ *   replicas?: number, chargedReplicas?: number, cluster?: string | null,
  *   pendingChange?: { fromReplicas: number, toReplicas: number, phase: string } | null,
  *   queue?: { position?: number | null, estimate?: import('./queue.js').WaitEstimate | null, expiresAt?: string | null } | null,
  *   autoscaleStatus?: import('./autoscale.js').AutoscaleStatus | null
@@ -201,6 +201,8 @@ function admissionRow(a, onDelete, onCancel, places) {
   if (a.spec.autoscale) name.append(autoscaleBox(a, a.spec.autoscale));
   const state = el('td');
   state.append(el('span', `state state-${a.state}`, a.state));
+  // The cluster it is placed on ("default" while the operator has registered none; null while queued).
+  if (a.cluster) state.append(el('div', 'cluster', `on ${a.cluster}`));
   const tl = el('td');
   tl.append(a.state === 'queued' ? queueCell(a, places.get(a.id)) : timelineCell(a));
   if (a.releaseBlockedSince) {
