@@ -15,7 +15,7 @@ import { str } from './columns.ts';
 import type { Db, Queryable, Row } from './db.ts';
 import { freeOf, placementPolicy, roomShortfall, type ClusterRoom, type PlacementPolicy } from './placement-policy.ts';
 import { amountArgs, amountsOf, AMOUNT_COLUMNS, RESOURCE_NAMES, type ResourceName } from './resources.ts';
-import { shardCache, type LedgerShard } from './shards.ts';
+import { shardCache, type LedgerShard, type ShardReader } from './shards.ts';
 
 /** Where an admission goes: a registered cluster's room on the tenant's anchor, or the unregistered cluster (anchor null: nothing to reserve). */
 export interface Target {
@@ -50,13 +50,18 @@ export interface Placer {
   rooms(db: Queryable, anchor: string, fresh: boolean): Promise<ClusterRoom[]>;
   /** Whether any cluster is registered, at most `roomsTtlMs` old unless `fresh`. */
   registered(db: Queryable, fresh: boolean): Promise<boolean>;
+  /**
+   * Drops the cached shard list: a transaction on the tenant's anchor was refused as cross-shard
+   * (isCrossShard: the list predates a reshard), so the next anchor comes from a fresh list.
+   */
+  forgetShards(): void;
 }
 
 export interface PlacerOptions {
   policy?: PlacementPolicy;
   roomsTtlMs?: number;
   /** The shard list (ledger/shards.ts shardCache): a process that reads it elsewhere too passes its own. Default: cached 60 s. */
-  shards?: (db: Db) => Promise<LedgerShard[]>;
+  shards?: ShardReader;
   now?: () => number;
 }
 
@@ -95,6 +100,7 @@ export function createPlacer(o: PlacerOptions = {}): Placer {
       registered = { at: now(), any };
       return any;
     },
+    forgetShards: () => shards.forget(),
   };
 }
 

@@ -16,6 +16,7 @@ import { dedupeKey, enqueue } from './outbox.ts';
 import { pickFromQueue, type QueuedItem, type QueuePick, type TenantQuota } from './queue-pick.ts';
 import { AMOUNT_COLUMNS, amountColumns, amountsFromRow, RESOURCE_NAMES, type ResourceName } from './resources.ts';
 import type { Amounts } from '../schema/model-service.ts';
+import { isCrossShard } from './anchors.ts';
 import { clusterInTx, reserveRoom, type Placer, type Target } from './placement.ts';
 
 export type { TenantQuota } from './queue-pick.ts';
@@ -129,13 +130,21 @@ export async function dequeueTenant(db: Db, tenant: string, opts: DequeueOptions
   // is seen; one queued later saw the freed quota itself.
   if ((await queuedCount(db, tenant)) === 0) return result;
   const maxAdmits = opts.maxAdmits ?? QUEUE_WINDOW;
-  const place = { anchor: await opts.placer.anchorOf(db, tenant), registered: await opts.placer.registered(db, false) };
-  for (let roomTaken = 0; ; ) {
+  const placeOf = async () => ({ anchor: await opts.placer.anchorOf(db, tenant), registered: await opts.placer.registered(db, false) });
+  let place = await placeOf();
+  for (let roomTaken = 0, reread = false; ; ) {
     result.transactions++;
     let step: DequeueStep;
     try {
       step = await db.transaction(async (tx) => dequeueOnce(tx, tenant, opts, place));
     } catch (err) {
+      if (isCrossShard(err) && !reread) {
+        // The anchor came from a shard list older than a reshard (rolled back): re-read it, once.
+        reread = true;
+        opts.placer.forgetShards();
+        place = await placeOf();
+        continue;
+      }
       // The cluster's room went between the read and the reserve (rolled back): choose again, a few times.
       if (!(err instanceof RoomTaken) || ++roomTaken >= ROOM_ATTEMPTS) throw err;
       continue;

@@ -1,7 +1,7 @@
 import { DatabaseError } from '@planetscale/database';
 import { describe, expect, it } from 'vitest';
 import type { Db, ExecResult } from './db.ts';
-import { cachedShards, ledgerShards } from './shards.ts';
+import { shardCache, ledgerShards } from './shards.ts';
 
 /** A Db answering SHOW VITESS_SHARDS with `answer`; onShard records the target. */
 function fakeDb(answer: () => Promise<ExecResult>, targets: string[] = []): Db {
@@ -48,16 +48,20 @@ describe('ledgerShards', () => {
     await expect(ledgerShards(fakeDb(() => Promise.reject(new Error('connection refused'))))).rejects.toThrow('connection refused');
   });
 
-  it('cachedShards re-reads the list only after its time to live', async () => {
+  it('shardCache re-reads the list only after its time to live, or at once after forget', async () => {
     let reads = 0;
     let now = 0;
-    const shards = cachedShards(fakeDb(async () => (reads++, shardRows('ledger/-80', 'ledger/80-')())), 1000, () => now);
-    await shards();
+    const db = fakeDb(async () => (reads++, shardRows('ledger/-80', 'ledger/80-')()));
+    const shards = shardCache(1000, () => now);
+    await shards(db);
     now = 999;
-    await shards();
+    await shards(db);
     expect(reads).toBe(1);
     now = 1000;
-    await shards();
+    await shards(db);
     expect(reads).toBe(2);
+    shards.forget();
+    expect((await shards(db)).map((s) => s.name)).toEqual(['ledger/-80', 'ledger/80-']);
+    expect(reads).toBe(3);
   });
 });

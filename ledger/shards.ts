@@ -39,22 +39,21 @@ export async function ledgerShards(db: Db, keyspace = LEDGER_KEYSPACE): Promise<
 /** `db` targeted at the shard named `name` (`ledger/-80`); '' is the one shard of an unsharded database: `db` itself. */
 export const shardDb = (db: Db, name: string): Db => (name === '' ? db : db.onShard(name.replace('/', ':')));
 
+/** A cached shard list, read through the handle each call passes; `forget` drops it (a transaction found it stale). */
+export type ShardReader = ((db: Db) => Promise<LedgerShard[]>) & { forget(): void };
+
 /**
  * Shards re-read at most every `ttlMs` (a reshard adds shards; a failed read is retried next time),
- * through the handle each call passes (a Worker's handle carries its request's deadline).
+ * through the handle each call passes (a Worker's handle carries its request's deadline), and at
+ * once after `forget` (a transaction refused as cross-shard: anchors/isCrossShard).
  */
-export function shardCache(ttlMs: number, now: () => number = Date.now): (db: Db) => Promise<LedgerShard[]> {
+export function shardCache(ttlMs: number, now: () => number = Date.now): ShardReader {
   let cached: { at: number; shards: LedgerShard[] } | undefined;
-  return async (db) => {
+  const read = async (db: Db) => {
     if (cached && now() - cached.at < ttlMs) return cached.shards;
     const shards = await ledgerShards(db);
     cached = { at: now(), shards };
     return shards;
   };
-}
-
-/** `shardCache` bound to one handle. */
-export function cachedShards(db: Db, ttlMs: number, now: () => number = Date.now): () => Promise<LedgerShard[]> {
-  const read = shardCache(ttlMs, now);
-  return () => read(db);
+  return Object.assign(read, { forget: () => (cached = undefined) });
 }

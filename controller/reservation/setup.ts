@@ -27,7 +27,7 @@ import { Autoscaler, autoscaleLedger } from '../autoscale/autoscaler.ts';
 import { autoscaleMetrics } from '../autoscale/metrics.ts';
 import { scrapePods } from '../autoscale/scrape.ts';
 import type { ScrapedPod } from '../autoscale/scrape.ts';
-import { cachedShards, shardDb } from '../../ledger/shards.ts';
+import { shardCache, shardDb } from '../../ledger/shards.ts';
 import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
 import { readHardQuota } from '../tenant/hard-quota.ts';
@@ -77,9 +77,10 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   // The fence: the epoch is bumped once when this process first acts as leader (it exits when it
   // loses the lease, so one acquisition per process is one per leadership).
   const fence = leaderFence({ db: o.db, holder: o.holder, now: () => new Date(), log });
-  const shards = cachedShards(o.db, o.shardsTtlMs ?? 60_000);
   // One shard list for the poller, the resync, the queue sweep and placement.
-  const placer = createPlacer({ ...(o.placementPolicy ? { policy: o.placementPolicy } : {}), shards: () => shards() });
+  const shardsOf = shardCache(o.shardsTtlMs ?? 60_000);
+  const shards = () => shardsOf(o.db);
+  const placer = createPlacer({ ...(o.placementPolicy ? { policy: o.placementPolicy } : {}), shards: shardsOf });
 
   const metrics = ledgerMetrics(mgr.metrics.registry);
   const modelServices = mgr.cache.informer<ModelService & KubeObject>('ModelService');

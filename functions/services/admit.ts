@@ -17,6 +17,7 @@ import type { ParsedAdmission } from '../../schema/admission.ts';
 import type { Shortfall } from '../../schema/api.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import { sha256Hex } from '../auth/digest.ts';
+import { isCrossShard } from '../../ledger/anchors.ts';
 import { isDuplicateKey, isLockConflict } from '../../ledger/db.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import type { Queryable } from '../../ledger/db.ts';
@@ -86,6 +87,9 @@ export async function admit(deps: ServiceDeps, input: AdmitInput): Promise<Admit
         const refused = await quotaRefusal(deps.db, input.tenant, input.parsed.amounts);
         // A release may have landed between the rollback and the read: then try again.
         if (refused || attempt >= MAX_ATTEMPTS) throw quotaExceeded(refused?.short ?? [], refused?.queued ?? 0);
+      } else if (isCrossShard(err)) {
+        // The tenant's anchor came from a shard list older than a reshard (rolled back): re-read it.
+        deps.placer.forgetShards();
       } else if (!(err instanceof RoomTaken) && (!isLockConflict(err) || attempt >= MAX_ATTEMPTS)) {
         throw err;
       }

@@ -19,13 +19,14 @@ import { release, refundScaleDown } from '../../controller/reservation/quota-mov
 import { recordScaleApplied, transition } from '../../controller/reservation/transitions.ts';
 import { autoscaleChange } from '../../ledger/autoscale-change.ts';
 import { ledgerAnchors, shardOfTenant, type ShardAnchor } from '../../ledger/anchors.ts';
-import { readAllAllotments, readCluster, sumOf, syncModes } from '../../ledger/cluster-store.ts';
+import { readAllAllotments, sumOf } from '../../ledger/cluster-store.ts';
 import { dequeueTenant } from '../../ledger/queue.ts';
 import { createPlacer, writeAffinity } from '../../ledger/placement.ts';
 import { placementPolicy } from '../../ledger/placement-policy.ts';
-import { addCluster, changeClusterState } from '../../scripts/operator/cluster-admin.ts';
+import { changeClusterState } from '../../scripts/operator/cluster-admin.ts';
 import { recordGrant } from '../../ledger/allotment-moves.ts';
 import { sweep } from '../../functions/services/sweep.ts';
+import { readyCluster } from '../support/clusters.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 
 let L: LedgerDatabase;
@@ -55,12 +56,7 @@ const admin = { actor: 'ops-test', now: () => new Date() };
 
 /** Registers clusters and makes them ready: the state change a controller's first takeover makes (step 5), here a labelled fixture. */
 async function clusters(names: readonly string[], capacity: Amounts = CAP): Promise<void> {
-  for (const name of names) {
-    await addCluster({ db: L.db, ...admin }, { name, capacity });
-    await L.db.execute("UPDATE cluster SET state = 'ready', version = version + 1 WHERE name = ?", [name]);
-    const c = (await readCluster(L.db, name))!;
-    await syncModes(L.db, anchors, c, new Date());
-  }
+  for (const name of names) await readyCluster(L.db, name, capacity);
 }
 
 let seq = 0;

@@ -18,6 +18,7 @@ import { getQuota } from '../../functions/services/quota.ts';
 import { deleteAdmission, getAdmission, listAdmissions } from '../../functions/services/requests.ts';
 import { dequeueByWorker, getQueue } from '../../functions/services/queue.ts';
 import { sweep } from '../../functions/services/sweep.ts';
+import { readyCluster } from '../support/clusters.ts';
 import { scaleAdmission } from '../../functions/services/scale.ts';
 import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus } from '../../ledger/autoscale-change.ts';
 import { autoscaleSpecSchema } from '../../schema/autoscale.ts';
@@ -25,7 +26,7 @@ import { checkLedger } from '../../scripts/operator/check.ts';
 import { addCluster, changeClusterState, rebalanceCluster, setClusterCapacity } from '../../scripts/operator/cluster-admin.ts';
 import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
-import { listClusters, readAllAllotments, readAudit, readCluster, syncModes } from '../../ledger/cluster-store.ts';
+import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
 import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
@@ -186,9 +187,7 @@ async function exercisePlacement(epochOf: () => Promise<number>): Promise<void> 
   await changeClusterState({ db: V.db, actor: 'stmt-operator', now: () => new Date() }, { name: `c-${tenant}`, action: 'drain', reason: 'placement flow' });
   const deps: ServiceDeps = { db, clock: () => new Date(), newId: ulidGenerator(), placer: createPlacer({ policy: placementPolicy('affinity') }) };
   await as('ledger/placement.ts:writeAffinity', () => writeAffinity(db, p, [name]));
-  await addCluster({ db: V.db, actor: 'stmt-operator', now: () => new Date() }, { name, capacity: { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 } });
-  await V.db.execute("UPDATE cluster SET state = 'ready', version = version + 1 WHERE name = ?", [name]); // the takeover (not built yet)
-  await syncModes(V.db, await ledgerAnchors(V.db), (await readCluster(V.db, name))!, new Date());
+  await readyCluster(V.db, name, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 }, 'stmt-operator');
   await setTenantQuota(V.db, p, { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 0 });
   const epoch = await epochOf();
   const at = (id: string) => ({ tenant: p, id });
