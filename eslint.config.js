@@ -41,6 +41,8 @@ export const LAYERS = [
   { files: ['controller/tenant/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', TENANT_SPACE], ['../reservation/**', TENANT_SPACE]] },
   // The autoscaler decides and charges through the ledger; the ledger controller wires it (its fence, its caches).
   { files: ['controller/autoscale/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', AUTOSCALER], ['../reservation/**', AUTOSCALER]] },
+  // The cluster's takeover and heartbeat: wired by controller/main.ts beside the controllers, importing none of them.
+  { files: ['controller/cluster/**/*.ts'], ignores: TEST_FILES, forbid: [...CONTROLLER, ['../modelservice/**', PEER], ['../reservation/**', PEER], ['../tenant/**', PEER], ['../autoscale/**', PEER]] },
   { files: ['controller/**/*.test.ts'], forbid: [CONTROLLER[0], GATEWAY_ABOVE] },
   { files: ['gateway/**/*.ts'], ignores: TEST_FILES, forbid: GATEWAY_FORBID(['ledger', 'functions', 'scripts', 'mock', 'test', 'cli', 'dashboard', 'bench']) },
   { files: ['gateway/**/*.test.ts'], forbid: GATEWAY_FORBID(['ledger', 'functions', 'scripts', 'cli', 'dashboard', 'bench']) },

@@ -29,6 +29,7 @@ export const BOTH_BACKENDS = [
   'test/integration/admission-autoscale.test.ts',
   'test/integration/admission-workerd-ledger.test.ts',
   'test/integration/cluster-admin.test.ts',
+  'test/integration/cluster-epoch.test.ts',
   'test/integration/placement.test.ts',
   'test/e2e/lifecycle.test.ts',
   'test/e2e/crash-matrix.test.ts',

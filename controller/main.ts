@@ -51,6 +51,12 @@
 //                       REQUIRED unless LEDGER=off: empty or absent exits with the reason
 //   LEDGER_RESYNC_PAGE  open reservations read per resync statement (default 500)
 //   LEDGER_READ_QPS, LEDGER_READ_BURST  rate limit of the ledger's live API reads (default 20/s, burst 40)
+//   CLUSTER             optional: the cluster (`npm run cluster -- add <name>`) this controller serves. Once it
+//                       leads, it takes the cluster over in the ledger (a new cluster epoch; a joining cluster
+//                       becomes ready and takes placements) and sends a heartbeat every third of the cluster's
+//                       lease; a heartbeat that finds the epoch moved on exits, as a lost Lease does
+//                       (controller/cluster/heartbeat.ts). Unset: no cluster is taken over. Either way this
+//                       controller still serves every outbox row (routing by cluster is docs/multi-cluster.md step 5)
 //   PLACEMENT_POLICY    where an admission leaving the queue is placed among the clusters: least-loaded (default) or
 //                       affinity (ledger/placement-policy.ts); set it as the Worker's
 //   AUTOSCALE_TICK_MS   how often the autoscaler reads the load of autoscaled admissions and decides (default 2 s; 0 = off)
@@ -86,6 +92,8 @@ import { dns1123Label } from '../schema/model-service.ts';
 import { namespacePrefixSetting } from '../schema/tenant-namespace.ts';
 import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.ts';
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
+import { CLUSTER_NAME } from '../ledger/clusters.ts';
+import { ClusterMember, clusterLedger, clusterMetrics } from './cluster/heartbeat.ts';
 import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy } from '../ledger/placement-policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
@@ -137,11 +145,13 @@ const parsed = z
     AUTOSCALE_SCRAPE_TIMEOUT_MS: int(AUTOSCALER_LOOP_DEFAULTS.scrapeTimeoutMs, 50),
     AUTOSCALE_SCRAPE_CONCURRENCY: int(AUTOSCALER_LOOP_DEFAULTS.scrapeConcurrency, 1),
     ...placementSettings,
+    CLUSTER: z.string().regex(CLUSTER_NAME, 'must be a cluster name (a DNS label)').optional(),
     PLACEMENT_POLICY: z.enum(Object.keys(PLACEMENT_POLICIES) as [string, ...string[]]).default(DEFAULT_PLACEMENT_POLICY),
   })
   .safeParse(process.env);
 if (!parsed.success) fatal(`invalid environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
 const env = parsed.data;
+if (env.CLUSTER && env.LEDGER === 'off') fatal('CLUSTER needs the ledger (LEDGER=off has none)');
 if (env.LEDGER === 'on' && !env.DATABASE_URL) {
   fatal('DATABASE_URL is not set: the controller needs the ledger database (set LEDGER=off to run without outbox and ledger)');
 }
@@ -249,6 +259,21 @@ if (db) {
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
     autoscale: { tickMs: env.AUTOSCALE_TICK_MS, scrapeTimeoutMs: env.AUTOSCALE_SCRAPE_TIMEOUT_MS, scrapeConcurrency: env.AUTOSCALE_SCRAPE_CONCURRENCY },
   });
+  if (env.CLUSTER) {
+    mgr.addController(
+      new ClusterMember({
+        cluster: env.CLUSTER,
+        ledger: clusterLedger(db, { cluster: env.CLUSTER, holder: identity, now: () => new Date() }),
+        log,
+        metrics: clusterMetrics(metrics.registry),
+        retryMs: env.LEASE_RETRY_PERIOD_MS,
+        onSuperseded: (reason) => {
+          log.error('exiting: cluster epoch superseded', { reason });
+          process.exit(1);
+        },
+      }),
+    );
+  }
   if (allowsAnyRegistry(allowedRegistries)) log.warn('ALLOWED_IMAGE_REGISTRIES is *: images from ANY registry are delivered');
 } else {
   log.warn('LEDGER=off: outbox delivery and the quota ledger are OFF (ModelService reconciling only)');
@@ -272,5 +297,5 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 // What tenant pods get (the GPU part only on pods that request GPUs); {} = the cluster's default scheduling.
 log.info('pod placement', { placement: prune(placement) });
 log.info('tenant namespaces', { prefix: env.TENANT_NAMESPACE_PREFIX, instance: env.INSTANCE, network: tenantNetwork });
-log.info('starting', { namespace: env.NAMESPACE, identity, workers: env.WORKERS, qps: env.QPS, burst: env.BURST, leaderElection: env.LEADER_ELECT, ledger: env.LEDGER });
+log.info('starting', { namespace: env.NAMESPACE, identity, cluster: env.CLUSTER, workers: env.WORKERS, qps: env.QPS, burst: env.BURST, leaderElection: env.LEADER_ELECT, ledger: env.LEDGER });
 await mgr.start();

@@ -139,6 +139,19 @@ export async function syncModes(q: Queryable, anchors: readonly ShardAnchor[], c
   return changed;
 }
 
+/** One `cluster_audit` row, in the transaction of the change it records (global). */
+export async function writeAudit(tx: Queryable, a: { cluster: string; action: string; actor: string; reason?: string | null; epoch: number; detail?: unknown; at: Date }): Promise<void> {
+  await tx.execute('INSERT INTO cluster_audit (cluster, action, actor, reason, epoch, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    a.cluster,
+    a.action,
+    a.actor,
+    a.reason ?? null,
+    a.epoch,
+    a.detail === undefined ? null : JSON.stringify(a.detail),
+    a.at,
+  ]);
+}
+
 export async function readAudit(q: Queryable, cluster: string, limit = 20): Promise<AuditRow[]> {
   const r = await q.execute('SELECT seq, cluster, action, actor, reason, epoch, detail, at FROM cluster_audit WHERE cluster = ? ORDER BY seq DESC LIMIT ?', [cluster, limit]);
   return r.rows.map((row) => ({

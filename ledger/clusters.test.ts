@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Amounts } from '../schema/model-service.ts';
-import { CLUSTER_NAME, CLUSTER_STATES, MODE_OF_STATE, clusterState, operatorTransition, spreadCapacity, type ClusterState, type ReadyFacts } from './clusters.ts';
+import { CLUSTER_NAME, CLUSTER_STATES, MODE_OF_STATE, clusterState, operatorTransition, spreadCapacity, takeoverTransition, type ClusterState, type ReadyFacts } from './clusters.ts';
 
 const fresh: ReadyFacts = { heartbeatFresh: true, strandedAny: false };
 
@@ -30,6 +30,18 @@ describe('operatorTransition', () => {
   it('says why a lost cluster cannot be made ready', () => {
     expect(operatorTransition('ready', 'lost', { heartbeatFresh: false, strandedAny: false })).toMatchObject({ reason: expect.stringMatching(/heartbeat/) });
     expect(operatorTransition('ready', 'lost', { heartbeatFresh: true, strandedAny: true })).toMatchObject({ reason: expect.stringMatching(/stranded/) });
+  });
+});
+
+describe('takeoverTransition', () => {
+  it.each<[ClusterState, ReturnType<typeof takeoverTransition>]>([
+    ['joining', { kind: 'take', to: 'ready', joined: true }],
+    ['ready', { kind: 'take', to: 'ready', joined: false }],
+    ['draining', { kind: 'take', to: 'draining', joined: false }],
+    ['lost', { kind: 'take', to: 'lost', joined: false }],
+    ['forgotten', { kind: 'refused', reason: 'forgotten: add it again (npm run cluster -- add)' }],
+  ])('a controller taking a %s cluster over', (from, decision) => {
+    expect(takeoverTransition(from)).toEqual(decision);
   });
 });
 

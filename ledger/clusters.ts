@@ -76,6 +76,19 @@ export function operatorTransition(action: OperatorAction, from: ClusterState, f
   }
 }
 
+/** What a controller's takeover of its cluster does (ledger/cluster-epoch.ts): always a new epoch. */
+export type TakeoverDecision = { kind: 'take'; to: ClusterState; joined: boolean } | { kind: 'refused'; reason: string };
+
+/**
+ * A controller taking its cluster over: a joining cluster becomes ready (its first takeover is what
+ * makes it ready, never the operator); any other keeps its state (a draining one stays draining, a
+ * lost one stays lost until the operator's `ready`); a forgotten one is refused (add it again).
+ */
+export function takeoverTransition(from: ClusterState): TakeoverDecision {
+  if (from === 'forgotten') return { kind: 'refused', reason: 'forgotten: add it again (npm run cluster -- add)' };
+  return from === 'joining' ? { kind: 'take', to: 'ready', joined: true } : { kind: 'take', to: from, joined: false };
+}
+
 export interface Spread {
   /** What the pool keeps. */
   pool: Amounts;

@@ -18,7 +18,7 @@ import type { Amounts } from '../../schema/model-service.ts';
 import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
 import { grant, reclaim } from '../../ledger/allotment-moves.ts';
 import { anyPositive, CLUSTER_NAME, notAClusterName, operatorTransition, spreadCapacity, type ClusterState, type OperatorAction } from '../../ledger/clusters.ts';
-import { CLUSTER_COLUMNS, clusterFromRow, ensureAllotment, readAllAllotments, readCluster, sumOf, syncModes, type ClusterRow } from '../../ledger/cluster-store.ts';
+import { CLUSTER_COLUMNS, clusterFromRow, ensureAllotment, writeAudit, readAllAllotments, readCluster, sumOf, syncModes, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { bool } from '../../ledger/columns.ts';
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { addAmounts, AMOUNT_COLUMNS, AMOUNT_PLACEHOLDERS, amountArgs, amountsOf, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
@@ -47,18 +47,6 @@ export interface AddResult {
   /** False when the cluster existed with this definition and the run only completed it. */
   created: boolean;
   anchors: ShardAnchor[];
-}
-
-async function audit(tx: Queryable, a: { cluster: string; action: string; actor: string; reason?: string | null; epoch: number; detail?: unknown; at: Date }): Promise<void> {
-  await tx.execute('INSERT INTO cluster_audit (cluster, action, actor, reason, epoch, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-    a.cluster,
-    a.action,
-    a.actor,
-    a.reason ?? null,
-    a.epoch,
-    a.detail === undefined ? null : JSON.stringify(a.detail),
-    a.at,
-  ]);
 }
 
 const sameAmounts = (a: Amounts, b: Amounts) => RESOURCE_NAMES.every((r) => a[r] === b[r]);
@@ -90,7 +78,7 @@ export async function addCluster(ctx: AdminContext, o: AddCluster): Promise<AddR
        VALUES (?, 'joining', 1, 0, ?, ${AMOUNT_PLACEHOLDERS}, ${AMOUNT_PLACEHOLDERS}, ?, ?, ?)`,
       [o.name, leaseMs, ...amountArgs(o.capacity), ...amountArgs(o.capacity), now, now, now],
     );
-    await audit(tx, { cluster: o.name, action: 'add', actor: ctx.actor, reason: o.reason, epoch: 0, detail: { capacity: o.capacity, leaseMs, shards: anchors.length }, at: now });
+    await writeAudit(tx, { cluster: o.name, action: 'add', actor: ctx.actor, reason: o.reason, epoch: 0, detail: { capacity: o.capacity, leaseMs, shards: anchors.length }, at: now });
     return true;
   });
   const cluster = await mustRead(ctx.db, o.name);
@@ -134,7 +122,7 @@ export async function changeClusterState(ctx: AdminContext, o: { name: string; a
     if (decision.kind === 'unchanged') return { changed: false, from: c.state };
     const epoch = c.epoch + (decision.bumpEpoch ? 1 : 0);
     await tx.execute('UPDATE cluster SET state = ?, version = version + 1, epoch = ?, state_changed_at = ?, updated_at = ? WHERE name = ?', [decision.to, epoch, now, now, o.name]);
-    await audit(tx, { cluster: o.name, action: o.action, actor: ctx.actor, reason: o.reason, epoch, detail: { from: c.state, to: decision.to }, at: now });
+    await writeAudit(tx, { cluster: o.name, action: o.action, actor: ctx.actor, reason: o.reason, epoch, detail: { from: c.state, to: decision.to }, at: now });
     return { changed: true, from: c.state };
   });
   const cluster = await mustRead(ctx.db, o.name);
@@ -194,7 +182,7 @@ export async function rebalanceCluster(ctx: AdminContext, o: { name: string; rea
     pool = amountsOf((r) => pool[r] - want[r]);
   }
   const cluster = await mustRead(ctx.db, o.name);
-  await ctx.db.transaction((tx) => audit(tx, { cluster: o.name, action: 'rebalance', actor: ctx.actor, reason: o.reason, epoch: cluster.epoch, detail: { reclaimed, granted }, at: ctx.now() }));
+  await ctx.db.transaction((tx) => writeAudit(tx, { cluster: o.name, action: 'rebalance', actor: ctx.actor, reason: o.reason, epoch: cluster.epoch, detail: { reclaimed, granted }, at: ctx.now() }));
   return { reclaimed, granted, cluster };
 }
 
@@ -239,7 +227,7 @@ export async function setClusterCapacity(ctx: AdminContext, o: { name: string; c
       [...RESOURCE_NAMES.flatMap((x) => [delta[x], delta[x]]), now, o.name, ...amountArgs(delta)],
     );
     if (r.rowsAffected !== 1) return false;
-    await audit(tx, { cluster: o.name, action: 'capacity', actor: ctx.actor, reason: o.reason, epoch: c.epoch, detail: { from: c.capacity, to: target }, at: now });
+    await writeAudit(tx, { cluster: o.name, action: 'capacity', actor: ctx.actor, reason: o.reason, epoch: c.epoch, detail: { from: c.capacity, to: target }, at: now });
     return true;
   });
   // Placements took the slack between the read and the reclaims: what came back stays in the pool, for the next try.

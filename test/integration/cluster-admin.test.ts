@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Amounts } from '../../schema/model-service.ts';
 import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
 import { applyGrant, applyReclaim, finishMove, finishReclaim, grant, reclaim, recordGrant, recordReclaim, resumeMoves } from '../../ledger/allotment-moves.ts';
+import { acquireClusterEpoch } from '../../ledger/cluster-epoch.ts';
 import { readAllAllotments, readAudit, readCluster, sumOf, syncModes } from '../../ledger/cluster-store.ts';
 import { spreadCapacity } from '../../ledger/clusters.ts';
 import { amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
@@ -49,7 +50,9 @@ async function setPool(name: string, pool: Amounts): Promise<void> {
     [...amountArgs(pool), ...RESOURCE_NAMES.map(cap), name],
   );
 }
-/** A test fixture standing in for writers not built yet (a controller's takeover, the supervisor's `lost`). */
+/** Its controller's first takeover: joining → ready, epoch 1 (ledger/cluster-epoch.ts). */
+const takeOver = (name: string) => acquireClusterEpoch(ledger.db, { cluster: name, holder: 'controller-eu-1', now: new Date() });
+/** A test fixture standing in for writers not built yet (the supervisor's `lost`, the operator's `forget`). */
 const force = (name: string, state: string) => ledger.db.execute('UPDATE cluster SET state = ?, version = version + 1 WHERE name = ?', [state, name]);
 
 describe('add', () => {
@@ -83,7 +86,7 @@ describe('add', () => {
     expect(await ledger.fingerprint()).toBe(before);
     await expect(addCluster(ctx, { name: 'eu-1', capacity: { ...CAP, cpu: 1000 } })).rejects.toThrow(ClusterRefused);
     await expect(addCluster(ctx, { name: 'eu-1', capacity: CAP, leaseMs: 30_000 })).rejects.toThrow(/exists \(joining, epoch 0\)/);
-    await force('eu-1', 'ready');
+    await takeOver('eu-1');
     const ready = await ledger.fingerprint();
     await expect(addCluster(ctx, { name: 'eu-1', capacity: CAP })).rejects.toThrow(/exists \(ready/);
     expect(await ledger.fingerprint()).toBe(ready);
@@ -331,26 +334,27 @@ describe('drain and ready', () => {
   });
 
   it('ready → draining → ready: an audit row each, every shard follows, a repeat writes nothing', async () => {
-    await force('eu-1', 'ready');
+    await takeOver('eu-1');
     const d = await changeClusterState(ctx, { name: 'eu-1', action: 'drain', reason: 'kernel upgrade' });
-    expect(d).toMatchObject({ changed: true, from: 'ready', cluster: { state: 'draining', epoch: 0, version: 3 } });
+    expect(d).toMatchObject({ changed: true, from: 'ready', cluster: { state: 'draining', epoch: 1, version: 3 } });
     for (const a of await allotmentsOf('eu-1')) expect(a).toMatchObject({ mode: 'draining', modeVersion: 3 });
     const drained = await ledger.fingerprint();
     expect(await changeClusterState(ctx, { name: 'eu-1', action: 'drain' })).toMatchObject({ changed: false });
     expect(await ledger.fingerprint()).toBe(drained);
     const r = await changeClusterState(ctx, { name: 'eu-1', action: 'ready' });
-    expect(r).toMatchObject({ changed: true, from: 'draining', cluster: { state: 'ready', epoch: 0, version: 4 } });
+    expect(r).toMatchObject({ changed: true, from: 'draining', cluster: { state: 'ready', epoch: 1, version: 4 } });
     for (const a of await allotmentsOf('eu-1')) expect(a).toMatchObject({ mode: 'open', modeVersion: 4 });
     expect((await readAudit(ledger.db, 'eu-1')).map((e) => [e.action, e.reason, e.detail && JSON.parse(e.detail)])).toEqual([
       ['ready', null, { from: 'draining', to: 'ready' }],
       ['drain', 'kernel upgrade', { from: 'ready', to: 'draining' }],
+      ['joined', null, { from: 'joining', to: 'ready' }],
       ['add', null, { capacity: CAP, leaseMs: 15_000, shards: anchors.length }],
     ]);
     expect(await drift()).toEqual([]);
   });
 
   it('a shard never takes an older state’s mode (a late sync of the drain after the ready changes nothing)', async () => {
-    await force('eu-1', 'ready');
+    await takeOver('eu-1');
     const drained = (await changeClusterState(ctx, { name: 'eu-1', action: 'drain' })).cluster;
     await changeClusterState(ctx, { name: 'eu-1', action: 'ready' });
     expect(await syncModes(ledger.db, anchors, drained, new Date())).toBe(0);

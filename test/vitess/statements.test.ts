@@ -27,6 +27,7 @@ import { addCluster, changeClusterState, rebalanceCluster, setClusterCapacity } 
 import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
+import { acquireClusterEpoch, heartbeat } from '../../ledger/cluster-epoch.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
 import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
@@ -141,7 +142,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
 
 /**
  * The operator's clusters (docs/multi-cluster.md steps 2–3): add (its spread granted through the
- * saga), a re-run of add, drain and ready with their audit rows and every shard's mode, a grant a
+ * saga), a re-run of add, the cluster controller's takeovers and heartbeats, drain and ready with their audit rows and every shard's mode, a grant a
  * crash left after its first step and `resume`, a rebalance (a reclaim), and the CLI's reads.
  */
 async function exerciseClusters(): Promise<void> {
@@ -151,7 +152,13 @@ async function exerciseClusters(): Promise<void> {
   const capacity = { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 2, modelservices: 8 };
   await as('scripts/operator/cluster-admin.ts:addCluster', () => addCluster(ctx, { name, capacity, reason: 'statements' }));
   await as('scripts/operator/cluster-admin.ts:addCluster (re-run)', () => addCluster(ctx, { name, capacity }));
-  await V.db.execute("UPDATE cluster SET state = 'ready', version = version + 1 WHERE name = ?", [name]); // the takeover (not built yet)
+  // The cluster's controller: its first takeover (joining → ready, every shard's mode), a later one, heartbeats at the new and the old epoch.
+  await as('ledger/cluster-epoch.ts:acquireClusterEpoch (joining)', () => acquireClusterEpoch(db, { cluster: name, holder: 'stmt-a', now: new Date() }));
+  const retaken = await as('ledger/cluster-epoch.ts:acquireClusterEpoch (a new leader)', () => acquireClusterEpoch(db, { cluster: name, holder: 'stmt-b', now: new Date() }));
+  expect(retaken).toMatchObject({ kind: 'taken', state: 'ready', joined: false });
+  const epoch = retaken.kind === 'taken' ? retaken.epoch : 0;
+  expect(await as('ledger/cluster-epoch.ts:heartbeat', () => heartbeat(db, { cluster: name, epoch, holder: 'stmt-b' }))).toEqual({ kind: 'renewed' });
+  expect(await as('ledger/cluster-epoch.ts:heartbeat (superseded)', () => heartbeat(db, { cluster: name, epoch: epoch - 1, holder: 'stmt-a' }))).toMatchObject({ kind: 'superseded', epoch });
   await as('scripts/operator/cluster-admin.ts:changeClusterState (drain)', () => changeClusterState(ctx, { name, action: 'drain', reason: 'statements' }));
   await as('scripts/operator/cluster-admin.ts:changeClusterState (ready)', () => changeClusterState(ctx, { name, action: 'ready' }));
   const [anchor] = await ledgerAnchors(V.db);
@@ -476,7 +483,9 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'functions/db/queue.ts:queuedThrough',
       'functions/db/queue.ts:releaseRate',
       'scripts/operator/cluster-admin.ts:addCluster',
-      'scripts/operator/cluster-admin.ts:audit',
+      'ledger/cluster-store.ts:writeAudit',
+      'ledger/cluster-epoch.ts:acquireClusterEpoch',
+      'ledger/cluster-epoch.ts:heartbeat',
       'scripts/operator/cluster-admin.ts:changeClusterState',
       'scripts/operator/cluster-admin.ts:setClusterCapacity',
       'ledger/cluster-store.ts:readCluster',

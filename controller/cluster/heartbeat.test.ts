@@ -1,0 +1,101 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import type { Beat, Takeover } from '../../ledger/cluster-epoch.ts';
+import { createLogger } from '../runtime/log.ts';
+import { ClusterMember, clusterMetrics, type ClusterLedger } from './heartbeat.ts';
+
+/**
+ * A member over a scripted ledger: `takeovers` and `beats` are answered in order (an Error is
+ * thrown); once the beats run out, the next one waits until the member is stopped. Sleeps are
+ * recorded and return at once.
+ */
+function member(script: { takeovers: (Takeover | Error)[]; beats: (Beat | Error)[] }) {
+  const sleeps: number[] = [];
+  const beatEpochs: number[] = [];
+  const superseded: string[] = [];
+  const lines: Record<string, unknown>[] = [];
+  let drained!: () => void;
+  const beatsDone = new Promise<void>((resolve) => (drained = resolve));
+  const registry = new Registry();
+  const next = <T>(queue: (T | Error)[], what: string): T => {
+    const answer = queue.shift();
+    if (answer === undefined) throw new Error(`unscripted ${what}`);
+    if (answer instanceof Error) throw answer;
+    return answer;
+  };
+  const ledger: ClusterLedger = {
+    acquire: () => Promise.resolve().then(() => next(script.takeovers, 'takeover')),
+    beat: (epoch, signal) => {
+      beatEpochs.push(epoch);
+      if (script.beats.length === 0) {
+        drained();
+        return new Promise<Beat>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+      }
+      return Promise.resolve().then(() => next(script.beats, 'beat'));
+    },
+  };
+  const m = new ClusterMember({
+    cluster: 'eu-1',
+    ledger,
+    log: createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) }),
+    metrics: clusterMetrics(registry),
+    retryMs: 2_000,
+    onSuperseded: (reason) => void superseded.push(reason),
+    sleep: (ms) => {
+      sleeps.push(ms);
+      return Promise.resolve();
+    },
+  });
+  const metric = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values.find((v) => v.labels.cluster === 'eu-1')?.value ?? 0;
+  return { m, sleeps, beatEpochs, superseded, lines, beatsDone, metric };
+}
+
+const taken = (epoch: number, leaseMs = 15_000): Takeover => ({ kind: 'taken', epoch, state: 'ready', leaseMs, joined: epoch === 1 });
+
+describe('ClusterMember', () => {
+  it('retries a refused or failed takeover every retryMs, then sends a heartbeat every third of the lease at its epoch', async () => {
+    const t = member({ takeovers: [{ kind: 'refused', reason: 'no cluster named eu-1' }, new Error('database unavailable'), taken(4, 9_000)], beats: [{ kind: 'renewed' }, { kind: 'renewed' }] });
+    t.m.start(new AbortController().signal);
+    await t.beatsDone;
+    expect(t.sleeps).toEqual([2_000, 2_000, 3_000, 3_000, 3_000]);
+    expect(t.beatEpochs).toEqual([4, 4, 4]);
+    expect(await t.metric('modeldock_cluster_epoch')).toBe(4);
+    expect(t.lines.map((l) => [l.level, l.msg])).toEqual([
+      ['error', 'cluster takeover refused'],
+      ['warn', 'cluster takeover failed'],
+      ['info', 'cluster taken over'],
+    ]);
+    expect(t.lines[0]).toMatchObject({ cluster: 'eu-1', reason: 'no cluster named eu-1' });
+    await t.m.stop();
+    expect(t.superseded).toEqual([]);
+    expect(t.m.started).toBe(false);
+  });
+
+  it('a failed heartbeat is counted and the next one is sent; a superseded one stops the member and says why, once', async () => {
+    const t = member({ takeovers: [taken(2)], beats: [new Error('deadline exceeded'), { kind: 'renewed' }, { kind: 'superseded', epoch: 3, state: 'lost' }] });
+    t.m.start(new AbortController().signal);
+    await expect.poll(() => t.superseded.length).toBe(1);
+    expect(t.superseded[0]).toBe('cluster eu-1 epoch 2 superseded (now 3, lost)');
+    expect(t.beatEpochs).toEqual([2, 2, 2]);
+    expect(await t.metric('modeldock_cluster_heartbeat_failures_total')).toBe(1);
+    expect(await t.metric('modeldock_cluster_epoch_superseded_total')).toBe(1);
+  });
+
+  it('a cluster row that is gone supersedes it too', async () => {
+    const t = member({ takeovers: [taken(1)], beats: [{ kind: 'superseded', epoch: null, state: null }] });
+    t.m.start(new AbortController().signal);
+    await expect.poll(() => t.superseded).toEqual(['cluster eu-1 epoch 1 superseded (now no row, not registered)']);
+  });
+
+  it('the Manager stopping aborts a heartbeat in flight: no superseded, no failure counted', async () => {
+    const t = member({ takeovers: [taken(1)], beats: [] });
+    const manager = new AbortController();
+    t.m.start(manager.signal);
+    await t.beatsDone;
+    manager.abort(new Error('manager stopping'));
+    await t.m.stop();
+    expect(t.superseded).toEqual([]);
+    expect(await t.metric('modeldock_cluster_heartbeat_failures_total')).toBe(0);
+    expect(t.lines.filter((l) => l.level !== 'info')).toEqual([]);
+  });
+});
