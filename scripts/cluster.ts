@@ -117,7 +117,7 @@ const fmt = (a: Amounts): string => RESOURCE_NAMES.map((r) => `${r}=${a[r]}${SUF
 async function show(db: Db, name: string): Promise<void> {
   const c = await readCluster(db, name);
   if (!c) throw new ClusterRefused(`no cluster named ${name}`);
-  console.log(`${c.name}\tstate=${c.state}\tepoch=${c.epoch}\tversion=${c.version}\tlease=${c.leaseMs}ms\theartbeat=${c.heartbeatAt ?? 'never'}`);
+  console.log(`${c.name}\tstate=${c.state}\tepoch=${c.epoch}\tversion=${c.version}\tlease=${c.leaseMs}ms\theartbeat=${c.heartbeatAt ? `${c.heartbeatAt} by ${c.heartbeatBy ?? '?'}` : 'never'}`);
   console.log(`  capacity  ${fmt(c.capacity)}`);
   console.log(`  pool      ${fmt(c.pool)}`);
   for (const a of await readAllAllotments(db, await ledgerAnchors(db), name)) {
