@@ -6,7 +6,7 @@
 // granted twice, and the checker sees a broken allotment or capacity.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Amounts } from '../../schema/model-service.ts';
-import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
+import type { ShardAnchor } from '../../ledger/anchors.ts';
 import { applyGrant, applyReclaim, finishMove, finishReclaim, grant, reclaim, recordGrant, recordReclaim, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { acquireClusterEpoch } from '../../ledger/cluster-epoch.ts';
 import { readAllAllotments, readAudit, readCluster, sumOf, syncModes } from '../../ledger/cluster-store.ts';
@@ -14,7 +14,8 @@ import { spreadCapacity } from '../../ledger/clusters.ts';
 import { amountArgs, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, setClusterCapacity, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
-import { createLedgerDatabase, emptyLedger, ledgerBackend, type LedgerDatabase } from '../support/ledger-database.ts';
+import { emptyLedger, ledgerBackend, type LedgerDatabase } from '../support/ledger-database.ts';
+import { closeClusterLedger, openClusterLedger } from '../support/clusters.ts';
 
 let ledger: LedgerDatabase;
 let anchors: ShardAnchor[];
@@ -22,16 +23,8 @@ let ctx: AdminContext;
 const CAP: Amounts = { cpu: 64_000, memory: 262_144, 'nvidia.com/gpu': 7, modelservices: 10 };
 const ZERO: Amounts = { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 };
 
-beforeAll(async () => {
-  ledger = await createLedgerDatabase();
-  anchors = await ledgerAnchors(ledger.db);
-  ctx = { db: ledger.db, actor: 'ops-alice', now: () => new Date() };
-});
-// A registered cluster places every later admission: leave none for the suites after this one (Vitess shares one ledger).
-afterAll(async () => {
-  if (ledger) await emptyLedger(ledger.db);
-  await ledger?.drop();
-});
+beforeAll(async () => ({ ledger, anchors, ctx } = await openClusterLedger()));
+afterAll(() => closeClusterLedger(ledger));
 // Each test starts from an empty ledger: the cluster tables are global, so names would collide.
 beforeEach(async () => {
   if (ledger.backend === 'vitess') return emptyLedger(ledger.db);

@@ -5,29 +5,22 @@
 // takeover the ledger refuses writes nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Amounts } from '../../schema/model-service.ts';
-import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
+import type { ShardAnchor } from '../../ledger/anchors.ts';
 import { acquireClusterEpoch, heartbeat } from '../../ledger/cluster-epoch.ts';
 import { readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { int } from '../../ledger/columns.ts';
 import { addCluster, changeClusterState, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
-import { createLedgerDatabase, emptyLedger, type LedgerDatabase } from '../support/ledger-database.ts';
+import { emptyLedger, type LedgerDatabase } from '../support/ledger-database.ts';
+import { closeClusterLedger, openClusterLedger } from '../support/clusters.ts';
 
 let ledger: LedgerDatabase;
 let anchors: ShardAnchor[];
 let ctx: AdminContext;
 const CAP: Amounts = { cpu: 8_000, memory: 16_384, 'nvidia.com/gpu': 0, modelservices: 4 };
 
-beforeAll(async () => {
-  ledger = await createLedgerDatabase();
-  anchors = await ledgerAnchors(ledger.db);
-  ctx = { db: ledger.db, actor: 'ops-alice', now: () => new Date() };
-});
-// A ready cluster places every later admission: leave none for the suites after this one (Vitess shares one ledger).
-afterAll(async () => {
-  if (ledger) await emptyLedger(ledger.db);
-  await ledger?.drop();
-});
+beforeAll(async () => ({ ledger, anchors, ctx } = await openClusterLedger()));
+afterAll(() => closeClusterLedger(ledger));
 beforeEach(async () => {
   await emptyLedger(ledger.db);
   await addCluster(ctx, { name: 'eu-1', capacity: CAP, leaseMs: 6_000 });
