@@ -186,7 +186,7 @@ export async function ensureRoom(
   if (!row || !GROW_MODES.includes(row.mode)) return;
   const needFor = (units: number) => roomShortfall(row, amountsOf((r) => grow.one[r] * units));
   if (!anyPositive(needFor(grow.units)) || !(await mayBorrow())) return;
-  const supply = await supplyFor(placer, db, room);
+  const supply = await supplyFor(db, await placer.anchors(db), room);
   let units = grow.units;
   if (grow.partial) while (units > 0 && !supply.covers(needFor(units))) units--;
   if (units > 0 && anyPositive(needFor(units))) await borrowFrom(db, supply, room, needFor(units), by);
@@ -200,7 +200,12 @@ export async function ensureRoom(
  * grant went through (a concurrent admission may still take the room: the reserve decides).
  */
 async function borrow(placer: Placer, db: Db, to: Room, need: Amounts, by: string): Promise<boolean> {
-  return borrowFrom(db, await supplyFor(placer, db, to), to, need, by);
+  return borrowRoom(db, await placer.anchors(db), to, need, by);
+}
+
+/** The slow path given the ledger's anchors (a caller without a placer: the operator's adopt). */
+export async function borrowRoom(db: Db, anchors: readonly ShardAnchor[], to: Room, need: Amounts, by: string): Promise<boolean> {
+  return borrowFrom(db, await supplyFor(db, anchors, to), to, need, by);
 }
 
 /** What a cluster can give an anchor: its pool and the other anchors' allotments (their free slack). */
@@ -210,9 +215,9 @@ interface Supply {
   covers(need: Amounts): boolean;
 }
 
-async function supplyFor(placer: Placer, db: Db, to: Room): Promise<Supply> {
+async function supplyFor(db: Db, anchors: readonly ShardAnchor[], to: Room): Promise<Supply> {
   const pool = (await readCluster(db, to.cluster))?.pool ?? amountsOf(() => 0);
-  const others = await readAllAllotments(db, (await placer.anchors(db)).filter((a) => a.anchor !== to.anchor), to.cluster);
+  const others = await readAllAllotments(db, anchors.filter((a) => a.anchor !== to.anchor), to.cluster);
   const total = amountsOf((r) => pool[r] + others.reduce((s, row) => s + Math.max(0, freeOf(row, r)), 0));
   return { pool, others, covers: (need) => RESOURCE_NAMES.every((r) => total[r] >= need[r]) };
 }

@@ -14,12 +14,13 @@ describe('npm run cluster: arguments', () => {
     expect(parseClusterArgs(['add', 'c2', 'nvidia.com/gpu=8', '--lease=1m'])).toMatchObject({ capacity: { 'nvidia.com/gpu': 8 }, leaseMs: 60_000 });
   });
 
-  it('drain, ready, rebalance, capacity, show, list, resume', () => {
+  it('drain, ready, rebalance, adopt, capacity, show, list, resume', () => {
     expect(parseClusterArgs(['drain', 'eu-1', '--reason=maintenance'])).toEqual({ kind: 'drain', name: 'eu-1', reason: 'maintenance' });
     expect(parseClusterArgs(['ready', 'eu-1'])).toEqual({ kind: 'ready', name: 'eu-1' });
     expect(parseClusterArgs(['rebalance', 'eu-1', '--reason', 'skewed'])).toEqual({ kind: 'rebalance', name: 'eu-1', reason: 'skewed' });
     // capacity: only the resources given change.
     expect(parseClusterArgs(['capacity', 'eu-1', 'nvidia.com/gpu=12', '--reason=new cards'])).toEqual({ kind: 'capacity', name: 'eu-1', capacity: { 'nvidia.com/gpu': 12 }, reason: 'new cards' });
+    expect(parseClusterArgs(['adopt', 'default', '--reason', 'upgrade'])).toEqual({ kind: 'adopt', name: 'default', reason: 'upgrade' });
     expect(parseClusterArgs(['show', 'eu-1'])).toEqual({ kind: 'show', name: 'eu-1' });
     expect(parseClusterArgs(['list'])).toEqual({ kind: 'list' });
     expect(parseClusterArgs(['resume'])).toEqual({ kind: 'resume' });
@@ -39,6 +40,8 @@ describe('npm run cluster: arguments', () => {
     [['drain', 'a', 'b'], /drain <name>/],
     [['drain', 'eu-1', '--lease', '5s'], /no --lease/],
     [['rebalance'], /rebalance <name>/],
+    [['adopt'], /adopt <name>/],
+    [['adopt', 'default', '--lease', '5s'], /no --lease/],
     [['capacity', 'eu-1'], /at least one limit/],
     [['capacity', 'eu-1', 'cpu=1', '--lease', '5s'], /no --lease/],
     [['ready', 'eu-1', '--reason', '   '], /1 to 1000/],

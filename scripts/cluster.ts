@@ -7,6 +7,8 @@
 // `npm run cluster -- capacity eu-1 cpu=96 nvidia.com/gpu=12 [--reason "…"]`  a new capacity for the resources given
 //     (a cut needs the pool and the shards' free slack to cover it), then a rebalance
 // `npm run cluster -- rebalance eu-1 [--reason "…"]` each shard's allotment back to its share of the capacity
+// `npm run cluster -- adopt default [--reason "…"]`  admissions charged before any cluster was registered (on the
+//     unregistered cluster `default`) take their room on it once `default` is added (operator/cluster-adopt.ts)
 // `npm run cluster -- list`                          every cluster: state, epoch, capacity, pool
 // `npm run cluster -- show eu-1`                     the cluster, each shard's allotment and its last audit rows
 // `npm run cluster -- resume`                        rolls forward capacity moves a crash left half done
@@ -21,14 +23,15 @@ import { listClusters, readAllAllotments, readAudit, readCluster } from '../ledg
 import { CLUSTER_NAME, notAClusterName } from '../ledger/clusters.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, setClusterCapacity, DEFAULT_LEASE_MS, type AdminContext } from './operator/cluster-admin.ts';
+import { adoptAdmissions } from './operator/cluster-adopt.ts';
 import { parseLimits, UsageError } from './tenant.ts';
 
 const USAGE =
-  'usage: npm run cluster -- add <name> cpu=64 memory=256Gi [nvidia.com/gpu=8] [modelservices=200] [--lease 15s] [--reason "…"] | drain <name> [--reason "…"] | ready <name> [--reason "…"] | capacity <name> cpu=96 … [--reason "…"] | rebalance <name> [--reason "…"] | list | show <name> | resume';
+  'usage: npm run cluster -- add <name> cpu=64 memory=256Gi [nvidia.com/gpu=8] [modelservices=200] [--lease 15s] [--reason "…"] | drain <name> [--reason "…"] | ready <name> [--reason "…"] | capacity <name> cpu=96 … [--reason "…"] | rebalance <name> [--reason "…"] | adopt <name> [--reason "…"] | list | show <name> | resume';
 
 export type ClusterCommand =
   | { kind: 'add'; name: string; capacity: Amounts; leaseMs: number; reason?: string }
-  | { kind: 'drain' | 'ready' | 'rebalance'; name: string; reason?: string }
+  | { kind: 'drain' | 'ready' | 'rebalance' | 'adopt'; name: string; reason?: string }
   | { kind: 'capacity'; name: string; capacity: Partial<Amounts>; reason?: string }
   | { kind: 'show'; name: string }
   | { kind: 'list' }
@@ -95,6 +98,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
     case 'drain':
     case 'ready':
     case 'rebalance':
+    case 'adopt':
       if (lease !== undefined) throw new UsageError(`${command} takes no --lease`);
       return { kind: command, name: nameOnly(command), ...withReason };
     case 'show':
@@ -148,6 +152,12 @@ export async function runCluster(cmd: ClusterCommand, ctx: AdminContext): Promis
     case 'rebalance': {
       const r = await rebalanceCluster(ctx, { name: cmd.name, ...(cmd.reason ? { reason: cmd.reason } : {}) });
       console.log(`${cmd.name}: back to the pool ${fmt(r.reclaimed)}; from the pool ${fmt(r.granted)}`);
+      return show(db, cmd.name);
+    }
+    case 'adopt': {
+      const r = await adoptAdmissions(ctx, { name: cmd.name, ...(cmd.reason ? { reason: cmd.reason } : {}) });
+      const n = r.anchors.reduce((s, a) => s + a.admissions, 0);
+      console.log(n === 0 ? `${cmd.name}: no admission without a room` : `${cmd.name}: ${n} admission(s) adopted (${r.anchors.map((a) => `${a.anchor}: ${a.admissions}, ${fmt(a.amounts)}`).join('; ')})`);
       return show(db, cmd.name);
     }
     case 'show':

@@ -23,7 +23,8 @@ import { readAllAllotments, sumOf } from '../../ledger/cluster-store.ts';
 import { dequeueTenant } from '../../ledger/queue.ts';
 import { createPlacer, writeAffinity } from '../../ledger/placement.ts';
 import { placementPolicy } from '../../ledger/placement-policy.ts';
-import { changeClusterState } from '../../scripts/operator/cluster-admin.ts';
+import { addCluster, changeClusterState, ClusterRefused, setClusterCapacity } from '../../scripts/operator/cluster-admin.ts';
+import { adoptAdmissions } from '../../scripts/operator/cluster-adopt.ts';
 import { recordGrant } from '../../ledger/allotment-moves.ts';
 import { sweep } from '../../functions/services/sweep.ts';
 import { readyCluster } from '../support/clusters.ts';
@@ -54,7 +55,7 @@ async function tenant(name: string, ...limits: string[]): Promise<void> {
 const CAP: Amounts = { cpu: 4000, memory: 16_384, 'nvidia.com/gpu': 0, modelservices: 4 };
 const admin = { actor: 'ops-test', now: () => new Date() };
 
-/** Registers clusters and makes them ready: the state change a controller's first takeover makes (step 5), here a labelled fixture. */
+/** Registers clusters and makes them ready (each one's controller takes it over). */
 async function clusters(names: readonly string[], capacity: Amounts = CAP): Promise<void> {
   for (const name of names) await readyCluster(L.db, name, capacity);
 }
@@ -106,6 +107,56 @@ describe('with no cluster registered', () => {
     expect(await placements()).toEqual([expect.objectContaining({ id: admission.id, cluster: 'default', room: null, routed: 'default' })]);
     await releaseOne('pl-solo', admission.id);
     await clean();
+  });
+});
+
+describe('adopting what ran before the first cluster (npm run cluster -- adopt default)', () => {
+  const ctx = () => ({ db: L.db, ...admin });
+
+  it("registering `default` leaves its charged admissions without a room until adopt gives each its room on its tenant's anchor; a re-run changes nothing", async () => {
+    await tenant('pl-old-a', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    await tenant('pl-old-b', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const a1 = (await submit('pl-old-a')).admission.id;
+    const a2 = (await submit('pl-old-a', { replicas: 2 })).admission.id;
+    const b1 = (await submit('pl-old-b')).admission.id;
+    const gone = (await submit('pl-old-b')).admission.id;
+    await releaseOne('pl-old-b', gone);
+    await addCluster(ctx(), { name: 'default', capacity: { ...CAP, cpu: 16_000 } });
+    expect((await checkLedger(L.db, null, undefined)).map((d) => [d.check, d.reservation])).toEqual(
+      expect.arrayContaining([['cluster-reserved', a1], ['cluster-reserved', a2], ['cluster-reserved', b1]]),
+    );
+    const r = await adoptAdmissions(ctx(), { name: 'default', reason: 'upgrade' });
+    expect(r.anchors.reduce((s, x) => s + x.admissions, 0)).toBe(3);
+    const rows = await placements();
+    for (const id of [a1, a2, b1]) expect(rows.find((x) => x.id === id)).toMatchObject({ cluster: 'default', room: anchorOf(rows.find((x) => x.id === id)!.tenant) });
+    expect(rows.find((x) => x.id === gone)).toMatchObject({ state: 'released', room: null });
+    expect(await reservedOn('default')).toEqual({ cpu: 4000, memory: 4096, 'nvidia.com/gpu': 0, modelservices: 3 });
+    await clean();
+    const adopted = await L.fingerprint();
+    expect(await adoptAdmissions(ctx(), { name: 'default' })).toEqual({ anchors: [] });
+    expect(await L.fingerprint()).toBe(adopted);
+    // An adopted admission's release gives its room back with the quota.
+    await releaseOne('pl-old-a', a2);
+    expect(await reservedOn('default')).toEqual({ cpu: 2000, memory: 2048, 'nvidia.com/gpu': 0, modelservices: 2 });
+    await clean();
+  });
+
+  it('a capacity that cannot hold what runs is refused and nothing is written; after a raise, adopt takes it', async () => {
+    await tenant('pl-old-c', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    for (let i = 0; i < 3; i++) await submit('pl-old-c');
+    await addCluster(ctx(), { name: 'default', capacity: { ...CAP, modelservices: 2 } });
+    const before = await L.fingerprint();
+    const refused = adoptAdmissions(ctx(), { name: 'default' });
+    await expect(refused).rejects.toThrow(ClusterRefused);
+    await expect(refused).rejects.toThrow(/cannot hold what already runs on it: short of modelservices \d+ on anchor/);
+    expect(await L.fingerprint()).toBe(before);
+    await setClusterCapacity(ctx(), { name: 'default', capacity: { modelservices: 3 } });
+    expect((await adoptAdmissions(ctx(), { name: 'default' })).anchors).toEqual([{ anchor: anchorOf('pl-old-c'), admissions: 3, amounts: { cpu: 3000, memory: 3072, 'nvidia.com/gpu': 0, modelservices: 3 } }]);
+    await clean();
+  });
+
+  it('refuses a cluster that is not registered', async () => {
+    await expect(adoptAdmissions(ctx(), { name: 'default' })).rejects.toThrow(/no cluster named default/);
   });
 });
 

@@ -24,6 +24,7 @@ import { autoscaleChange, readAutoscaleStatus, writeAutoscaleStatus } from '../.
 import { autoscaleSpecSchema } from '../../schema/autoscale.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import { addCluster, changeClusterState, rebalanceCluster, setClusterCapacity } from '../../scripts/operator/cluster-admin.ts';
+import { adoptAdmissions } from '../../scripts/operator/cluster-adopt.ts';
 import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
@@ -142,7 +143,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
 
 /**
  * The operator's clusters (docs/multi-cluster.md steps 2–3): add (its spread granted through the
- * saga), a re-run of add, the cluster controller's takeovers and heartbeats, drain and ready with their audit rows and every shard's mode, a grant a
+ * saga), `default` registered and its admissions adopted, a re-run of add, the cluster controller's takeovers and heartbeats, drain and ready with their audit rows and every shard's mode, a grant a
  * crash left after its first step and `resume`, a rebalance (a reclaim), and the CLI's reads.
  */
 async function exerciseClusters(): Promise<void> {
@@ -150,6 +151,10 @@ async function exerciseClusters(): Promise<void> {
   const ctx = { db, actor: 'stmt-operator', now: () => new Date() };
   const name = `c-${tenant}`;
   const capacity = { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 2, modelservices: 8 };
+  // The upgrade: the admissions charged so far ran on the unregistered cluster `default`; registered, it adopts them.
+  await as('scripts/operator/cluster-admin.ts:addCluster (default)', () => addCluster(ctx, { name: 'default', capacity: { cpu: 64_000, memory: 262_144, 'nvidia.com/gpu': 8, modelservices: 100 } }));
+  const adopted = await as('scripts/operator/cluster-adopt.ts:adoptAdmissions', () => adoptAdmissions(ctx, { name: 'default', reason: 'statements' }));
+  expect(adopted.anchors.length).toBeGreaterThan(0);
   await as('scripts/operator/cluster-admin.ts:addCluster', () => addCluster(ctx, { name, capacity, reason: 'statements' }));
   await as('scripts/operator/cluster-admin.ts:addCluster (re-run)', () => addCluster(ctx, { name, capacity }));
   // The cluster's controller: its first takeover (joining → ready, every shard's mode), a later one, heartbeats at the new and the old epoch.
@@ -486,6 +491,8 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/cluster-store.ts:writeAudit',
       'ledger/cluster-epoch.ts:acquireClusterEpoch',
       'ledger/cluster-epoch.ts:heartbeat',
+      'scripts/operator/cluster-adopt.ts:unplaced',
+      'scripts/operator/cluster-adopt.ts:adoptOnShard',
       'scripts/operator/cluster-admin.ts:changeClusterState',
       'scripts/operator/cluster-admin.ts:setClusterCapacity',
       'ledger/cluster-store.ts:readCluster',
