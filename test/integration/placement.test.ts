@@ -155,6 +155,20 @@ describe('adopting what ran before the first cluster (npm run cluster -- adopt d
     await clean();
   });
 
+  it('releases racing the adopt: each admission ends released without a room or adopted with one, the room exact (3 rounds)', async () => {
+    for (let round = 0; round < 3; round++) {
+      await emptyLedger(L.db);
+      await tenant('pl-old-d', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+      const ids = [];
+      for (let i = 0; i < 6; i++) ids.push((await submit('pl-old-d')).admission.id);
+      await addCluster(ctx(), { name: 'default', capacity: { ...CAP, cpu: 16_000, modelservices: 8 } });
+      const [adopted] = await Promise.all([adoptAdmissions(ctx(), { name: 'default' }), ...ids.slice(0, 3).map((id) => releaseOne('pl-old-d', id))]);
+      expect(adopted.anchors.reduce((s, a) => s + a.admissions, 0)).toBeGreaterThanOrEqual(3);
+      expect(await reservedOn('default'), `round ${round}`).toEqual({ cpu: 3000, memory: 3072, 'nvidia.com/gpu': 0, modelservices: 3 });
+      await clean();
+    }
+  });
+
   it('refuses a cluster that is not registered', async () => {
     await expect(adoptAdmissions(ctx(), { name: 'default' })).rejects.toThrow(/no cluster named default/);
   });
