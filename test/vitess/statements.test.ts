@@ -492,7 +492,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/cluster-epoch.ts:acquireClusterEpoch',
       'ledger/cluster-epoch.ts:heartbeat',
       'scripts/operator/cluster-adopt.ts:unplaced',
-      'scripts/operator/cluster-adopt.ts:adoptOnShard',
+      'scripts/operator/cluster-adopt.ts:adoptAdmissions',
       'scripts/operator/cluster-admin.ts:changeClusterState',
       'scripts/operator/cluster-admin.ts:setClusterCapacity',
       'ledger/cluster-store.ts:readCluster',
