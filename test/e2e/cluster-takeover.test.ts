@@ -39,7 +39,8 @@ describe('a cluster and its controller', () => {
     const taken = await waitFor('ctl-a to take the cluster over', async () => ((await cluster()).state === 'ready' ? cluster() : undefined));
     expect(taken).toMatchObject({ epoch: 1, version: 2 });
     expect(taken.heartbeatBy).toMatch(/^ctl-a_/);
-    expect(await epochMetric(a.metrics)).toBe(1);
+    // The gauge is set once the takeover returned (after the shards followed): wait for it, then it must say 1.
+    expect(await waitFor('ctl-a to report its epoch', () => epochMetric(a.metrics))).toBe(1);
     await waitFor('a later heartbeat', async () => ((await cluster()).heartbeatAt !== taken.heartbeatAt ? true : undefined), { timeoutMs: 5_000 });
 
     const [id] = await sys.admit(1);
@@ -58,7 +59,7 @@ describe('a cluster and its controller', () => {
       return c.heartbeatBy?.startsWith('ctl-b_') ? c : undefined;
     });
     expect(again).toMatchObject({ state: 'ready', epoch: 3 });
-    expect(await epochMetric(b.metrics)).toBe(3);
+    expect(await waitFor('ctl-b to report its epoch', async () => ((await epochMetric(b.metrics)) === 3 ? 3 : undefined))).toBe(3);
 
     // The new leader serves the admission: deleted, released, its room on the cluster given back.
     expect((await sys.api(`/requests/${id}`, { method: 'DELETE' })).status).toBe(202);
