@@ -4,7 +4,7 @@
 // clock (UTC_TIMESTAMP(3)), never a controller's own, so the lease is judged by one clock.
 import { ledgerAnchors } from './anchors.ts';
 import { clusterState, takeoverTransition, type ClusterState } from './clusters.ts';
-import { CLUSTER_COLUMNS, clusterFromRow, readCluster, syncModes, writeAudit } from './cluster-store.ts';
+import { CLUSTER_COLUMNS, clusterFromRow, syncModes, writeAudit } from './cluster-store.ts';
 import { int, str } from './columns.ts';
 import type { Db, Queryable } from './db.ts';
 
@@ -21,7 +21,7 @@ export type Takeover =
  * keyed by version, so a re-run changes nothing else).
  */
 export async function acquireClusterEpoch(db: Db, o: { cluster: string; holder: string; now: Date }): Promise<Takeover> {
-  const anchors = await ledgerAnchors(db);
+  let version = 0;
   const taken = await db.transaction(async (tx): Promise<Takeover> => {
     const row = (await tx.execute(`SELECT ${CLUSTER_COLUMNS} FROM cluster WHERE name = ? FOR UPDATE`, [o.cluster])).rows[0];
     if (!row) return { kind: 'refused', reason: `no cluster named ${o.cluster} (npm run cluster -- add ${o.cluster} …)` };
@@ -34,13 +34,12 @@ export async function acquireClusterEpoch(db: Db, o: { cluster: string; holder: 
          state_changed_at = IF(?, ?, state_changed_at), updated_at = ? WHERE name = ?`,
       [epoch, o.holder, o.holder, decision.to, decision.joined ? 1 : 0, decision.joined, o.now, o.now, o.cluster],
     );
+    version = c.version + (decision.joined ? 1 : 0);
     if (decision.joined) await writeAudit(tx, { cluster: o.cluster, action: 'joined', actor: o.holder, epoch, detail: { from: c.state, to: decision.to }, at: o.now });
     return { kind: 'taken', epoch, state: decision.to, leaseMs: c.leaseMs, joined: decision.joined };
   });
-  if (taken.kind === 'taken') {
-    const c = await readCluster(db, o.cluster);
-    if (c) await syncModes(db, anchors, c, o.now);
-  }
+  // The shards follow the state this takeover committed (a later change syncs its own, and a mode never goes back).
+  if (taken.kind === 'taken') await syncModes(db, await ledgerAnchors(db), { name: o.cluster, state: taken.state, version }, o.now);
   return taken;
 }
 

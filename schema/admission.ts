@@ -39,6 +39,10 @@ export const RECONCILED_STATES = RESERVATION_STATES.filter(
 );
 /** States that never held a charge (and so never appear in a quota sum). */
 export const NEVER_CHARGED_STATES = [...QUEUED_STATES, ...UNCHARGED_END_STATES] as const satisfies readonly ReservationState[];
+/** States that hold no charge now: released, or never charged. */
+export const UNCHARGED_STATES = ['released', ...NEVER_CHARGED_STATES] as const satisfies readonly ReservationState[];
+/** Whether a reservation in `state` holds its charge (and its room on a cluster). */
+export const holdsCharge = (state: string): boolean => !(UNCHARGED_STATES as readonly string[]).includes(state);
 
 /** Why a release waits (`ReleaseBlocked`): pods that still exist, or — no pod left — the
  *  finalizers that keep the ModelService in deletion. */

@@ -4,7 +4,7 @@ import type { Amounts, ModelServiceSpec } from '../../schema/model-service.ts';
 import { timelineOf } from '../../schema/timeline.ts';
 import { readLastError } from '../../schema/tenant-errors.ts';
 import { chargedReplicasOf, pendingChangeOf, type ChangeProgress } from '../../schema/scale.ts';
-import { ACTIVE_STATES, crNameFor, NEVER_CHARGED_STATES, type ReservationState } from '../../schema/admission.ts';
+import { ACTIVE_STATES, crNameFor, holdsCharge, NEVER_CHARGED_STATES, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
 import { autoscaleStatusOf } from '../../ledger/autoscale-change.ts';
 import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
@@ -110,7 +110,7 @@ function toStored(row: Row): StoredAdmission {
       spec,
       amounts: amountsFromRow(row),
       replicas: spec.replicas,
-      chargedReplicas: state === 'released' || (NEVER_CHARGED_STATES as readonly string[]).includes(state) ? 0 : chargedReplicasOf(spec.replicas, change),
+      chargedReplicas: holdsCharge(state) ? chargedReplicasOf(spec.replicas, change) : 0,
       generation: change.generation,
       pendingChange: pendingChangeOf(change, (ACTIVE_STATES as readonly string[]).includes(state)),
       crName: crNameFor(id),

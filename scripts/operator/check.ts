@@ -33,7 +33,7 @@ import { addAmounts, AMOUNT_COLUMNS, amountColumns, amountsFromRow, amountsOf } 
 import { moveLog, movesInFlight } from '../../ledger/allotment-moves.ts';
 import { listClusters, readShardAllotments, sumOf, type AllotmentRow, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
-import { NEVER_CHARGED_STATES } from '../../schema/admission.ts';
+import { holdsCharge, NEVER_CHARGED_STATES } from '../../schema/admission.ts';
 import { clusterPaths, type KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
@@ -185,15 +185,12 @@ function allotmentBounds(rows: readonly AllotmentRow[]): Drift[] {
   });
 }
 
-/** A charged reservation still holds what it was charged (released: nothing). */
-const holdsRoom = (r: ResRow): boolean => r.state !== 'released' && !(NEVER_CHARGED_STATES as readonly string[]).includes(r.state);
-
 /** One shard: each allotment's reserved is what its reservations hold there, and each charged reservation on a registered cluster holds a room. */
 function clusterReserved(rows: readonly ResRow[], allotments: readonly AllotmentRow[], registered: ReadonlySet<string>): Drift[] {
   const drift: Drift[] = [];
   const key = (anchor: string, cluster: string) => `${anchor}\u0000${cluster}`;
   const held = new Map<string, Record<(typeof RESOURCE_NAMES)[number], number>>();
-  for (const r of rows.filter(holdsRoom)) {
+  for (const r of rows.filter((row) => holdsCharge(row.state))) {
     if (r.roomAnchor === null) {
       if (registered.has(r.cluster)) drift.push({ check: 'cluster-reserved', reservation: r.id, cluster: r.cluster, detail: `charged on registered cluster ${r.cluster} without a room` });
       continue;
@@ -241,7 +238,7 @@ async function checkCluster(rows: readonly ResRow[], kube: KubeClient, instance:
   for (const cr of crs) {
     const id = cr.metadata.labels?.[LABELS.admissionId] ?? '';
     const r = byId.get(id);
-    if (!r || r.state === 'released' || (NEVER_CHARGED_STATES as readonly string[]).includes(r.state)) {
+    if (!r || !holdsCharge(r.state)) {
       drift.push({ check: 'orphan-cr', reservation: id, detail: `ModelService ${cr.metadata.name} has no live reservation (${r?.state ?? 'none'})` });
     }
   }

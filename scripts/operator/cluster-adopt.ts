@@ -8,7 +8,7 @@
 // capacity that cannot cover what runs is refused, that shard unchanged. Re-runnable: a re-run adopts
 // what is still without a room (an admission an old Worker charged meanwhile) and nothing twice; one
 // audit row for a run that adopted any.
-import { NEVER_CHARGED_STATES } from '../../schema/admission.ts';
+import { UNCHARGED_STATES } from '../../schema/admission.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { ledgerAnchors, type ShardAnchor } from '../../ledger/anchors.ts';
 import { anyPositive } from '../../ledger/clusters.ts';
@@ -22,7 +22,6 @@ import { ClusterRefused, type AdminContext } from './cluster-admin.ts';
 
 /** Every allotment mode but forgotten: the admissions run there whatever the cluster's state. */
 const ADOPT_MODES = ['closed', 'open', 'draining', 'lost'] as const;
-const UNCHARGED = ['released', ...NEVER_CHARGED_STATES];
 
 export interface AdoptResult {
   /** Admissions given a room, per anchor (only anchors with any). */
@@ -33,7 +32,7 @@ export interface AdoptResult {
 async function unplaced(q: Queryable, cluster: string, lock: boolean): Promise<Array<{ id: string; tenant: string; amounts: Amounts }>> {
   const r = await q.execute(
     `SELECT id, tenant, ${amountColumns()} FROM reservation WHERE cluster = ? AND room_anchor IS NULL AND state NOT IN (?)${lock ? ' FOR UPDATE' : ''}`,
-    [cluster, UNCHARGED],
+    [cluster, UNCHARGED_STATES],
   );
   return r.rows.map((row) => ({ id: str(row.id), tenant: str(row.tenant), amounts: amountsFromRow(row) }));
 }

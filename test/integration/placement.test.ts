@@ -27,7 +27,7 @@ import { addCluster, changeClusterState, ClusterRefused, setClusterCapacity } fr
 import { adoptAdmissions } from '../../scripts/operator/cluster-adopt.ts';
 import { recordGrant } from '../../ledger/allotment-moves.ts';
 import { sweep } from '../../functions/services/sweep.ts';
-import { readyCluster } from '../support/clusters.ts';
+import { closeClusterLedger, readyCluster } from '../support/clusters.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 
 let L: LedgerDatabase;
@@ -37,11 +37,7 @@ beforeAll(async () => {
   L = await createLedgerDatabase();
   anchors = await ledgerAnchors(L.db);
 });
-// A registered cluster places every later admission: leave none for the suites after this one (Vitess shares one ledger).
-afterAll(async () => {
-  if (L) await emptyLedger(L.db);
-  await L?.drop();
-});
+afterAll(() => closeClusterLedger(L));
 // Each test starts from an empty ledger: a registered cluster changes every admission after it.
 beforeEach(async () => emptyLedger(L.db));
 
