@@ -11,13 +11,14 @@ export const unitProject = {
   },
 };
 
-// Five projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
+// Six projects: `unit` (pure logic, beside the code, no I/O), `integration` (under test/,
 // against the real local stack that test/global-setup.ts starts ONCE per run, the ledger on
 // MariaDB), `outage` (test/e2e/outage-*.test.ts: they stop, restart and freeze the stack's
 // components, so they get a stack of their own and run one at a time) and `vitess` (test/vitess/,
 // and the BOTH_BACKENDS suites again with the ledger on the 2-shard Vitess keyspace; a stack of
 // its own with Vitess, started by test/global-setup-vitess.ts) and `node` (test/node/: real
-// containers on the stack's real node, a stack of its own started by test/global-setup-node.ts).
+// containers on the stack's real node, a stack of its own started by test/global-setup-node.ts)
+// and `multicluster` (test/multicluster/: three Kubernetes clusters on one etcd, a stack of its own).
 const OUTAGE_SUITES = 'test/e2e/outage-*.test.ts';
 /** The ledger suites that run on both backends: MariaDB (`integration`) and Vitess (`vitess`). */
 export const BOTH_BACKENDS = [
@@ -95,6 +96,20 @@ export default defineConfig({
           // One suite at a time: the suites share the run's one Vitess ledger (each empties it).
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          // Three Kubernetes clusters on one etcd, each with its own controller (CLUSTER=c<i>): placement
+          // across clusters on real apiservers (issue 33). One suite at a time, a stack of its own.
+          name: 'multicluster',
+          include: ['test/multicluster/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/global-setup.ts'], // its own run dir: .stack/test-multicluster
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 5 },
         },
       },
       {

@@ -58,7 +58,7 @@ export const b8: Benchmark = {
     ctx.defer(() => rproxy.close());
     let enqueued = 0;
     const t = performance.now();
-    const pass = await resyncOnce({ shards: () => ledgerShards(createDb({ url: rproxy.url })), enqueue: () => enqueued++, pageSize: 500, now: () => new Date() }, new AbortController().signal);
+    const pass = await resyncOnce({ cluster: 'default', shards: () => ledgerShards(createDb({ url: rproxy.url })), enqueue: () => enqueued++, pageSize: 500, now: () => new Date() }, new AbortController().signal);
     const resyncMs = performance.now() - t;
     const resyncStatements = rproxy.statements.length;
 

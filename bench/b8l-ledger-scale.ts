@@ -105,7 +105,7 @@ async function measure(ctx: BenchContext, b: Backend, tenants: readonly string[]
   ctx.defer(() => rproxy.close());
   const r0 = await b.rowsRead();
   const t = performance.now();
-  const pass = await resyncOnce({ shards: () => ledgerShards(createDb({ url: rproxy.url })), enqueue: () => undefined, pageSize: RESYNC_PAGE, now: () => new Date() }, new AbortController().signal);
+  const pass = await resyncOnce({ cluster: 'default', shards: () => ledgerShards(createDb({ url: rproxy.url })), enqueue: () => undefined, pageSize: RESYNC_PAGE, now: () => new Date() }, new AbortController().signal);
   const ms = performance.now() - t;
   const byShard = rproxy.counts();
   const resync = { statements: sum([...byShard.values()]), pages: pass.pages, ms, enqueued: pass.enqueued, byShard, rowsRead: minus(await b.rowsRead(), r0), pageSize: RESYNC_PAGE };

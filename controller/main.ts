@@ -55,8 +55,10 @@
 //                       leads, it takes the cluster over in the ledger (a new cluster epoch; a joining cluster
 //                       becomes ready and takes placements) and sends a heartbeat every third of the cluster's
 //                       lease; a heartbeat that finds the epoch moved on exits, as a lost Lease does
-//                       (controller/cluster/heartbeat.ts). Unset: no cluster is taken over. Either way this
-//                       controller still serves every outbox row (routing by cluster is docs/multi-cluster.md step 5)
+//                       (controller/cluster/heartbeat.ts). It claims only the outbox rows routed to this cluster,
+//                       resyncs only the admissions placed on it, and is fenced per (tenant, cluster), so the
+//                       controllers of two clusters never fence each other. Unset: the controller serves the
+//                       unregistered cluster `default` (a single-cluster install) and takes no cluster over
 //   PLACEMENT_POLICY    where an admission leaving the queue is placed among the clusters: least-loaded (default) or
 //                       affinity (ledger/placement-policy.ts); set it as the Worker's
 //   AUTOSCALE_TICK_MS   how often the autoscaler reads the load of autoscaled admissions and decides (default 2 s; 0 = off)
@@ -92,7 +94,7 @@ import { dns1123Label } from '../schema/model-service.ts';
 import { namespacePrefixSetting } from '../schema/tenant-namespace.ts';
 import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.ts';
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
-import { CLUSTER_NAME } from '../ledger/clusters.ts';
+import { CLUSTER_NAME, UNREGISTERED_CLUSTER } from '../ledger/clusters.ts';
 import { ClusterMember, clusterLedger, clusterMetrics } from './cluster/heartbeat.ts';
 import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy } from '../ledger/placement-policy.ts';
 
@@ -238,6 +240,7 @@ setupModelServiceController(mgr, {
 if (db) {
   setupReservationController(mgr, {
     db,
+    cluster: env.CLUSTER ?? UNREGISTERED_CLUSTER,
     placementPolicy: placementPolicy(env.PLACEMENT_POLICY),
     tenants: { prefix: env.TENANT_NAMESPACE_PREFIX, instance: env.INSTANCE, maxReplicas: env.MAX_REPLICAS, network: tenantNetwork },
     tenantSyncMs: env.TENANT_SYNC_MS,

@@ -134,7 +134,7 @@ async function changeOnce(tx: Queryable, input: AutoscaleChangeInput, onRoomShor
     requestId,
     now,
   });
-  await enqueue(tx, [{ tenant, reservationId: id, kind: 'scale', dedupeKey: dedupeKey.scale(id, next), requestId }], now);
+  await enqueue(tx, [{ tenant, reservationId: id, kind: 'scale', dedupeKey: dedupeKey.scale(id, next), requestId, cluster: str(row.cluster) }], now);
   if (to > from) {
     await insertMovement(tx, { reservationId: id, tenant, generation: next, direction: 'charge', amounts: charge, now });
     // Under the quota-row locks the grant fits: a refusal here is a bug, never a partial write.

@@ -17,6 +17,13 @@ import { ledgerShards } from './shards.ts';
  */
 export const UNSHARDED_ONLY = '/* unsharded-only */';
 
+/**
+ * Marks a statement that touches rows of one tenant at a time (a join on the tenant), which vtgate
+ * cannot route as one statement: on a sharded keyspace the runner sends it to each shard by itself
+ * (shard-targeted); on one database it runs once.
+ */
+export const PER_SHARD = '/* per-shard */';
+
 export const SQL_DIR = fileURLToPath(new URL('./sql/', import.meta.url));
 
 export interface Migration {
@@ -89,7 +96,8 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<Mi
     for (const statement of m.statements) {
       if (statement.includes(UNSHARDED_ONLY) && (sharded ??= (await ledgerShards(db)).length > 1)) continue;
       try {
-        await db.execute(statement);
+        if (statement.includes(PER_SHARD)) for (const shard of await ledgerShards(db)) await shard.db.execute(statement);
+        else await db.execute(statement);
       } catch (err) {
         if (!(/^\s*ALTER\s+TABLE\b[\s\S]*\bADD\b/i.test(statement) && /errno 106[01]\b/.test(errorText(err)))) throw err;
       }

@@ -4,7 +4,6 @@
 // (controller/reservation/outbox-store.ts). `dedupe_key` is UNIQUE: an insert whose key exists is a
 // no-op, never a duplicate row.
 import type { Queryable } from './db.ts';
-import { UNREGISTERED_CLUSTER } from './clusters.ts';
 
 export type OutboxKind = 'create' | 'delete' | 'reconcile' | 'scale';
 
@@ -24,8 +23,8 @@ export interface OutboxInsert {
   kind: OutboxKind;
   dedupeKey: string;
   requestId: string | null;
-  /** The cluster whose controller delivers it: a create row's is its placement's. Other kinds keep the unregistered cluster's until step 5 of docs/multi-cluster.md claims per cluster. */
-  cluster?: string;
+  /** The cluster whose controller claims it: the cluster the admission is placed on (a create row's is its new placement's). */
+  cluster: string;
 }
 
 /**
@@ -37,7 +36,7 @@ export async function enqueue(q: Queryable, rows: readonly OutboxInsert[], now: 
   const tenant = rows[0]!.tenant;
   if (rows.some((r) => r.tenant !== tenant)) throw new Error('enqueue: one tenant per statement (the ledger is sharded by tenant)');
   const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-  const args = rows.flatMap((r) => [r.tenant, r.reservationId, r.kind, now, r.dedupeKey, r.requestId, r.cluster ?? UNREGISTERED_CLUSTER, now]);
+  const args = rows.flatMap((r) => [r.tenant, r.reservationId, r.kind, now, r.dedupeKey, r.requestId, r.cluster, now]);
   const r = await q.execute(
     `INSERT INTO outbox (tenant, reservation_id, kind, available_at, dedupe_key, request_id, cluster, created_at) VALUES ${values}
      ON DUPLICATE KEY UPDATE seq = seq`,

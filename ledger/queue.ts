@@ -10,7 +10,7 @@
 // first, so they serialize per tenant and a queue position is handed out once.
 import { int, str, time } from './columns.ts';
 import type { Db, Queryable, Row } from './db.ts';
-import { FENCE } from './fence.ts';
+import { FENCE_OF_CLUSTER } from './fence.ts';
 import { insertMovement } from './movements.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
 import { pickFromQueue, type QueuedItem, type QueuePick, type TenantQuota } from './queue-pick.ts';
@@ -79,8 +79,8 @@ export async function readQueue(q: Queryable, tenant: string, limit = QUEUE_WIND
   }));
 }
 
-/** Who dequeues: the controller fences its writes with its epoch (ledger/fence.ts); the Worker does not. */
-export type Dequeuer = { side: 'controller'; epoch: number } | { side: 'worker' };
+/** Who dequeues: the controller fences its writes with its cluster's fence at its epoch (ledger/fence.ts); the Worker does not. */
+export type Dequeuer = { side: 'controller'; cluster: string; epoch: number } | { side: 'worker' };
 
 export interface DequeueOptions {
   by: Dequeuer;
@@ -116,7 +116,7 @@ export interface DequeueResult {
 }
 
 /** `reservation r` written by the dequeuer: the controller's statement joins its fence. */
-const fenced = (by: Dequeuer) => (by.side === 'controller' ? { join: FENCE('r'), args: [by.epoch] } : { join: '', args: [] });
+const fenced = (by: Dequeuer) => (by.side === 'controller' ? { join: FENCE_OF_CLUSTER('r'), args: [by.cluster, by.epoch] } : { join: '', args: [] });
 
 /**
  * Lets the tenant's queued admissions in while its quota allows, one transaction each, and

@@ -6,7 +6,10 @@
 // ServiceAccount (a TokenRequest token in its own kubeconfig). On the real node the inference
 // gateway (k8s/gateway) runs there too, with a fresh credential key shared with the Worker
 // (.dev.vars), so the tenant calls its model through the API. Prints a curl session; Ctrl-C
-// tears everything down.
+// tears everything down. `--clusters 3` (issue 33): three Kubernetes clusters c1–c3 on one etcd,
+// each registered in the ledger (`npm run cluster -- add`), installed, and served by its own
+// controller (CLUSTER=c<i>, its own ServiceAccount token, metrics on 8080 + i - 1); admissions are
+// placed among them in the charging transaction. The real node, when chosen, joins c1.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDb } from '../ledger/db.ts';
@@ -17,7 +20,9 @@ import { adminClient, BASE_NAMESPACE, controllerCredentials, createDatabaseSecre
 import { startProcess, type ManagedProcess } from './testenv/proc.ts';
 import { chooseNode, NODE_FLAGS, type NodeChoice } from './testenv/node-choice.ts';
 import { REAL_NODE_PLACEMENT, REAL_NODE_TENANT_NETWORK } from './testenv/node-config.ts';
-import { repoRoot, startStack } from './testenv/stack.ts';
+import { repoRoot, startStack, type StackCluster } from './testenv/stack.ts';
+import { clusterCount } from './testenv/cluster-count.ts';
+import { addCluster } from './operator/cluster-admin.ts';
 import { tenantNamespace } from '../schema/tenant-namespace.ts';
 
 const TENANT = 'demo';
@@ -28,10 +33,15 @@ const API_PORT = Number(process.env.API_PORT ?? 8787);
 /** The controller's copy of the image policy: wrangler.toml's ALLOWED_IMAGE_REGISTRIES (the demo's mock model). */
 const DEV_REGISTRIES = 'docker.io/modeldock';
 
+/** Each cluster of `--clusters N`: what the demo's ledger registers (4 ModelServices each, so placement spreads). */
+const DEV_CLUSTER_CAPACITY = { cpu: 8000, memory: 32 * 1024, 'nvidia.com/gpu': 0, modelservices: 4 };
+const DEV_CLUSTER_LEASE_MS = 10_000;
+
 const runDir = process.env.MODELDOCK_STACK_DIR ?? join(repoRoot, '.stack/dev');
 const node = nodeChoiceOrExit();
-console.log(`[dev] node: ${node.why}`);
-const stack = await startStack({ runDir, realNode: node.kind === 'real' }).catch((err: unknown) => {
+const clusters = countOrExit();
+console.log(`[dev] node: ${node.why}${clusters > 1 ? `; ${clusters} clusters` : ''}`);
+const stack = await startStack({ runDir, realNode: node.kind === 'real', clusters }).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });
@@ -54,10 +64,9 @@ try {
   await migrate(db);
   await setTenantQuota(db, TENANT, parseLimits(['cpu=8', 'memory=32Gi', 'nvidia.com/gpu=2']));
 
-  // The install a user makes (docs/local-stack.md): k8s/, then the database Secret.
-  const target = { binDir: info.binDir, kubeconfig: info.kubeconfig };
-  const { metricsToken } = await installBase(target, repoRoot, TOKEN_SECONDS);
-  await createDatabaseSecret(target, BASE_NAMESPACE, info.databaseUrl);
+  // The install a user makes (docs/local-stack.md): k8s/, then the database Secret; on every cluster.
+  const installed: InstalledCluster[] = [];
+  for (const c of info.clusters ?? [{ name: 'c1', kubeconfig: info.kubeconfig, server: info.kubeServer }]) installed.push(await installCluster(c, db));
   // The gateway on the real node (the operator's placement; one replica: the node has 2 cores for
   // the demo's model too), then its key Secret; KWOK runs no gateway.
   let gatewayVars: Record<string, string> = {};
@@ -67,9 +76,8 @@ try {
   }
   const vars = { DATABASE_URL: info.databaseUrl, ADMISSION_KEYS_JSON: JSON.stringify({ [TENANT]: KEY }), MODELDOCK_ENV: 'development', ...gatewayVars };
   writeFileSync(join(repoRoot, '.dev.vars'), Object.entries(vars).map(([k, v]) => `${k}=${v}\n`).join(''), { mode: 0o600 });
-  const metricsTokenFile = join(info.runDir, 'metrics-token');
-  writeFileSync(metricsTokenFile, metricsToken, { mode: 0o600 });
-  const controller = await controllerCredentials(target, BASE_NAMESPACE, join(info.runDir, 'controller.kubeconfig'), TOKEN_SECONDS);
+  const [first] = installed;
+  if (!first) throw new Error('no cluster installed');
 
   const api = `http://127.0.0.1:${API_PORT}`;
   extra.push(
@@ -86,21 +94,9 @@ try {
       },
       info.runDir,
     ),
-    await startProcess(
-      {
-        name: 'controller',
-        command: process.execPath,
-        args: [join(repoRoot, 'controller/main.ts')],
-        cwd: repoRoot,
-        // On the real node: the operator's placement settings put the tenant pods there.
-        env: { KUBECONFIG: controller.kubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: '8080', ALLOWED_IMAGE_REGISTRIES: DEV_REGISTRIES, ...(info.realNode ? { ...REAL_NODE_PLACEMENT, ...REAL_NODE_TENANT_NETWORK } : {}) },
-        logDir: info.logDir,
-        ready: async () => (await fetch('http://127.0.0.1:8080/readyz')).ok,
-        timeoutMs: 60_000,
-      },
-      info.runDir,
-    ),
   );
+  // One controller per cluster, as its own ServiceAccount; with several, each serves its cluster (CLUSTER).
+  for (const [i, c] of installed.entries()) extra.push(await startController(c, i, clusters > 1));
 
   console.log(`
 ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2), key in .dev.vars.
@@ -125,10 +121,10 @@ ModelDock is running. Tenant "${TENANT}" (cpu=8, memory=32Gi, nvidia.com/gpu=2),
 
   export KUBECONFIG=${info.kubeconfig} PATH=${info.binDir}:$PATH
   kubectl -n ${tenantNamespace(TENANT)} get msvc -w        # the tenant's namespace: Pending → Progressing → Running
-  curl -s http://127.0.0.1:8080/metrics -H "Authorization: Bearer $(cat ${metricsTokenFile})"   # controller metrics
+  curl -s http://127.0.0.1:8080/metrics -H "Authorization: Bearer $(cat ${first.metricsTokenFile})"   # controller metrics
   DATABASE_URL=${info.databaseUrl} npm run ledger:check
-
-The controller runs as system:serviceaccount:${BASE_NAMESPACE}:modeldock-controller (${controller.kubeconfig}).
+${clusters > 1 ? clustersHelp(installed, info.databaseUrl, info.binDir) : ''}
+The controller runs as system:serviceaccount:${BASE_NAMESPACE}:modeldock-controller (${first.controllerKubeconfig}).
 Node: ${node.why}.
 ${info.realNode ? streamCommand(api) : `  (KWOK's pods run nothing: start with ${NODE_FLAGS.real} as root on Linux to stream tokens from a real pod.)`}
 
@@ -138,6 +134,61 @@ Logs: ${info.logDir}   Press Ctrl-C to stop.`);
   await shutdown(1);
 }
 setInterval(() => {}, 1 << 30); // keep running until a signal
+
+interface InstalledCluster extends StackCluster {
+  controllerKubeconfig: string;
+  metricsTokenFile: string;
+}
+
+/** k8s/ and the database Secret on one cluster, its controller's credentials, and (with several clusters) its registration in the ledger. */
+async function installCluster(c: StackCluster, db: ReturnType<typeof createDb>): Promise<InstalledCluster> {
+  const target = { binDir: info.binDir, kubeconfig: c.kubeconfig };
+  const dir = c.kubeconfig === info.kubeconfig ? info.runDir : join(info.runDir, 'clusters', c.name);
+  const { metricsToken } = await installBase(target, repoRoot, TOKEN_SECONDS);
+  await createDatabaseSecret(target, BASE_NAMESPACE, info.databaseUrl);
+  const metricsTokenFile = join(dir, 'metrics-token');
+  writeFileSync(metricsTokenFile, metricsToken, { mode: 0o600 });
+  const controller = await controllerCredentials(target, BASE_NAMESPACE, join(dir, 'controller.kubeconfig'), TOKEN_SECONDS);
+  if (clusters > 1) await addCluster({ db, actor: 'npm run dev', now: () => new Date() }, { name: c.name, capacity: DEV_CLUSTER_CAPACITY, leaseMs: DEV_CLUSTER_LEASE_MS, reason: 'local stack' });
+  return { ...c, controllerKubeconfig: controller.kubeconfig, metricsTokenFile };
+}
+
+/** The controller of cluster `i` (metrics on 8080 + i); with several clusters it takes its cluster over (CLUSTER). */
+function startController(c: InstalledCluster, i: number, several: boolean): Promise<ManagedProcess> {
+  const port = 8080 + i;
+  // On the real node (c1): the operator's placement settings put the tenant pods there.
+  const onNode = info.realNode && i === 0 ? { ...REAL_NODE_PLACEMENT, ...REAL_NODE_TENANT_NETWORK } : {};
+  return startProcess(
+    {
+      name: several ? `${c.name}-controller` : 'controller',
+      command: process.execPath,
+      args: [join(repoRoot, 'controller/main.ts')],
+      cwd: repoRoot,
+      env: { KUBECONFIG: c.controllerKubeconfig, NAMESPACE: BASE_NAMESPACE, DATABASE_URL: info.databaseUrl, METRICS_PORT: String(port), ALLOWED_IMAGE_REGISTRIES: DEV_REGISTRIES, ...(several ? { CLUSTER: c.name } : {}), ...onNode },
+      logDir: info.logDir,
+      ready: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
+      timeoutMs: 60_000,
+    },
+    info.runDir,
+  );
+}
+
+function clustersHelp(installed: readonly InstalledCluster[], databaseUrl: string, binDir: string): string {
+  return `
+  Clusters (each admission is placed on one, in the charging transaction):
+  DATABASE_URL=${databaseUrl} npm run cluster -- list
+${installed.map((c, i) => `  ${binDir}/kubectl --kubeconfig ${c.kubeconfig} get msvc -A -w     # ${c.name}; its controller's metrics on :${8080 + i}`).join('\n')}
+`;
+}
+
+function countOrExit(): number {
+  try {
+    return clusterCount(process.argv.slice(2));
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
+}
 
 function nodeChoiceOrExit(): NodeChoice {
   try {

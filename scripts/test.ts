@@ -1,8 +1,9 @@
 // `npm test`: type-check, lint, then every vitest project, in phases that keep the suite within its
 // budget on 2 cores. Two vitest processes run side by side: `unit` then `integration` (their suites
 // mostly wait on their stack), and `vitess` then `node` (one waits on its database, the other on the
-// kubelet). The `outage` suites run last and alone: they stop and freeze their stack's components on
-// deadlines, and slowed and flaked beside the real node. Each process starts only its projects'
+// kubelet). The `outage` suites run alone: they stop and freeze their stack's components on
+// deadlines, and slowed and flaked beside the real node. The `multicluster` suites run last and alone:
+// their stack is three clusters of control-plane processes. Each process starts only its projects'
 // stacks. One shuffle seed serves every process (printed; MODELDOCK_TEST_SEED replays it). Any
 // argument (`npm test -- -t name`, a file) runs one plain `vitest run` with it instead of the phases.
 import { spawn } from 'node:child_process';
@@ -16,6 +17,7 @@ const PHASES: readonly (readonly string[][])[] = [
     ['vitess', 'node'],
   ],
   [['outage']],
+  [['multicluster']],
 ];
 
 interface Outcome {

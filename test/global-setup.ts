@@ -19,12 +19,19 @@ declare module 'vitest' {
   }
 }
 
+/** The project whose stack runs three Kubernetes clusters on one etcd (issue 33, docs/multi-cluster.md "Local stack"). */
+export const MULTICLUSTER_PROJECT = 'multicluster';
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // The outage suites stop and freeze the stack's components: their project gets a stack of its own.
+  // The outage suites stop and freeze the stack's components, and the multicluster suites run three
+  // clusters: each of those projects gets a stack of its own.
   const base = process.env.MODELDOCK_TEST_STACK_DIR ?? join(repoRoot, '.stack/test');
   const runDir = project.name === 'integration' ? base : `${base}-${project.name}`;
-  return runStack(runDir, () => startStack({ runDir, log: (m) => console.error(m) }), async (stack) => {
+  const clusters = project.name === MULTICLUSTER_PROJECT ? 3 : 1;
+  return runStack(runDir, () => startStack({ runDir, clusters, log: (m) => console.error(m) }), async (stack) => {
+    // k8s/ as shipped on every cluster; the monitoring token is the first cluster's.
     const { metricsToken } = await installBase(stack.info, repoRoot, 24 * 3600);
+    for (const c of (stack.info.clusters ?? []).slice(1)) await installBase({ binDir: stack.info.binDir, kubeconfig: c.kubeconfig }, repoRoot, 24 * 3600);
     project.provide('stack', { ...stack.info, metricsToken });
   });
 }

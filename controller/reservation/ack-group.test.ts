@@ -4,7 +4,7 @@ import { ClaimLost, type ClaimedRow } from './outbox-store.ts';
 import type { DeliveryAck } from './transitions.ts';
 
 const delivery = (seq: number, claim = 'ctl/a'): DeliveryAck => ({
-  row: { seq, tenant: 't', reservationId: `r${seq}`, kind: 'create', attempts: 0, requestId: null, claim: { by: claim, until: new Date(0), epoch: 1, shard: '' } } satisfies ClaimedRow,
+  row: { seq, tenant: 't', reservationId: `r${seq}`, kind: 'create', attempts: 0, requestId: null, claim: { cluster: 'default', by: claim, until: new Date(0), epoch: 1, shard: '' } } satisfies ClaimedRow,
   cr: { namespace: 'ns', name: `md-r${seq}`, uid: `u${seq}` },
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ClaimedRow } from './outbox-store.ts';
 import { deliveryRows } from './deliver.ts';
 
-const claim = { by: 'c', until: new Date(0), epoch: 1 };
+const claim = { cluster: 'default', by: 'c', until: new Date(0), epoch: 1 };
 const row = (seq: number, kind: ClaimedRow['kind']): ClaimedRow => ({ seq, tenant: 'acme', reservationId: 'r', kind, attempts: 0, requestId: null, claim });
 
 describe('deliveryRows: which claimed rows deliver a reservation', () => {

@@ -10,7 +10,7 @@ function recordingDb(o: { failEnsure?: () => boolean } = {}): { db: Db; sent: st
   const execute = async (sql: string): Promise<ExecResult> => {
     sent.push(sql.replace(/\s+/g, ' ').trim());
     if (sql === 'SHOW VITESS_SHARDS') throw new DatabaseError('syntax (errno 1064)', 400, { message: 'syntax', code: 'INVALID_ARGUMENT' });
-    if (/VALUES \(\?, \?, \?, \?\)/.test(sql) && o.failEnsure?.()) throw new Error('database down');
+    if (/VALUES \(\?, \?, \?, \?, \?\)/.test(sql) && o.failEnsure?.()) throw new Error('database down');
     return { rows: [{ epoch: '7' }], rowsAffected: 1 };
   };
   const db: Db = {
@@ -22,9 +22,9 @@ function recordingDb(o: { failEnsure?: () => boolean } = {}): { db: Db; sent: st
   return { db, sent };
 }
 
-const fenceOf = (db: Db) => leaderFence({ db, holder: 'ctl', now: () => new Date(0), log: createLogger({ level: 'error' }) });
+const fenceOf = (db: Db) => leaderFence({ db, cluster: 'default', holder: 'ctl', now: () => new Date(0), log: createLogger({ level: 'error' }) });
 const raises = (sent: string[]) => sent.filter((s) => s.startsWith('INSERT INTO tenant_fence') && s.includes('SELECT DISTINCT')).length;
-const ensures = (sent: string[]) => sent.filter((s) => s.startsWith('INSERT INTO tenant_fence') && s.includes('VALUES (?, ?, ?, ?)')).length;
+const ensures = (sent: string[]) => sent.filter((s) => s.startsWith('INSERT INTO tenant_fence') && s.includes('VALUES (?, ?, ?, ?, ?)')).length;
 
 describe('leaderFence', () => {
   it('takes over once (bump, then the raise of every shard) and raises each tenant met later once', async () => {

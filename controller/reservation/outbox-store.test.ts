@@ -4,7 +4,7 @@ import { fail, type ClaimedRow } from './outbox-store.ts';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
 const LATER = new Date('2026-03-01T12:00:05.000Z');
-const row: ClaimedRow = { seq: 9, tenant: 'acme', reservationId: 'r', kind: 'create', attempts: 0, requestId: null, claim: { by: 'ctl/abc', until: LATER, epoch: 3 } };
+const row: ClaimedRow = { seq: 9, tenant: 'acme', reservationId: 'r', kind: 'create', attempts: 0, requestId: null, claim: { cluster: 'default', by: 'ctl/abc', until: LATER, epoch: 3 } };
 
 /** A connection whose UPDATEs match `matched` rows, recording what it is sent. */
 function connection(matched: number): { q: Queryable; sent: Array<{ sql: string; args: readonly SqlArg[] }> } {
@@ -32,7 +32,7 @@ describe('fail(): answers what it wrote', () => {
     // One fenced UPDATE guarded by the claim, whatever it matches.
     expect(sent).toEqual([
       {
-        sql: expect.stringMatching(/^UPDATE outbox o JOIN tenant_fence f ON f\.tenant = o\.tenant AND f\.epoch = \? SET o\.attempts = o\.attempts \+ 1, .* WHERE o\.tenant = \? AND o\.seq = \? AND o\.claimed_by = \? AND o\.claimed_until >= \? AND o\.done_at IS NULL$/),
+        sql: expect.stringMatching(/^UPDATE outbox o JOIN tenant_fence f ON f\.tenant = o\.tenant AND f\.cluster = o\.cluster AND f\.epoch = \? SET o\.attempts = o\.attempts \+ 1, .* WHERE o\.tenant = \? AND o\.seq = \? AND o\.claimed_by = \? AND o\.claimed_until >= \? AND o\.done_at IS NULL$/),
         args: [3, 'boom', LATER, terminal ? NOW : null, terminal, 'acme', 9, 'ctl/abc', NOW],
       },
     ]);

@@ -1,6 +1,6 @@
-// The controller's side of the outbox: claim due rows with a conditional-UPDATE lease (no
-// SKIP LOCKED), acknowledge or fail them. Every write is fenced by the controller epoch (the
-// row's tenant's fence, ledger/fence.ts) and by the claim itself (claimed_by is unique per claim
+// The controller's side of the outbox: claim the due rows routed to its cluster with a
+// conditional-UPDATE lease (no SKIP LOCKED), acknowledge or fail them. Every write is fenced by the
+// controller epoch (the fence of the row's tenant on the row's cluster, ledger/fence.ts) and by the claim itself (claimed_by is unique per claim
 // batch; claimed_until must not have passed), so a paused ex-leader or a worker whose lease ran
 // out cannot acknowledge anything. The claim scans ONE shard (the poller walks the shards); an
 // acknowledgement names its row by (tenant, seq), so it is single-shard.
@@ -16,6 +16,8 @@ import { jitteredBackoffMs } from '../runtime/backoff.ts';
 export interface Claim {
   by: string;
   until: Date;
+  /** The cluster whose rows were claimed (the claiming controller's). */
+  cluster: string;
   epoch: number;
   /** The shard its rows were claimed on (LedgerShard.name; '' or absent: the one database). */
   shard?: string;
@@ -34,6 +36,8 @@ export interface ClaimedRow {
 
 export interface ClaimOptions {
   holder: string;
+  /** Only rows routed to this cluster are claimed (the controller's own; `default`: the unregistered one). */
+  cluster: string;
   epoch: number;
   leaseMs: number;
   limit: number;
@@ -45,7 +49,7 @@ export interface ClaimOptions {
 }
 
 /**
- * Claims up to `limit` due rows of one shard (`q`: a shard's Db, ledger/shards.ts), oldest first.
+ * Claims up to `limit` due rows of `o.cluster` on one shard (`q`: a shard's Db, ledger/shards.ts), oldest first.
  * Three statements, no transaction needed. A row is claimable when unclaimed, when its lease ran
  * out, or when it was claimed under an older epoch: a deposed leader is fenced anyway, so a new
  * leader need not wait for its leases.
@@ -53,15 +57,15 @@ export interface ClaimOptions {
 export async function claimDue(q: Queryable, o: ClaimOptions): Promise<ClaimedRow[]> {
   const due = await q.execute(
     `SELECT seq, tenant FROM outbox
-      WHERE done_at IS NULL AND dead_at IS NULL AND available_at <= ?
+      WHERE cluster = ? AND done_at IS NULL AND dead_at IS NULL AND available_at <= ?
         AND (claimed_until IS NULL OR claimed_until < ? OR epoch < ?)
       ORDER BY seq LIMIT ?`,
-    [o.now, o.now, o.epoch, o.limit],
+    [o.cluster, o.now, o.now, o.epoch, o.limit],
   );
   if (due.rows.length === 0) return [];
   const seqs = due.rows.map((r) => int(r.seq));
   await o.beforeClaim?.([...new Set(due.rows.map((r) => str(r.tenant)))]);
-  const claim: Claim = { by: `${o.holder}/${randomBytes(6).toString('hex')}`, until: new Date(o.now.getTime() + o.leaseMs), epoch: o.epoch, shard: o.shard ?? '' };
+  const claim: Claim = { by: `${o.holder}/${randomBytes(6).toString('hex')}`, until: new Date(o.now.getTime() + o.leaseMs), cluster: o.cluster, epoch: o.epoch, shard: o.shard ?? '' };
   const took = await q.execute(
     `UPDATE outbox o ${FENCE('o')}
         SET o.claimed_by = ?, o.claimed_until = ?, o.epoch = ?

@@ -6,7 +6,7 @@ import type { Db } from '../../ledger/db.ts';
 
 // restore() and take() never touch the database
 const noShards = async () => [];
-const fence = { epoch: async () => 1, forTenants: async () => 1 };
+const fence = { cluster: 'default', epoch: async () => 1, forTenants: async () => 1 };
 const poller = () => new OutboxPoller({ shards: noShards, holder: 'h', fence, enqueue: () => undefined, log: createLogger({ level: 'error' }) });
 const row = (seq: number, until: number, by = 'c'): ClaimedRow => ({
   seq,
@@ -15,7 +15,7 @@ const row = (seq: number, until: number, by = 'c'): ClaimedRow => ({
   kind: 'create',
   attempts: 0,
   requestId: null,
-  claim: { by, until: new Date(until), epoch: 1 },
+  claim: { cluster: 'default', by, until: new Date(until), epoch: 1 },
 });
 
 describe('OutboxPoller.restore: rows whose failure could not be recorded', () => {

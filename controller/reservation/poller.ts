@@ -113,6 +113,7 @@ export class OutboxPoller {
       const db = shard.db.withSignal(this.#abort.signal);
       const rows = await claimDue(db, {
         holder: this.#o.holder,
+        cluster: this.#o.fence.cluster,
         epoch,
         leaseMs: this.#o.leaseMs ?? 60_000,
         limit: this.#o.batch ?? 50,

@@ -1,5 +1,5 @@
 // The controller's trigger of the queue: right after a release or a refund commits (quota freed),
-// it lets the tenant's queued admissions in (ledger/queue.ts), fenced by its epoch. A failure
+// it lets the tenant's queued admissions in (ledger/queue.ts), fenced by its cluster's fence at its epoch. A failure
 // here undoes nothing of the release: it is logged, and the cron sweep's dequeue (the safety net)
 // or the next release admits them.
 import type { Db } from '../../ledger/db.ts';
@@ -18,11 +18,17 @@ export interface QueueTriggerDeps {
   placer: Placer;
 }
 
-export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, epoch: number, log: Logger, trigger: 'release' | 'refund' | 'sweep'): Promise<void> {
+/** The leader that dequeues: its cluster and epoch (its fence, ledger/fence.ts). */
+export interface Dequeuing {
+  cluster: string;
+  epoch: number;
+}
+
+export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, by: Dequeuing, log: Logger, trigger: 'release' | 'refund' | 'sweep'): Promise<void> {
   if (trigger !== 'sweep') crashPoint('after-release-before-dequeue');
   try {
     const r = await dequeueTenant(d.db, tenant, {
-      by: { side: 'controller', epoch },
+      by: { side: 'controller', ...by },
       now: d.now,
       requestId: `controller:${trigger}`,
       beforeCommit: () => crashPoint('inside-dequeue-before-commit'),
@@ -47,7 +53,7 @@ export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, epoch:
  * trigger, delays a queued admission by one sweep, not until the next cron run.
  */
 export async function queueSweepOnce(
-  d: QueueTriggerDeps & { shards: () => Promise<LedgerShard[]>; epochFor: (tenant: string) => Promise<number> },
+  d: QueueTriggerDeps & { shards: () => Promise<LedgerShard[]>; cluster: string; epochFor: (tenant: string) => Promise<number> },
   log: Logger,
   signal: AbortSignal,
 ): Promise<number> {
@@ -59,7 +65,7 @@ export async function queueSweepOnce(
     for (;;) {
       signal.throwIfAborted();
       const page = await queuedTenants(shard.db.withSignal(signal), after, 100);
-      for (const tenant of page) await admitFromQueue({ ...d, db: d.db.withSignal(signal) }, tenant, await d.epochFor(tenant), log, 'sweep');
+      for (const tenant of page) await admitFromQueue({ ...d, db: d.db.withSignal(signal) }, tenant, { cluster: d.cluster, epoch: await d.epochFor(tenant) }, log, 'sweep');
       tenants += page.length;
       if (page.length < 100) break;
       after = page.at(-1)!;

@@ -71,7 +71,7 @@ describe('ledger reconciler: delivery', () => {
     expect(kinds(h)).toEqual(['outbox done', 'binding', '→ delivered']);
     expect(new Set(h.writes().map((w) => w.tx)).size).toBe(1);
     expect(h.ends).toEqual(['commit']);
-    expect(h.writes()[1]?.args).toEqual([KEY.tenant, KEY.id, 'tenants', CR_NAME, 'uid-new', NOW, NOW]);
+    expect(h.writes()[1]?.args).toEqual([KEY.tenant, KEY.id, 'default', 'tenants', CR_NAME, 'uid-new', NOW, NOW]);
     expect(await h.count('delivered', { outcome: 'created' })).toBe(1);
     expect(h.created.map((o) => o.metadata.uid)).toEqual(['uid-new']); // its informer add event is no news
     expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService']);
@@ -85,7 +85,7 @@ describe('ledger reconciler: delivery', () => {
     expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService']);
     const reads = h.statements.filter((s) => s.sql.trim().startsWith('SELECT'));
     expect(reads.map((s) => s.sql.replace(/\s+/g, ' ').trim())).toEqual([
-      'SELECT 1 AS held FROM outbox o JOIN tenant_fence f ON f.tenant = o.tenant AND f.epoch = ? WHERE o.tenant = ? AND o.seq = ? AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL',
+      'SELECT 1 AS held FROM outbox o JOIN tenant_fence f ON f.tenant = o.tenant AND f.cluster = o.cluster AND f.epoch = ? WHERE o.tenant = ? AND o.seq = ? AND o.claimed_by = ? AND o.claimed_until >= ? AND o.done_at IS NULL',
     ]);
     const row = claimedRow(1, 'create');
     expect(reads[0]?.args).toEqual([row.claim.epoch, KEY.tenant, 1, row.claim.by, NOW]);
@@ -135,7 +135,7 @@ describe('ledger reconciler: delivery', () => {
     expect(h.created).toEqual([]); // not ours to skip: it may sit in the cache already
     expect(h.logs.find((l) => l.msg === 'ModelService adopted after AlreadyExists')).toMatchObject({ level: 'info', name: CR_NAME, uid: 'uid-bound' });
     expect(logged(h)).not.toContain('ModelService created');
-    expect(h.writes()[1]?.args[4]).toBe('uid-bound');
+    expect(h.writes()[1]?.args[5]).toBe('uid-bound');
     expect(h.calls.map((c) => c.op)).toEqual(['ensureTenantSpace', 'createModelService', 'readModelService']);
     expect(result).toEqual({ requeueAfterMs: 600_000 - 60_000 });
     expect(kinds(h)).toEqual(['outbox done', 'binding', '→ delivered', 'looked at']);

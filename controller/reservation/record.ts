@@ -134,10 +134,10 @@ export interface ResyncCursor {
 const NEVER = new Date('1000-01-01T00:00:00.000Z');
 
 /**
- * One page of open reservations not reconciled since `before`, stalest first: the never-reconciled
+ * One page of the open reservations on `cluster` not reconciled since `before`, stalest first: the never-reconciled
  * (by id), then by (last_reconciled_at, id), after `cursor`; the page that ends the never-reconciled
  * goes on with the reconciled ones (a second statement). Each page is a range of the index
- * `ix_reservation_reconciled (last_reconciled_at, id)` that starts where the last one ended, so a
+ * `ix_reservation_reconciled (cluster, last_reconciled_at, id)` that starts where the last one ended, so a
  * whole pass reads each row once (an ORDER BY on an expression would sort every open row again for
  * every page: 100,000 rows read per page at 100,000 open, bench B8L). The periodic resync's scan:
  * it cannot name a tenant (it walks every tenant), so it runs on ONE shard (`q` is a shard's Db,
@@ -145,31 +145,31 @@ const NEVER = new Date('1000-01-01T00:00:00.000Z');
  */
 export async function openReservationsPage(
   q: Queryable,
-  o: { before: Date; after: ResyncCursor | null; limit: number },
+  o: { cluster: string; before: Date; after: ResyncCursor | null; limit: number },
 ): Promise<{ keys: ReservationKey[]; next: ResyncCursor | null }> {
   const after = o.after ?? { reconciledAt: null, id: '' };
-  if (after.reconciledAt !== null) return reconciledPage(q, o.before, { reconciledAt: after.reconciledAt, id: after.id }, o.limit);
+  if (after.reconciledAt !== null) return reconciledPage(q, o.cluster, o.before, { reconciledAt: after.reconciledAt, id: after.id }, o.limit);
   const r = await q.execute(
     `SELECT tenant, id FROM reservation FORCE INDEX (ix_reservation_reconciled)
-      WHERE last_reconciled_at IS NULL AND id > ? AND state IN (?)
+      WHERE cluster = ? AND last_reconciled_at IS NULL AND id > ? AND state IN (?)
       ORDER BY id LIMIT ?`,
-    [after.id, RECONCILED_STATES, o.limit],
+    [o.cluster, after.id, RECONCILED_STATES, o.limit],
   );
   const keys = r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
   const last = keys.at(-1);
   if (last && keys.length === o.limit) return { keys, next: { reconciledAt: null, id: last.id } };
   // The never-reconciled are done: the page goes on with the reconciled ones, from the start.
-  const rest = await reconciledPage(q, o.before, { reconciledAt: NEVER, id: '' }, o.limit - keys.length);
+  const rest = await reconciledPage(q, o.cluster, o.before, { reconciledAt: NEVER, id: '' }, o.limit - keys.length);
   return { keys: [...keys, ...rest.keys], next: rest.next };
 }
 
 /** Up to `limit` reconciled open reservations after `after` in (last_reconciled_at, id) order, all reconciled before `before`. */
-async function reconciledPage(q: Queryable, before: Date, after: { reconciledAt: Date; id: string }, limit: number): Promise<{ keys: ReservationKey[]; next: ResyncCursor | null }> {
+async function reconciledPage(q: Queryable, cluster: string, before: Date, after: { reconciledAt: Date; id: string }, limit: number): Promise<{ keys: ReservationKey[]; next: ResyncCursor | null }> {
   const r = await q.execute(
     `SELECT tenant, id, last_reconciled_at FROM reservation FORCE INDEX (ix_reservation_reconciled)
-      WHERE last_reconciled_at < ? AND (last_reconciled_at > ? OR (last_reconciled_at = ? AND id > ?)) AND state IN (?)
+      WHERE cluster = ? AND last_reconciled_at < ? AND (last_reconciled_at > ? OR (last_reconciled_at = ? AND id > ?)) AND state IN (?)
       ORDER BY last_reconciled_at, id LIMIT ?`,
-    [before, after.reconciledAt, after.reconciledAt, after.id, RECONCILED_STATES, limit],
+    [cluster, before, after.reconciledAt, after.reconciledAt, after.id, RECONCILED_STATES, limit],
   );
   const keys = r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.id) }));
   const last = r.rows.at(-1);

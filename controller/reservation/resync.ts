@@ -13,13 +13,15 @@ import { openReservationsPage, type ResyncCursor } from './record.ts';
 
 export interface ResyncOptions {
   shards: () => Promise<LedgerShard[]>;
+  /** The controller's cluster: only its open reservations are re-enqueued. */
+  cluster: string;
   enqueue: (key: ReservationKey) => void;
   pageSize: number;
   now: () => Date;
   onPage?: () => void;
 }
 
-/** One resync: every open reservation not reconciled since the tick started, shard by shard, page by page. */
+/** One resync: every open reservation of the cluster not reconciled since the tick started, shard by shard, page by page. */
 export async function resyncOnce(o: ResyncOptions, signal: AbortSignal): Promise<{ pages: number; enqueued: number }> {
   const before = o.now();
   let pages = 0;
@@ -29,7 +31,7 @@ export async function resyncOnce(o: ResyncOptions, signal: AbortSignal): Promise
     let after: ResyncCursor | null = null;
     do {
       signal.throwIfAborted();
-      const page = await openReservationsPage(db, { before, after, limit: o.pageSize });
+      const page = await openReservationsPage(db, { cluster: o.cluster, before, after, limit: o.pageSize });
       pages++;
       o.onPage?.();
       for (const key of page.keys) o.enqueue(key);

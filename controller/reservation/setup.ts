@@ -37,6 +37,8 @@ import type { PlacementPolicy } from '../../ledger/placement-policy.ts';
 
 export interface ReservationControllerOptions {
   db: Db;
+  /** The cluster this controller serves (CLUSTER; `default`: the unregistered cluster of a single-cluster install). */
+  cluster: string;
   /** How admissions leaving the queue are placed (ledger/placement-policy.ts); default: least-loaded. */
   placementPolicy?: PlacementPolicy;
   /** Tenant namespaces: their naming, quota and network settings (controller/tenant/space.ts). */
@@ -76,7 +78,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   const log = mgr.log.child({ controller: LEDGER_CONTROLLER });
   // The fence: the epoch is bumped once when this process first acts as leader (it exits when it
   // loses the lease, so one acquisition per process is one per leadership).
-  const fence = leaderFence({ db: o.db, holder: o.holder, now: () => new Date(), log });
+  const fence = leaderFence({ db: o.db, cluster: o.cluster, holder: o.holder, now: () => new Date(), log });
   // One shard list for the poller, the resync, the queue sweep and placement.
   const shardsOf = shardCache(o.shardsTtlMs ?? 60_000);
   const shards = () => shardsOf(o.db);
@@ -156,14 +158,14 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     mgr.cache.informer('Pod').addHandlers({ add: byAdmission, update: byAdmission, delete: byAdmission });
   }
   if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
-  const resyncOptions = { shards, enqueue: (key: ReservationKey) => controller.enqueue(reservationKey(key)), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
+  const resyncOptions = { shards, cluster: o.cluster, enqueue: (key: ReservationKey) => controller.enqueue(reservationKey(key)), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
   const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async (signal) => {
     const { pages, enqueued } = await resyncOnce(resyncOptions, signal);
     log.debug('ledger resync', { pages, enqueued });
   }, log);
 
   const queueSweep = new ResyncLoop(o.queueSweepMs ?? QUEUE_SWEEP_MS, async (signal) => {
-    const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, placer, shards, epochFor: (tenant) => fence.forTenants([tenant]) }, log, signal);
+    const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, placer, shards, cluster: o.cluster, epochFor: (tenant) => fence.forTenants([tenant]) }, log, signal);
     if (tenants > 0) log.debug('queue sweep', { tenants });
   }, log, 'queue sweep');
 

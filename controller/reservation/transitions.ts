@@ -1,7 +1,8 @@
 // The controller's writes to one reservation's rows (reservation, binding) that move no quota:
 // its state changes and the columns it records. Every write is FENCED by the controller epoch:
-// it joins its tenant's `tenant_fence` row on `epoch = ?` (ledger/fence.ts), so once a new leader
-// has raised the fence, a paused ex-leader's late statements match no row and change nothing.
+// it joins the `tenant_fence` row of its tenant and of the row's cluster on `epoch = ?`
+// (ledger/fence.ts), so once a new leader has raised the fence, a paused ex-leader's late
+// statements match no row and change nothing, and no controller changes a row of another cluster.
 // Every state change is conditional on the state it leaves, so running any of them twice changes
 // nothing. Every statement names the tenant (the ledger is sharded by tenant).
 // The writes that move quota are in quota-moves.ts.
@@ -33,9 +34,9 @@ export async function ackCreate(
   await db.transaction(async (tx) => {
     if (!(await ack(tx, row, now))) throw new ClaimLost(row.seq);
     await tx.execute(
-      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO binding (tenant, reservation_id, cluster, namespace, cr_name, uid, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON DUPLICATE KEY UPDATE uid = COALESCE(uid, VALUES(uid)), updated_at = VALUES(updated_at)`,
-      [row.tenant, row.reservationId, cr.namespace, cr.name, cr.uid, now, now],
+      [row.tenant, row.reservationId, row.claim.cluster, cr.namespace, cr.name, cr.uid, now, now],
     );
     await tx.execute(
       `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ?, last_reconciled_at = ? WHERE tenant = ? AND id = ? AND state = 'admitted'`,
@@ -72,9 +73,9 @@ export async function ackCreates(shard: Db, acks: readonly DeliveryAck[], now: D
     );
     if (done.rowsAffected !== acks.length) return rollback(false);
     await tx.execute(
-      `INSERT INTO binding (tenant, reservation_id, namespace, cr_name, uid, created_at, updated_at) VALUES ${acks.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
+      `INSERT INTO binding (tenant, reservation_id, cluster, namespace, cr_name, uid, created_at, updated_at) VALUES ${acks.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
        ON DUPLICATE KEY UPDATE uid = COALESCE(uid, VALUES(uid)), updated_at = VALUES(updated_at)`,
-      acks.flatMap((a) => [a.row.tenant, a.row.reservationId, a.cr.namespace, a.cr.name, a.cr.uid, now, now]),
+      acks.flatMap((a) => [a.row.tenant, a.row.reservationId, claim.cluster, a.cr.namespace, a.cr.name, a.cr.uid, now, now]),
     );
     await tx.execute(
       `UPDATE reservation SET state = 'delivered', state_changed_at = ?, updated_at = ?, last_reconciled_at = ? WHERE tenant IN (?) AND id IN (?) AND state = 'admitted'`,

@@ -82,6 +82,8 @@ export interface StoredAdmission {
   queueSeq: number | null;
   /** The cluster's room it holds (null: none reserved). */
   room: Room | null;
+  /** The cluster its outbox rows go to (the stored column: `default` until it is placed). */
+  routedTo: string;
 }
 
 function toStored(row: Row): StoredAdmission {
@@ -102,6 +104,7 @@ function toStored(row: Row): StoredAdmission {
     requestHash: str(row.request_hash),
     queueSeq: row.queue_seq === null || row.queue_seq === undefined ? null : int(row.queue_seq),
     room: roomOfRow(row),
+    routedTo: str(row.cluster),
     admission: {
       id,
       tenant: str(row.tenant),

@@ -48,6 +48,8 @@ export interface SweepKey {
   state: string;
   tenant: string;
   id: string;
+  /** The cluster it is placed on: its reconcile row goes to that cluster's controller. */
+  cluster: string;
 }
 
 /**
@@ -67,7 +69,7 @@ export interface SweepKey {
 export async function staleReservations(q: Queryable, after: SweepKey | null, staleBefore: Date, limit: number): Promise<SweepKey[]> {
   const [state, tenant, id] = [after?.state ?? '', after?.tenant ?? '', after?.id ?? ''];
   const r = await q.execute(
-    `SELECT r.state, r.tenant, r.id FROM reservation r FORCE INDEX (ix_reservation_state_tenant)
+    `SELECT r.state, r.tenant, r.id, r.cluster FROM reservation r FORCE INDEX (ix_reservation_state_tenant)
      WHERE r.state IN (${OPEN}) AND (r.state > ? OR (r.state = ? AND (r.tenant > ? OR (r.tenant = ? AND r.id > ?))))
        AND (COALESCE(r.last_reconciled_at, r.created_at) < ?
             OR (r.state = 'admitted'
@@ -76,5 +78,5 @@ export async function staleReservations(q: Queryable, after: SweepKey | null, st
      ORDER BY r.state, r.tenant, r.id LIMIT ?`,
     [state, state, tenant, tenant, id, staleBefore, limit],
   );
-  return r.rows.map((row) => ({ state: str(row.state), tenant: str(row.tenant), id: str(row.id) }));
+  return r.rows.map((row) => ({ state: str(row.state), tenant: str(row.tenant), id: str(row.id), cluster: str(row.cluster) }));
 }

@@ -50,7 +50,7 @@ export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: str
   const now = deps.clock();
   const moved = await deps.db.transaction(async (tx) => {
     if (!(await markDeleting(tx, tenant, id, unboundConflict ? ['conflict'] : ACTIVE_STATES, now))) return undefined;
-    return { enqueued: (await enqueue(tx, [{ tenant, reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId }], now)) > 0 };
+    return { enqueued: (await enqueue(tx, [{ tenant, reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId, cluster: found.routedTo }], now)) > 0 };
   });
   // This call moved it: the answer is what was read plus what the transaction changed (no second
   // read). Otherwise something else moved it in between: read what it is now.

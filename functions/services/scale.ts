@@ -85,7 +85,7 @@ export async function scaleAdmission(deps: ServiceDeps, input: ScaleInput): Prom
         await bindNoop(deps, input, a.replicas, requestHash);
         return { outcome: 'unchanged', admission: a };
       }
-      return { outcome: 'accepted', admission: await changeOnce(deps, input, a, target, requestHash, found.room) };
+      return { outcome: 'accepted', admission: await changeOnce(deps, input, a, target, requestHash, found.room, found.routedTo) };
     } catch (err) {
       if (err instanceof RoomShort && found.room) throw clusterCapacityExceeded(found.room.cluster);
       if (err instanceof QuotaShort) {
@@ -134,7 +134,7 @@ function targetOf(spec: ModelServiceSpec, input: ScaleInput): ModelServiceSpec {
 }
 
 /** Runs the change's transaction; returns the admission as it left it (the read + what it wrote: no second read). */
-async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, spec: ModelServiceSpec, requestHash: string, room: Room | null): Promise<AdmissionRecord> {
+async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionRecord, spec: ModelServiceSpec, requestHash: string, room: Room | null, routedTo: string): Promise<AdmissionRecord> {
   const now = deps.clock();
   const { tenant, id } = input;
   const generation = a.generation + 1;
@@ -160,7 +160,7 @@ async function changeOnce(deps: ServiceDeps, input: ScaleInput, a: AdmissionReco
     } catch (err) {
       throw isDuplicateKey(err) ? new Raced() : err;
     }
-    await enqueue(tx, [{ tenant, reservationId: id, kind: 'scale', dedupeKey: dedupeKey.scale(id, generation), requestId: input.requestId }], now);
+    await enqueue(tx, [{ tenant, reservationId: id, kind: 'scale', dedupeKey: dedupeKey.scale(id, generation), requestId: input.requestId, cluster: routedTo }], now);
     if (increase) {
       await insertMovement(tx, { reservationId: id, tenant, generation, direction: 'charge', amounts: delta, now });
       // Last, so the tenant's quota rows stay locked for as short a time as possible.

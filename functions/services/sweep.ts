@@ -94,7 +94,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
       pages++;
       for (const group of byTenant(keys)) {
         if (!(budgetLeft = statements + 1 + FINISH <= opts.maxStatements)) break;
-        const rows = group.map((k) => ({ tenant: k.tenant, reservationId: k.id, kind: 'reconcile' as const, dedupeKey: dedupeKey.reconcilePending(k.id), requestId: `cron:${opts.scheduledTime}` }));
+        const rows = group.map((k) => ({ tenant: k.tenant, reservationId: k.id, kind: 'reconcile' as const, dedupeKey: dedupeKey.reconcilePending(k.id), requestId: `cron:${opts.scheduledTime}`, cluster: k.cluster }));
         enqueued += await enqueue(deps.db, rows, now);
         statements++;
         after = group.at(-1)!;

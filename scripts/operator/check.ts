@@ -9,8 +9,10 @@
 //                      released nor ever charged: queued, cancelled, expired)
 //   never-charged      a queued, cancelled or expired reservation has no movement and no outbox row
 //   queued-count       tenant_quota.queued == the tenant's queued reservations (on every quota row)
-//   one-cr             a delivered/ready reservation has its CR, with the bound UID
-//   orphan-cr          every ModelService with an admission id belongs to a live reservation
+//   one-cr             a delivered/ready reservation has its CR, with the bound UID (on the cluster
+//                      it is placed on, when given a client per cluster)
+//   orphan-cr          every ModelService with an admission id belongs to a live reservation (placed
+//                      on that cluster, when given a client per cluster)
 //   released-pods      no pod of a released reservation is left
 //   allotment-bounds   per shard's allotment of a cluster and resource: 0 ≤ reserved, 0 ≤ stranded,
 //                      reserved + stranded ≤ allotted (docs/multi-cluster.md)
@@ -34,7 +36,7 @@ import { moveLog, movesInFlight } from '../../ledger/allotment-moves.ts';
 import { listClusters, readShardAllotments, sumOf, type AllotmentRow, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
 import { holdsCharge, NEVER_CHARGED_STATES } from '../../schema/admission.ts';
-import { clusterPaths, type KubeClient } from '../../controller/runtime/kube.ts';
+import { clusterPaths, KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
   check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods' | 'allotment-bounds' | 'cluster-reserved' | 'cluster-capacity';
@@ -70,9 +72,14 @@ interface ResRow {
  * label modeldock.io/instance), or undefined for every ModelService and pod with an admission
  * id in the cluster — tenants' objects live in namespaces of their own (controller/tenant/space.ts).
  */
+/**
+ * `kube`: the cluster every admission is placed on (a single-cluster install), or one client per
+ * registered cluster, by name (each compared with the admissions placed on it), or null: the
+ * ledger's own checks only.
+ */
 export async function checkLedger(
   db: Db,
-  kube: KubeClient | null,
+  kube: KubeClient | ReadonlyMap<string, KubeClient> | null,
   instance: string | undefined,
   o: { settled?: boolean } = {},
 ): Promise<Drift[]> {
@@ -91,7 +98,9 @@ export async function checkLedger(
   drift.push(...allotmentBounds(allotments));
   if (o.settled !== false) drift.push(...(await clusterCapacity(db, clusters, allotments)));
   if (!kube || o.settled === false) return drift;
-  return [...drift, ...(await checkCluster(rows, kube, instance))];
+  if (kube instanceof KubeClient) return [...drift, ...(await checkCluster(rows, kube, instance))];
+  for (const [cluster, client] of kube) drift.push(...(await checkCluster(rows.filter((r) => r.cluster === cluster), client, instance)));
+  return drift;
 }
 
 /** The money checks of one shard (every tenant's rows are on its shard); returns its reservations. */

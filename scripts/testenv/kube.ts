@@ -1,6 +1,8 @@
 // A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager
 // (deployment, replicaset, garbage collector, namespace, serviceaccount, resourcequota, endpointslice controllers),
-// kube-scheduler, and KWOK playing the kubelet for one fake node.
+// kube-scheduler, and KWOK playing the kubelet for one fake node. More clusters (issue 33,
+// docs/multi-cluster.md "Local stack") share the one etcd under their own `--etcd-prefix`, each with
+// its own apiserver, kcm, scheduler, KWOK node, ServiceAccount keys, admin token and kubeconfig.
 // Authentication: a static admin token (group system:masters) for the test harness and the
 // control-plane components, and ServiceAccount tokens (signing key pair generated here at
 // every start) for ModelDock itself — see install.ts. The apiserver serves a self-signed
@@ -22,6 +24,11 @@ export interface ControlPlane {
   /** The API server's certificate bundle (its self-signed leaf and CA). */
   caFile: string;
   processes: ManagedProcess[];
+}
+
+/** The stack's first control plane, with the etcd every further cluster shares. */
+export interface FirstControlPlane extends ControlPlane {
+  etcdUrl: string;
 }
 
 export const FAKE_NODE = 'kwok-node-0';
@@ -59,12 +66,63 @@ export interface ControlPlaneOptions {
   realNode?: NodePki;
 }
 
-export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+/** etcd, then the first cluster on it (prefix `/registry`, files in the run dir itself). */
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<FirstControlPlane> {
+  const { binDir, runDir, logDir } = opts;
+  rmSync(join(runDir, 'etcd'), { recursive: true, force: true });
+  const [etcdPort, peerPort] = [await freePort(), await freePort()];
+  const etcd = await startProcess(
+    {
+      name: 'etcd',
+      command: join(binDir, 'etcd'),
+      args: [
+        '--name=n0',
+        `--data-dir=${join(runDir, 'etcd')}`,
+        `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+        `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=n0=http://127.0.0.1:${peerPort}`,
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ],
+      logDir,
+      ready: async () => (await fetch(`http://127.0.0.1:${etcdPort}/health`)).ok,
+    },
+    runDir,
+  );
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  try {
+    const cp = await startCluster({ ...opts, etcdUrl, dir: runDir });
+    return { ...cp, etcdUrl, processes: [etcd, ...cp.processes] };
+  } catch (err) {
+    await etcd.stop();
+    throw err;
+  }
+}
+
+export interface ClusterOptions extends ControlPlaneOptions {
+  etcdUrl: string;
+  /** Where its pki, kubeconfig and KWOK stages go (the run dir for the first cluster). */
+  dir: string;
+  /**
+   * A further cluster of the stack (issue 33): its name prefixes its processes and logs
+   * (`c2-kube-apiserver.log`), its objects live under `/clusters/<name>/registry` in the shared
+   * etcd, and its Go components run lean (one core each at most, no profiling, no compaction of the
+   * shared etcd, fewer kcm workers), so three clusters fit on 2 cores.
+   */
+  further?: { name: string };
+}
+
+/** One cluster on a running etcd: kube-apiserver, kube-controller-manager, kube-scheduler and KWOK with its fake node. */
+export async function startCluster(opts: ClusterOptions): Promise<ControlPlane> {
   const { binDir, runDir, logDir } = opts;
   const bin = (name: string) => join(binDir, name);
-  const pki = join(runDir, 'pki');
-  rmSync(join(runDir, 'etcd'), { recursive: true, force: true });
+  const pki = join(opts.dir, 'pki');
   mkdirSync(pki, { recursive: true });
+  const further = opts.further;
+  const named = (component: string) => (further ? `${further.name}-${component}` : component);
+  const lean = further ? { env: { GOMAXPROCS: '1' } } : {};
 
   const token = randomBytes(24).toString('hex');
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -74,49 +132,28 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   const nodeToken = node ? `${node.token},system:node:${REAL_NODE},system:node:${REAL_NODE},"system:nodes"\n` : '';
   writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n${nodeToken}`);
   const address = node ? NODE_NET.hostIp : '127.0.0.1';
-  const auditPolicy = join(runDir, 'audit-policy.yaml');
+  const auditPolicy = join(opts.dir, 'audit-policy.yaml');
   writeFileSync(auditPolicy, AUDIT_POLICY);
 
-  const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
-  const [etcdPort, peerPort, apiPort, kcmPort, schedPort, kwokPort] = ports as [number, number, number, number, number, number];
+  const ports = await Promise.all(Array.from({ length: 4 }, () => freePort()));
+  const [apiPort, kcmPort, schedPort, kwokPort] = ports as [number, number, number, number];
   const processes: ManagedProcess[] = [];
   const started = async (p: Promise<ManagedProcess>) => {
     processes.push(await p);
   };
   try {
-    await started(
-      startProcess(
-        {
-          name: 'etcd',
-          command: bin('etcd'),
-          args: [
-            '--name=n0',
-            `--data-dir=${join(runDir, 'etcd')}`,
-            `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-            `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-            `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-            `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-            `--initial-cluster=n0=http://127.0.0.1:${peerPort}`,
-            '--unsafe-no-fsync',
-            '--log-level=warn',
-          ],
-          logDir,
-          ready: async () => (await fetch(`http://127.0.0.1:${etcdPort}/health`)).ok,
-        },
-        runDir,
-      ),
-    );
-
     const certDir = join(pki, 'apiserver');
     const caFile = join(certDir, 'apiserver.crt'); // self-signed leaf followed by its CA
     const server = `https://${address}:${apiPort}`;
     await started(
       startProcess(
         {
-          name: 'kube-apiserver',
+          name: named('kube-apiserver'),
           command: bin('kube-apiserver'),
+          ...lean,
           args: [
-            `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+            `--etcd-servers=${opts.etcdUrl}`,
+            ...(further ? [`--etcd-prefix=/clusters/${further.name}/registry`, '--etcd-compaction-interval=0', '--profiling=false'] : []),
             `--bind-address=${address}`,
             `--secure-port=${apiPort}`,
             `--advertise-address=${address}`,
@@ -143,7 +180,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
             // LimitRanger and ResourceQuota are on by default; named here so the stack states it.
             '--enable-admission-plugins=OwnerReferencesPermissionEnforcement,LimitRanger,ResourceQuota',
             `--audit-policy-file=${auditPolicy}`,
-            `--audit-log-path=${join(logDir, AUDIT_LOG)}`,
+            `--audit-log-path=${join(logDir, further ? `${further.name}-${AUDIT_LOG}` : AUDIT_LOG)}`,
             '--audit-log-format=json',
             '--audit-log-mode=blocking',
             // No node-lifecycle controller runs, so nothing would lift the not-ready taint
@@ -158,7 +195,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       ),
     );
 
-    const kubeconfig = join(runDir, 'kubeconfig');
+    const kubeconfig = join(opts.dir, 'kubeconfig');
     writeFileSync(kubeconfig, kubeconfigYaml(server, caFile, token));
 
     // Both run without leader election, authenticate as the admin, and serve health on loopback.
@@ -181,19 +218,21 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
           // root-ca-certificate-publisher-controller: kube-root-ca.crt in every namespace, for in-cluster clients on the real node.
           ...(node ? [`--root-ca-file=${caFile}`] : []),
           ...shared(kcmPort),
+          ...(further ? ['--concurrent-deployment-syncs=2', '--concurrent-replicaset-syncs=2', '--profiling=false'] : []),
           ...(opts.kcmArgs ?? []),
         ],
         kcmPort,
       ],
-      ['kube-scheduler', shared(schedPort), schedPort],
+      ['kube-scheduler', [...shared(schedPort), ...(further ? ['--profiling=false'] : [])], schedPort],
     ];
     await Promise.all(
       components.map(([name, args, port]) =>
         started(
           startProcess(
             {
-              name,
+              name: named(name),
               command: bin(name),
+              ...lean,
               args,
               logDir,
               ready: () => componentHealthy(port),
@@ -204,7 +243,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       ),
     );
 
-    const kwokConfig = join(runDir, 'kwok-stages.yaml');
+    const kwokConfig = join(opts.dir, 'kwok-stages.yaml');
     const nodeStages = ['node/fast/node-initialize.yaml', 'node/heartbeat-with-lease/node-heartbeat-with-lease.yaml'];
     writeFileSync(
       kwokConfig,
@@ -213,8 +252,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     await started(
       startProcess(
         {
-          name: 'kwok',
+          name: named('kwok'),
           command: bin('kwok'),
+          ...lean,
           args: [
             `--kubeconfig=${kubeconfig}`,
             `--config=${kwokConfig}`,
@@ -231,13 +271,13 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     );
 
     await createFakeNode(server, token, caFile);
-    await waitFor('kwok', logDir, 60_000, async () => {
+    await waitFor(named('kwok'), logDir, 60_000, async () => {
       const res = await get(server, `/api/v1/nodes/${FAKE_NODE}`, token, caFile);
       const node = JSON.parse(res.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
       return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     });
     // The serviceaccount controller must have created `default` before pods can be admitted.
-    await waitFor('kube-controller-manager', logDir, 60_000, async () => {
+    await waitFor(named('kube-controller-manager'), logDir, 60_000, async () => {
       return (await get(server, '/api/v1/namespaces/default/serviceaccounts/default', token, caFile)).status === 200;
     });
     return { kubeconfig, server, caFile, processes };

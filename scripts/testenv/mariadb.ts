@@ -74,7 +74,9 @@ const ident = (name: string): string => {
 /**
  * Creates the application user (password auth over TCP, as the PlanetScale simulator needs),
  * with rights on `database` and on per-test databases `mdt_*`, and raises max_connections:
- * the simulator opens one MySQL connection per session-less statement.
+ * the simulator opens one MySQL connection per session-less statement and keeps it 10 s, so a
+ * suite's burst of statements (the resync suite's 2,000 reconciles: ~2,500 at once) is that many
+ * connections, and two such suites side by side passed 5,000.
  */
 export async function provision(target: ReturnType<typeof mysqlFromEnv>, database: string): Promise<void> {
   const u = target.user.replace(/'/g, "''");
@@ -89,7 +91,7 @@ export async function provision(target: ReturnType<typeof mysqlFromEnv>, databas
         `GRANT ALL PRIVILEGES ON \`${ident(database)}\`.* TO '${u}'@'${host}'`,
         `GRANT ALL PRIVILEGES ON \`mdt\\_%\`.* TO '${u}'@'${host}'`,
       ]),
-      `SET GLOBAL max_connections = GREATEST(@@max_connections, 5000)`,
+      `SET GLOBAL max_connections = GREATEST(@@max_connections, 10000)`,
       `SET GLOBAL character_set_server = 'utf8mb4'`,
       `SET GLOBAL collation_server = 'utf8mb4_unicode_ci'`,
     ].join(';\n'),

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startControlPlane } from './kube.ts';
+import { startCluster, startControlPlane, type ControlPlane } from './kube.ts';
 import { ensureMariaDB, mysqlFromEnv, provision, type MysqlTarget } from './mariadb.ts';
 import { pidFile, removePrivateDirs, StackError, stopLeftovers, type ManagedProcess } from './proc.ts';
 import { checkHostRestored, clearStaleNode, prepareRealNode, startRealNode, type RealNode } from './node.ts';
@@ -31,7 +31,19 @@ export interface StackInfo {
   vitess?: VitessInfo;
   /** The real node (a kubelet with containerd), when started with `realNode`; `netns`: its network namespace (/proc/<pid>/ns/net). */
   realNode?: { name: string; registry: string; netns: string };
+  /** Every cluster, when started with `clusters` > 1: c1 is the one `kubeconfig` names, c2… share its etcd. */
+  clusters?: StackCluster[];
 }
+
+/** One Kubernetes cluster of the stack, reachable as its admin. */
+export interface StackCluster {
+  name: string;
+  kubeconfig: string;
+  server: string;
+}
+
+/** The names of a stack's clusters: c1, c2, … */
+export const stackClusterNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `c${i + 1}`);
 
 /** A stack started with `vitess` (the `vitess` vitest project's). */
 export type VitessStackInfo = StackInfo & { vitess: VitessInfo };
@@ -54,6 +66,8 @@ export interface StackOptions {
   kcmArgs?: string[];
   /** Also start a real node next to the KWOK node (scripts/testenv/node.ts; Linux, root). */
   realNode?: boolean;
+  /** How many Kubernetes clusters (default 1; the real node joins c1). docs/multi-cluster.md, "Local stack". */
+  clusters?: number;
 }
 
 export const vitessFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean => env.MODELDOCK_VITESS === '1';
@@ -73,13 +87,14 @@ export function buildBinaries(log: (msg: string) => void): Promise<string> {
 }
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
-  const parts = await startParts(opts, { vitess: opts.vitess ?? vitessFromEnv(), realNode: opts.realNode ?? false });
+  const parts = await startParts(opts, { vitess: opts.vitess ?? vitessFromEnv(), realNode: opts.realNode ?? false, clusters: opts.clusters ?? 1 });
   const info: StackInfo = {
     ...parts.info,
     kubeconfig: parts.kube.kubeconfig,
     kubeServer: parts.kube.server,
     ...(parts.vitess ? { vitess: parts.vitess } : {}),
     ...(parts.node ? { realNode: { name: parts.node.name, registry: parts.node.registry, netns: parts.node.netns } } : {}),
+    ...(parts.clusters.length > 1 ? { clusters: parts.clusters } : {}),
   };
   return parts.done(info);
 }
@@ -90,7 +105,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
  * otherwise hand its processes over after the clean-up), then everything is stopped, including
  * any pid a part recorded but never handed back (a part that failed half-way).
  */
-async function startParts(opts: StackOptions, want: { vitess: boolean; realNode: boolean }) {
+async function startParts(opts: StackOptions, want: { vitess: boolean; realNode: boolean; clusters: number }) {
   const log = opts.log ?? ((m: string) => console.error(m));
   const runDir = resolve(opts.runDir);
   const logDir = join(runDir, 'logs');
@@ -139,6 +154,19 @@ async function startParts(opts: StackOptions, want: { vitess: boolean; realNode:
     await stop();
     throw firstFailure([sim, kube, vitess], log);
   }
+  // Further clusters on the first one's etcd, one after another (each start is CPU-heavy).
+  const clusters: StackCluster[] = [{ name: 'c1', kubeconfig: kube.value.kubeconfig, server: kube.value.server }];
+  for (const name of stackClusterNames(want.clusters).slice(1)) {
+    try {
+      const cp: ControlPlane = await startCluster({ binDir, runDir, logDir, etcdUrl: kube.value.etcdUrl, dir: join(runDir, 'clusters', name), further: { name } });
+      processes.push(...cp.processes);
+      clusters.push({ name, kubeconfig: cp.kubeconfig, server: cp.server });
+      log(`[stack] cluster ${name} up at ${cp.server}`);
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+  }
   if (nodePrep) {
     const cp = kube.value;
     try {
@@ -161,7 +189,7 @@ async function startParts(opts: StackOptions, want: { vitess: boolean; realNode:
     log(`[stack] up in ${((Date.now() - t0) / 1000).toFixed(1)} s (logs: ${logDir})`);
     return { info: full, stop };
   };
-  return { info, kube: kube.value, vitess: vitess.value, node, done };
+  return { info, kube: kube.value, vitess: vitess.value, node, clusters, done };
 }
 
 /** Stops what a hard-killed earlier run left (by its pids), removes its files, and starts an empty run dir. */

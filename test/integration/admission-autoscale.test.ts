@@ -29,7 +29,7 @@ beforeAll(async () => {
   L = await createLedgerDatabase();
   // cpu 2000m = 4 replicas of 500m: room for +3 over an admission of 1.
   for (const t of TENANTS) await L.setQuota(t, 'cpu=2', 'memory=4Gi', 'modelservices=10');
-  epoch = await acquireEpoch(L.db, 'autoscale-test', new Date());
+  epoch = await acquireEpoch(L.db, 'default', 'autoscale-test', new Date());
 });
 afterAll(async () => L?.drop());
 

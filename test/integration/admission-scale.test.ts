@@ -24,7 +24,7 @@ const TENANTS = ['sc-up', 'sc-short', 'sc-down', 'sc-race', 'sc-fold', 'sc-lost'
 beforeAll(async () => {
   L = await createLedgerDatabase();
   for (const t of TENANTS) await L.setQuota(t, 'cpu=4', 'memory=4Gi', 'modelservices=10');
-  epoch = await acquireEpoch(L.db, 'scale-test', new Date());
+  epoch = await acquireEpoch(L.db, 'default', 'scale-test', new Date());
 });
 afterAll(async () => L?.drop());
 

@@ -2,6 +2,9 @@
 // every fenced write of the controller's ledger and outbox modules is called with a stale epoch
 // and must change no row of any ledger table; called again with the current epoch, the same
 // call must change something (so a case whose fixture makes the write a no-op anyway cannot pass).
+// The same table runs once more with another cluster's leader (docs/multi-cluster.md, "Fencing"):
+// its epoch is newer, yet it changes nothing of a row on this cluster, and its takeover fences
+// nothing of this cluster's leader.
 //
 // FENCED is the table: statement name → how to arrange rows it would change, and the call. A
 // name is `<module>.<function>` (optionally followed by a variant); the completeness test reads
@@ -72,8 +75,8 @@ async function claimedRow(epoch: number, kind: 'create' | 'delete' | 'reconcile'
 async function claimedRows(epoch: number, n: number, kind: 'create' | 'delete' | 'reconcile' = 'create', state: ReservationState = 'admitted'): Promise<ClaimedRow[]> {
   const ids = [];
   for (let i = 0; i < n; i++) ids.push(await insertAdmission(db, { state }));
-  await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' })), new Date());
-  const claimed = await claimEverywhere(db, { holder: 'old', epoch, leaseMs: 600_000, limit: 1000, now: new Date() });
+  await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r', cluster: 'default' })), new Date());
+  const claimed = await claimEverywhere(db, { cluster: 'default', holder: 'old', epoch, leaseMs: 600_000, limit: 1000, now: new Date() });
   return ids.map((id) => {
     const row = claimed.find((r) => r.reservationId === id);
     if (!row) throw new Error(`outbox row of ${id} not claimed`);
@@ -124,9 +127,9 @@ const FENCED: Record<string, FencedCase<unknown>> = {
   'outbox-store.claimDue': fencedCase({
     arrange: async () => {
       const id = await insertAdmission(db);
-      await enqueue(db, [{ tenant: 'acme', reservationId: id, kind: 'reconcile', dedupeKey: `reconcile:${id}`, requestId: 'r' }], new Date());
+      await enqueue(db, [{ tenant: 'acme', reservationId: id, kind: 'reconcile', dedupeKey: `reconcile:${id}`, requestId: 'r', cluster: 'default' }], new Date());
     },
-    act: (_, epoch) => claimEverywhere(db, { holder: 'late', epoch, leaseMs: 60_000, limit: 1000, now: later() }),
+    act: (_, epoch) => claimEverywhere(db, { cluster: 'default', holder: 'late', epoch, leaseMs: 60_000, limit: 1000, now: later() }),
   }),
   'outbox-store.ack create': fencedCase({ arrange: (epoch) => claimedRow(epoch, 'create'), act: (row, epoch) => ack(db, withEpoch(row, epoch), later()) }),
   'outbox-store.ack reconcile': fencedCase({ arrange: (epoch) => claimedRow(epoch, 'reconcile'), act: (row, epoch) => ack(db, withEpoch(row, epoch), later()) }),
@@ -162,9 +165,9 @@ describe('fencing: a deposed leader changes no row, statement by statement', () 
   });
 
   it.each(Object.entries(FENCED))('%s', async (_name, c) => {
-    const old = await acquireEpoch(db, 'old', new Date());
+    const old = await acquireEpoch(db, 'default', 'old', new Date());
     const ctx = await c.arrange(old);
-    const current = await acquireEpoch(db, 'new', new Date());
+    const current = await acquireEpoch(db, 'default', 'new', new Date());
 
     const before = await ledger.fingerprint();
     await refusedOrDone(c.act(ctx, old));
@@ -173,5 +176,23 @@ describe('fencing: a deposed leader changes no row, statement by statement', () 
     // The control: the same write by the current leader does change the ledger.
     await refusedOrDone(c.act(ctx, current));
     expect(await ledger.fingerprint(), 'the case does not exercise the write (nothing changes even with the current epoch)').not.toBe(before);
+  });
+});
+
+describe("fencing per cluster: another cluster's leader changes no row of this cluster, and does not fence its leader", () => {
+  it.each(Object.entries(FENCED))('%s', async (_name, c) => {
+    const mine = await acquireEpoch(db, 'default', 'ctl-default', new Date());
+    const ctx = await c.arrange(mine);
+    // A newer epoch (the one global counter), raised on every tenant of the other cluster.
+    const other = await acquireEpoch(db, 'c-other', 'ctl-other', new Date());
+    expect(other).toBeGreaterThan(mine);
+
+    const before = await ledger.fingerprint();
+    await refusedOrDone(c.act(ctx, other));
+    expect(await ledger.fingerprint(), "another cluster's leader changed a row of this cluster").toBe(before);
+
+    // The control: this cluster's leader, whose epoch is older, is still current on its own rows.
+    await refusedOrDone(c.act(ctx, mine));
+    expect(await ledger.fingerprint(), "the other cluster's takeover fenced this cluster's leader out").not.toBe(before);
   });
 });

@@ -181,7 +181,7 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
       placer: createPlacer(),
       cluster: () => c,
       namespaceFor: () => ns.name,
-      fence: leaderFence({ db: ledger.db, holder: 'test', now: () => new Date(), log: testLogger() }),
+      fence: leaderFence({ db: ledger.db, cluster: 'default', holder: 'test', now: () => new Date(), log: testLogger() }),
       // Past the deadline of every CR this suite creates (the deadline runs from the CR's creationTimestamp).
       now: () => new Date(Date.now() + 2 * READY_DEADLINE_MS),
       config: { readyDeadlineMs: READY_DEADLINE_MS, releaseBlockedAfterMs: 60_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },
@@ -222,10 +222,10 @@ describe('ledger reconciler: the never-Ready deadline delete', () => {
 describe('ledger reconciler: a claimed delivery starts from the record read with its claim', () => {
   async function claimedCreate(): Promise<{ id: string; row: ClaimedRow; fence: ReturnType<typeof leaderFence> }> {
     const id = await insertAdmission(ledger.db);
-    await enqueue(ledger.db, [{ tenant: 'acme', reservationId: id, kind: 'create', dedupeKey: `create:${id}`, requestId: 'r' }], new Date());
-    const fence = leaderFence({ db: ledger.db, holder: 'prefetch-test', now: () => new Date(), log: testLogger() });
+    await enqueue(ledger.db, [{ tenant: 'acme', reservationId: id, kind: 'create', dedupeKey: `create:${id}`, requestId: 'r', cluster: 'default' }], new Date());
+    const fence = leaderFence({ db: ledger.db, cluster: 'default', holder: 'prefetch-test', now: () => new Date(), log: testLogger() });
     const epoch = await fence.forTenants(['acme']);
-    const row = (await claimEverywhere(ledger.db, { holder: 'prefetch-test', epoch, leaseMs: 60_000, limit: 1000, now: new Date() })).find((r) => r.reservationId === id);
+    const row = (await claimEverywhere(ledger.db, { cluster: 'default', holder: 'prefetch-test', epoch, leaseMs: 60_000, limit: 1000, now: new Date() })).find((r) => r.reservationId === id);
     if (!row) throw new Error('the create row was not claimed');
     return { id, row, fence };
   }

@@ -109,6 +109,7 @@ describe('bounded ledger resync', () => {
     const mgr = new Manager({ client, instance: ns.name, log: testLogger(), metrics });
     const { controller } = setupReservationController(mgr, {
       db: L.db,
+      cluster: 'default',
       tenants: { prefix: `${ns.name}-`, instance: ns.name, maxReplicas: 16, network: { gatewayNamespaceLabels: { 'modeldock.io/gateway': 'true' }, gatewayPodLabels: { 'app.kubernetes.io/name': 'modeldock-gateway' }, ingressCidrs: [], egressAllow: [], egressDeny: [] } },
       holder: 'resync-test',
       config: { readyDeadlineMs: 600_000, releaseBlockedAfterMs: 120_000, outboxBackoff: { baseMs: 1000, capMs: 300_000 }, allowedRegistries: ANY_REGISTRY },
@@ -146,7 +147,7 @@ describe('bounded ledger resync', () => {
       // A second resync, now that nothing is in a release state: no live read at all.
       const t2 = Date.now();
       const before = await ledgerReconciles();
-      const tick = await resyncOnce({ shards: () => ledgerShards(L.db), enqueue: (key) => controller.enqueue(reservationKey(key)), pageSize: 500, now: () => new Date() }, new AbortController().signal);
+      const tick = await resyncOnce({ cluster: 'default', shards: () => ledgerShards(L.db), enqueue: (key) => controller.enqueue(reservationKey(key)), pageSize: 500, now: () => new Date() }, new AbortController().signal);
       expect(tick).toEqual({ pages: 4, enqueued: READY });
       await waitFor('the second resync to be reconciled', async () => (await ledgerReconciles()) >= before + READY, { timeoutMs: 300_000, intervalMs: 500 });
       const second = { gets: (await liveGets()) - first.gets, lists: (await livePodLists()) - first.lists, reconciles: (await ledgerReconciles()) - before, ms: Date.now() - t2 };

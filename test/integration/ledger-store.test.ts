@@ -63,13 +63,13 @@ const bind = (id: string, now: Date) =>
 
 describe('controller ledger store', () => {
   it('acquireEpoch bumps the fencing token each time', async () => {
-    const a = await acquireEpoch(db, 'ctl-a', new Date());
-    const b = await acquireEpoch(db, 'ctl-b', new Date());
+    const a = await acquireEpoch(db, 'default', 'ctl-a', new Date());
+    const b = await acquireEpoch(db, 'default', 'ctl-b', new Date());
     expect(b).toBe(a + 1);
   });
 
   it('release moves releasing → released once, writes one release row and gives the quota back', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     const before = await used();
     const id = await admitted('releasing');
     expect((await used()).cpu).toBe(before.cpu! + 1500);
@@ -82,7 +82,7 @@ describe('controller ledger store', () => {
   });
 
   it('concurrent releases of one reservation: exactly one succeeds', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     const before = await used();
     const id = await admitted('releasing');
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => release(db, at(id), epoch, new Date())));
@@ -93,10 +93,10 @@ describe('controller ledger store', () => {
   });
 
   it('a deposed leader (stale epoch) changes nothing', async () => {
-    const old = await acquireEpoch(db, 'old', new Date());
+    const old = await acquireEpoch(db, 'default', 'old', new Date());
     const id = await admitted('releasing');
     const charged = await used();
-    await acquireEpoch(db, 'new', new Date());
+    await acquireEpoch(db, 'default', 'new', new Date());
     expect(await release(db, at(id), old, new Date())).toBe(false);
     expect(await transition(db, at(id), ['releasing'], 'conflict', old, new Date(), 'late')).toBe(false);
     expect(await used()).toEqual(charged);
@@ -105,14 +105,14 @@ describe('controller ledger store', () => {
   });
 
   it('release refuses a reservation that is not releasing', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     const id = await admitted('delivered');
     expect(await release(db, at(id), epoch, new Date())).toBe(false);
     expect(await movements(id)).toEqual(['charge']);
   });
 
   it('markReady records the first Ready on the binding, once', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     const id = await admitted('delivered');
     const now = new Date();
     await bind(id, now);
@@ -124,7 +124,7 @@ describe('controller ledger store', () => {
   });
 
   it('recordProgress: times are set once, the last failure is replaced, and the record reads them back', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     const id = await admitted('delivered');
     const now = new Date();
     await bind(id, now);
@@ -149,7 +149,7 @@ describe('controller ledger store', () => {
 });
 
 describe('the resync\'s pages (openReservationsPage)', () => {
-  it('stalest first — the never reconciled, then by last_reconciled_at and id — each open one once across pages; released and freshly reconciled ones not', async () => {
+  it("stalest first — the never reconciled, then by last_reconciled_at and id — each open one once across pages; released, freshly reconciled and other clusters' ones not", async () => {
     const base = Date.now() - 3_600_000;
     const reconciledAt = (id: string, ms: number) => db.execute('UPDATE reservation SET last_reconciled_at = ? WHERE tenant = ? AND id = ?', [new Date(ms), 'acme', id]);
     const never = [await admitted(), await admitted()];
@@ -166,10 +166,14 @@ describe('the resync\'s pages (openReservationsPage)', () => {
     await reconciledAt(gone, base);
     await db.execute(`UPDATE reservation SET state = 'released' WHERE tenant = 'acme' AND id = ?`, [gone]);
     await reconciledAt(fresh, Date.now() + 3_600_000); // looked at after the pass began
+    // Placed on another cluster: that cluster's controller resyncs them (one never reconciled, one stale).
+    const elsewhere = [await admitted(), await admitted('delivered')];
+    await reconciledAt(elsewhere[1]!, base - 1_000);
+    await db.execute(`UPDATE reservation SET cluster = 'c-other' WHERE tenant = 'acme' AND id IN (?)`, [elsewhere]);
 
     const seen: string[] = [];
-    const { pages } = await resyncOnce({ shards: () => ledgerShards(db), enqueue: (k) => seen.push(k.id), pageSize: 2, now: () => new Date() }, new AbortController().signal);
-    const mine = new Set([...never, late, early, tieA, tieB, gone, fresh]);
+    const { pages } = await resyncOnce({ cluster: 'default', shards: () => ledgerShards(db), enqueue: (k) => seen.push(k.id), pageSize: 2, now: () => new Date() }, new AbortController().signal);
+    const mine = new Set([...never, late, early, tieA, tieB, gone, fresh, ...elsewhere]);
     expect(seen.filter((id) => mine.has(id))).toEqual([...never, early, tieA, tieB, late]);
     expect(new Set(seen).size).toBe(seen.length);
     expect(pages).toBeGreaterThanOrEqual(4); // pages of 2: the walk crossed pages and the never → reconciled boundary

@@ -64,7 +64,7 @@ async function conflictBoundTo(uid: string | null): Promise<string> {
       admission.id, ns.name, crNameFor(admission.id), uid, now, now,
     ]);
   }
-  const epoch = await acquireEpoch(L.db, 'test', now);
+  const epoch = await acquireEpoch(L.db, 'default', 'test', now);
   expect(await transition(L.db, admission, ['admitted'], 'conflict', epoch, now, 'made by the test')).toBe(true);
   return admission.id;
 }

@@ -24,7 +24,7 @@ afterAll(async () => ledger?.drop());
 let n = 0;
 async function rows(count: number, kind: 'create' | 'delete' | 'reconcile' = 'create'): Promise<string[]> {
   const ids = Array.from({ length: count }, () => `01OUTBOX${String(++n).padStart(18, '0')}`);
-  await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r' })), new Date());
+  await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind, dedupeKey: `${kind}:${id}`, requestId: 'r', cluster: 'default' })), new Date());
   return ids;
 }
 const pending = async () => Number((await db.execute('SELECT COUNT(*) AS c FROM outbox WHERE done_at IS NULL AND dead_at IS NULL')).rows[0]?.c);
@@ -32,7 +32,7 @@ const pending = async () => Number((await db.execute('SELECT COUNT(*) AS c FROM 
 const drain = async (epoch: number) => {
   const later = new Date(Date.now() + 86_400_000);
   for (;;) {
-    const got = await claimDue(db, { holder: 'drain', epoch, leaseMs: 60_000, limit: 100, now: later });
+    const got = await claimDue(db, { cluster: 'default', holder: 'drain', epoch, leaseMs: 60_000, limit: 100, now: later });
     if (got.length === 0) return;
     for (const r of got) expect(await ack(db, r, later)).toBe(true);
   }
@@ -40,31 +40,31 @@ const drain = async (epoch: number) => {
 
 describe('outbox claim / ack', () => {
   it('two claimers racing for the same rows never both get one', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     await drain(epoch);
     await rows(20);
     const now = new Date();
     const [a, b, c] = await Promise.all(
-      ['a', 'b', 'c'].map((holder) => claimDue(db, { holder, epoch, leaseMs: 30_000, limit: 20, now })),
+      ['a', 'b', 'c'].map((holder) => claimDue(db, { cluster: 'default', holder, epoch, leaseMs: 30_000, limit: 20, now })),
     );
     const seqs = [...a!, ...b!, ...c!].map((r) => r.seq);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(seqs.length).toBeLessThanOrEqual(20);
     // whatever a racer lost is claimable later; in total every row is claimed exactly once
-    const rest = await claimDue(db, { holder: 'd', epoch, leaseMs: 30_000, limit: 100, now });
+    const rest = await claimDue(db, { cluster: 'default', holder: 'd', epoch, leaseMs: 30_000, limit: 100, now });
     expect(seqs.length + rest.length).toBe(20);
   });
 
   it('an expired lease can be re-claimed; the old claimer can no longer acknowledge', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     await drain(epoch);
     await rows(1);
     const t0 = new Date();
-    const [first] = await claimDue(db, { holder: 'slow', epoch, leaseMs: 1000, limit: 1, now: t0 });
+    const [first] = await claimDue(db, { cluster: 'default', holder: 'slow', epoch, leaseMs: 1000, limit: 1, now: t0 });
     expect(first).toBeDefined();
     const later = new Date(t0.getTime() + 1500);
     expect(await holdsClaim(db, first!, later)).toBe(false); // ran out: the re-check before a CR create fails
-    const [second] = await claimDue(db, { holder: 'fast', epoch, leaseMs: 30_000, limit: 1, now: later });
+    const [second] = await claimDue(db, { cluster: 'default', holder: 'fast', epoch, leaseMs: 30_000, limit: 1, now: later });
     expect(second?.seq).toBe(first!.seq);
     expect(second?.attempts).toBe(0); // a lease that ran out is not a failed attempt
     expect(await ack(db, first!, later)).toBe(false);
@@ -72,48 +72,69 @@ describe('outbox claim / ack', () => {
     expect(await pending()).toBe(0);
   });
 
+  it("each cluster's leader claims only the rows routed to its cluster, and neither takeover fences the other", async () => {
+    const c1 = await acquireEpoch(db, 'default', 'ctl-1', new Date());
+    await drain(c1);
+    const c2 = await acquireEpoch(db, 'c-two', 'ctl-2', new Date());
+    const [mine] = await rows(1);
+    const theirs = `01OUTBOX${String(++n).padStart(18, '0')}`;
+    await enqueue(db, [{ tenant: 'acme', reservationId: theirs, kind: 'create', dedupeKey: `create:${theirs}`, requestId: 'r', cluster: 'c-two' }], new Date());
+    const now = new Date();
+    const got1 = await claimDue(db, { cluster: 'default', holder: 'ctl-1', epoch: c1, leaseMs: 60_000, limit: 100, now });
+    const got2 = await claimDue(db, { cluster: 'c-two', holder: 'ctl-2', epoch: c2, leaseMs: 60_000, limit: 100, now });
+    expect(got1.map((r) => r.reservationId)).toEqual([mine]);
+    expect(got2.map((r) => r.reservationId)).toEqual([theirs]);
+    // Both leaders are current on their own rows (c2's newer epoch did not fence c1's), and
+    // neither can acknowledge the other's row even with the other's claim in hand.
+    expect(await ack(db, { ...got1[0]!, claim: { ...got1[0]!.claim, epoch: c2 } }, now)).toBe(false);
+    expect(await ack(db, { ...got2[0]!, claim: { ...got2[0]!.claim, epoch: c1 } }, now)).toBe(false);
+    expect(await ack(db, got1[0]!, now)).toBe(true);
+    expect(await ack(db, got2[0]!, now)).toBe(true);
+    expect(await pending()).toBe(0);
+  });
+
   it('a deposed leader (stale epoch) can neither claim nor acknowledge', async () => {
-    const old = await acquireEpoch(db, 'old', new Date());
+    const old = await acquireEpoch(db, 'default', 'old', new Date());
     await drain(old);
     const [id] = await rows(1);
-    const [claimed] = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 60_000, limit: 1, now: new Date() });
+    const [claimed] = await claimDue(db, { cluster: 'default', holder: 'old', epoch: old, leaseMs: 60_000, limit: 1, now: new Date() });
     expect(await holdsClaim(db, claimed!, new Date())).toBe(true);
-    await acquireEpoch(db, 'new', new Date());
+    await acquireEpoch(db, 'default', 'new', new Date());
     expect(await holdsClaim(db, claimed!, new Date())).toBe(false); // the re-check before a CR create
     expect(await ack(db, claimed!, new Date())).toBe(false);
     await expect(ackCreate(db, claimed!, { namespace: 'ns', name: `md-${id}`, uid: 'u' }, new Date())).rejects.toThrow(ClaimLost);
     expect(Number((await db.execute('SELECT COUNT(*) AS c FROM binding WHERE tenant = ? AND reservation_id = ?', ['acme', id!])).rows[0]?.c)).toBe(0);
-    const more = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 120_000) });
+    const more = await claimDue(db, { cluster: 'default', holder: 'old', epoch: old, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 120_000) });
     expect(more).toEqual([]);
   });
 
   it('a new leader takes over the rows claimed under an older epoch at once, without waiting for the lease', async () => {
-    const old = await acquireEpoch(db, 'old', new Date());
+    const old = await acquireEpoch(db, 'default', 'old', new Date());
     await drain(old);
     await rows(2);
-    const taken = await claimDue(db, { holder: 'old', epoch: old, leaseMs: 600_000, limit: 10, now: new Date() });
+    const taken = await claimDue(db, { cluster: 'default', holder: 'old', epoch: old, leaseMs: 600_000, limit: 10, now: new Date() });
     expect(taken).toHaveLength(2);
-    const next = await acquireEpoch(db, 'new', new Date());
-    const retaken = await claimDue(db, { holder: 'new', epoch: next, leaseMs: 60_000, limit: 10, now: new Date() });
+    const next = await acquireEpoch(db, 'default', 'new', new Date());
+    const retaken = await claimDue(db, { cluster: 'default', holder: 'new', epoch: next, leaseMs: 60_000, limit: 10, now: new Date() });
     expect(retaken.map((r) => r.seq)).toEqual(taken.map((r) => r.seq));
     for (const r of retaken) expect(await ack(db, r, new Date())).toBe(true);
     for (const r of taken) expect(await ack(db, r, new Date())).toBe(false);
   });
 
   it('fail() backs off and retries a transient failure for as long as it takes (never dead), and marks a terminal one dead', async () => {
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     await drain(epoch);
     await rows(1, 'reconcile');
     let now = new Date();
     const TRANSIENT = 20; // many failures: a transient error never makes a row dead
     for (let attempt = 1; attempt <= TRANSIENT + 1; attempt++) {
-      const [r] = await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now });
+      const [r] = await claimDue(db, { cluster: 'default', holder: 'w', epoch, leaseMs: 60_000, limit: 1, now });
       expect(r?.attempts).toBe(attempt - 1); // failures so far
       const retryAt = new Date(now.getTime() + 5000);
       const terminal = attempt > TRANSIENT;
       const outcome = await fail(db, r!, `boom ${attempt}`, { now, retryAt, terminal });
       expect(outcome).toBe(terminal ? 'dead' : 'retry');
-      expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 1, now })).toEqual([]); // not due yet
+      expect(await claimDue(db, { cluster: 'default', holder: 'w', epoch, leaseMs: 60_000, limit: 1, now })).toEqual([]); // not due yet
       if (!terminal) {
         const live = await db.execute('SELECT dead_at, last_error, available_at FROM outbox WHERE tenant = ? AND seq = ?', ['acme', r!.seq]);
         expect(live.rows[0]).toMatchObject({ dead_at: null, last_error: `boom ${attempt}` });
@@ -122,7 +143,7 @@ describe('outbox claim / ack', () => {
     }
     const dead = await db.execute("SELECT dead_at, last_error, dedupe_key FROM outbox WHERE tenant = 'acme' AND dead_at IS NOT NULL ORDER BY seq DESC LIMIT 1");
     expect(dead.rows[0]).toMatchObject({ last_error: `boom ${TRANSIENT + 1}`, dedupe_key: null });
-    expect(await claimDue(db, { holder: 'w', epoch, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 3_600_000) })).toEqual([]);
+    expect(await claimDue(db, { cluster: 'default', holder: 'w', epoch, leaseMs: 60_000, limit: 10, now: new Date(Date.now() + 3_600_000) })).toEqual([]);
   });
 });
 
@@ -136,12 +157,12 @@ describe('ackCreates: the deliveries of one claim acknowledged in one transactio
 
   it('all or nothing: one claim lost among them writes nothing; the rest then go together', async () => {
     await ledger.setQuota('acme', 'cpu=1000', 'memory=1000000Mi', 'nvidia.com/gpu=100');
-    const epoch = await acquireEpoch(db, 'ctl', new Date());
+    const epoch = await acquireEpoch(db, 'default', 'ctl', new Date());
     await drain(epoch);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await insertAdmission(db));
-    await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind: 'create' as const, dedupeKey: `create:${id}`, requestId: 'r' })), new Date());
-    const claimed = await claimDue(db, { holder: 'ctl', epoch, leaseMs: 60_000, limit: 100, now: new Date() });
+    await enqueue(db, ids.map((id) => ({ tenant: 'acme', reservationId: id, kind: 'create' as const, dedupeKey: `create:${id}`, requestId: 'r', cluster: 'default' })), new Date());
+    const claimed = await claimDue(db, { cluster: 'default', holder: 'ctl', epoch, leaseMs: 60_000, limit: 100, now: new Date() });
     expect(claimed).toHaveLength(3);
     expect(new Set(claimed.map((r) => r.claim.by)).size).toBe(1); // one tenant, one shard: one claim
     const shard = shardDb(db, claimed[0]!.claim.shard ?? '');

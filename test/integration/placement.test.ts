@@ -14,12 +14,12 @@ import { rejection } from '../support/rejection.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';
 import { scaleAdmission } from '../../functions/services/scale.ts';
-import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
+import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { release, refundScaleDown } from '../../controller/reservation/quota-moves.ts';
 import { recordScaleApplied, transition } from '../../controller/reservation/transitions.ts';
 import { autoscaleChange } from '../../ledger/autoscale-change.ts';
 import { ledgerAnchors, shardOfTenant, type ShardAnchor } from '../../ledger/anchors.ts';
-import { readAllAllotments, sumOf } from '../../ledger/cluster-store.ts';
+import { listClusters, readAllAllotments, sumOf } from '../../ledger/cluster-store.ts';
 import { dequeueTenant } from '../../ledger/queue.ts';
 import { createPlacer, writeAffinity } from '../../ledger/placement.ts';
 import { placementPolicy } from '../../ledger/placement-policy.ts';
@@ -38,13 +38,27 @@ beforeAll(async () => {
   anchors = await ledgerAnchors(L.db);
 });
 afterAll(() => closeClusterLedger(L));
+const tenants = new Set<string>();
 // Each test starts from an empty ledger: a registered cluster changes every admission after it.
-beforeEach(async () => emptyLedger(L.db));
+beforeEach(async () => {
+  tenants.clear();
+  await emptyLedger(L.db);
+});
 
-/** A tenant with quota, and the controller's epoch taken after it (its fence row raised with it). */
+/**
+ * The test plays the controller of every cluster (the fence is per tenant and cluster): a new
+ * epoch, and each tenant's fence on each registered cluster raised to it.
+ */
+async function fenceEverywhere(): Promise<void> {
+  epoch = await acquireEpoch(L.db, 'default', 'placement-test', new Date());
+  for (const c of await listClusters(L.db)) for (const t of tenants) await ensureFence(L.db, t, c.name, epoch, 'placement-test', new Date());
+}
+
+/** A tenant with quota, and the controller's epoch taken after it (its fence rows raised with it). */
 async function tenant(name: string, ...limits: string[]): Promise<void> {
   await L.setQuota(name, ...limits);
-  epoch = await acquireEpoch(L.db, 'placement-test', new Date());
+  tenants.add(name);
+  await fenceEverywhere();
 }
 
 /** Capacity per cluster: 4 model services (the acceptance's), cpu for 4 replicas of 1 core. */
@@ -54,6 +68,7 @@ const admin = { actor: 'ops-test', now: () => new Date() };
 /** Registers clusters and makes them ready (each one's controller takes it over). */
 async function clusters(names: readonly string[], capacity: Amounts = CAP): Promise<void> {
   for (const name of names) await readyCluster(L.db, name, capacity);
+  await fenceEverywhere();
 }
 
 let seq = 0;
@@ -345,11 +360,11 @@ describe('the room moves with the money', () => {
     expect(waiting).toMatchObject({ outcome: 'queued', admission: { state: 'queued', cluster: null } });
     const placer = createPlacer();
     // The quota fits, but the cluster has no room: the dequeue leaves it queued and says why.
-    const held = await dequeueTenant(L.db, 'pl-queue', { by: { side: 'controller', epoch }, now: () => new Date(), requestId: 'dq-1', placer });
+    const held = await dequeueTenant(L.db, 'pl-queue', { by: { side: 'controller', cluster: 'default', epoch }, now: () => new Date(), requestId: 'dq-1', placer });
     expect(held).toMatchObject({ admitted: [], waiting: { head: waiting.admission.id, forCluster: true } });
     await clean();
     await releaseOne('pl-queue', first.id);
-    const moved = await dequeueTenant(L.db, 'pl-queue', { by: { side: 'controller', epoch }, now: () => new Date(), requestId: 'dq-2', placer });
+    const moved = await dequeueTenant(L.db, 'pl-queue', { by: { side: 'controller', cluster: 'default', epoch }, now: () => new Date(), requestId: 'dq-2', placer });
     expect(moved.admitted.map((a) => a.id)).toEqual([waiting.admission.id]);
     expect((await getAdmission(L.deps(), 'pl-queue', waiting.admission.id))).toMatchObject({ state: 'admitted', cluster: 'c1' });
     expect((await placements()).find((r) => r.id === waiting.admission.id)).toMatchObject({ cluster: 'c1', routed: 'c1' });

@@ -9,7 +9,7 @@ import { freePort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { parsePrometheus } from '../../schema/prom-text.ts';
-import { installModelDock } from './install.ts';
+import { installModelDock, type InstallTarget } from './install.ts';
 import { installEnv } from '../../scripts/testenv/install.ts';
 import { HttpAnswerError } from './wait.ts';
 
@@ -35,9 +35,10 @@ export async function startController(
   namespace: string,
   env: Record<string, string> = {},
   waitReady = true,
+  on?: InstallTarget,
 ): Promise<ControllerProcess> {
   const stack = inject('stack');
-  const install = await installModelDock(namespace);
+  const install = await installModelDock(namespace, {}, on);
   const port = await freePort();
   const proc = await startProcess(
     {

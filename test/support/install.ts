@@ -16,6 +16,7 @@ import {
   controllerCredentials,
   writeNamespaceOverlay,
   type ControllerCredentials,
+  type KubeTarget,
   type OverlayPatches,
 } from '../../scripts/testenv/install.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
@@ -30,24 +31,34 @@ export interface Install extends ControllerCredentials {
 const TOKEN_SECONDS = 24 * 3600;
 const installs = new Map<string, Promise<Install>>();
 
+/** Which of the stack's clusters (default: its first): its admin kubeconfig, and where install files go. */
+export interface InstallTarget extends KubeTarget {
+  /** A directory of the stack's own (`installs/` below it). */
+  dir: string;
+}
+const firstCluster = (): InstallTarget => {
+  const stack = inject('stack');
+  return { binDir: stack.binDir, kubeconfig: stack.kubeconfig, dir: stack.runDir };
+};
+
 /**
- * Installs k8s/ into `namespace` (once per namespace and test file; `patches` only with the first
- * call) and mints the controller's token.
+ * Installs k8s/ into `namespace` (once per namespace, cluster and test file; `patches` only with
+ * the first call) and mints the controller's token.
  */
-export function installModelDock(namespace: string, patches: OverlayPatches = {}): Promise<Install> {
-  let p = installs.get(namespace);
+export function installModelDock(namespace: string, patches: OverlayPatches = {}, on: InstallTarget = firstCluster()): Promise<Install> {
+  const key = `${on.kubeconfig}#${namespace}`;
+  let p = installs.get(key);
   if (!p) {
     p = (async () => {
-      const stack = inject('stack');
-      const dir = writeNamespaceOverlay(repoRoot, join(stack.runDir, 'installs', namespace), namespace, patches);
-      await applyKustomization(stack, dir);
-      const creds = await controllerCredentials(stack, namespace, join(dir, 'controller.kubeconfig'), TOKEN_SECONDS);
+      const dir = writeNamespaceOverlay(repoRoot, join(on.dir, 'installs', namespace), namespace, patches);
+      await applyKustomization(on, dir);
+      const creds = await controllerCredentials(on, namespace, join(dir, 'controller.kubeconfig'), TOKEN_SECONDS);
       const kc = new KubeConfig();
       kc.loadFromFile(creds.kubeconfig);
       return { ...creds, kc, user: `system:serviceaccount:${namespace}:${CONTROLLER_SA}` };
     })();
-    installs.set(namespace, p);
-    p.catch(() => installs.delete(namespace));
+    installs.set(key, p);
+    p.catch(() => installs.delete(key));
   }
   return p;
 }
@@ -69,10 +80,11 @@ export async function controllerClient(namespace: string, opts: Omit<Constructor
 }
 
 /** Deletes what a namespace deletion does not: the install's ClusterRoleBindings (its tenants' namespaces: kube.ts createNamespace). */
-export async function uninstallModelDock(namespace: string): Promise<void> {
-  if (!installs.has(namespace)) return;
-  installs.delete(namespace);
-  const admin = adminClient(inject('stack').kubeconfig);
+export async function uninstallModelDock(namespace: string, on: InstallTarget = firstCluster()): Promise<void> {
+  const key = `${on.kubeconfig}#${namespace}`;
+  if (!installs.has(key)) return;
+  installs.delete(key);
+  const admin = adminClient(on.kubeconfig);
   await Promise.all(
     CLUSTER_ROLE_BINDINGS.map((name) =>
       admin.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}-${namespace}`).catch(() => undefined),

@@ -46,14 +46,14 @@ export function queueScenarios(o: QueueScenarioOptions): void {
   beforeAll(async () => {
     L = o.ledger();
     deps = L.deps();
-    epoch = await acquireEpoch(L.db, `ctl-queue-${hex()}`, new Date());
+    epoch = await acquireEpoch(L.db, 'default', `ctl-queue-${hex()}`, new Date());
   });
 
   /** A fresh tenant with `cpu` cores (memory and the count large), fenced at the suite's epoch. */
   async function tenantWith(prefix: string, cpu: number): Promise<string> {
     const tenant = `${prefix}-${hex()}`;
     await L.setQuota(tenant, `cpu=${cpu}`, 'memory=64Gi', 'modelservices=100');
-    await ensureFence(L.db, tenant, epoch, 'ctl-queue', new Date());
+    await ensureFence(L.db, tenant, 'default', epoch, 'ctl-queue', new Date());
     return tenant;
   }
 
@@ -72,7 +72,7 @@ export function queueScenarios(o: QueueScenarioOptions): void {
 
   /** The controller's dequeue after a release (fenced by its epoch). */
   const dequeue = (tenant: string, over: Partial<DequeueOptions> = {}): Promise<DequeueResult> =>
-    dequeueTenant(L.db, tenant, { by: { side: 'controller', epoch }, now: () => new Date(), requestId: 'controller:release', placer: createPlacer(), ...over });
+    dequeueTenant(L.db, tenant, { by: { side: 'controller', cluster: 'default', epoch }, now: () => new Date(), requestId: 'controller:release', placer: createPlacer(), ...over });
 
   const movements = (tenant: string, id: string) => L.count('SELECT COUNT(*) FROM quota_movement WHERE tenant = ? AND reservation_id = ?', [tenant, id]);
   const charges = (tenant: string, id: string) =>

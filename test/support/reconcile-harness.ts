@@ -82,6 +82,7 @@ export function reconcileHarness(o: HarnessOptions): Harness {
     cachedModelService: () => o.cached,
     namespaceFor: () => NAMESPACE,
     fence: {
+      cluster: 'default',
       epoch: async () => EPOCH,
       forTenants: async (tenants) => {
         fenced.push([...tenants]);

@@ -112,6 +112,6 @@ export function modelService(f: CrFixture = {}): ModelService {
 
 /** A claimed outbox row of the reservation. */
 export function claimedRow(seq: number, kind: ClaimedRow['kind'], over: Partial<ClaimedRow> = {}): ClaimedRow {
-  return { seq, tenant: KEY.tenant, reservationId: KEY.id, kind, attempts: 0, requestId: 'req-1', claim: { by: 'ctl/abc', until: new Date(NOW.getTime() + 60_000), epoch: EPOCH }, ...over };
+  return { seq, tenant: KEY.tenant, reservationId: KEY.id, kind, attempts: 0, requestId: 'req-1', claim: { cluster: 'default', by: 'ctl/abc', until: new Date(NOW.getTime() + 60_000), epoch: EPOCH }, ...over };
 }
 

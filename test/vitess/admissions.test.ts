@@ -57,14 +57,14 @@ describe('100 concurrent admissions across 20 tenants on 2 shards', () => {
 
     // The controller takes over, delivers every create row of these tenants, and the tenants
     // delete every other admission, which the controller then releases.
-    const epoch = await acquireEpoch(V.db, 'ctl-acc', new Date());
-    for (const t of tenants) await ensureFence(V.db, t, epoch, 'ctl-acc', new Date());
-    const rows = (await claimEverywhere(V.db, { holder: 'ctl-acc', epoch, leaseMs: 600_000, limit: 1000, now: new Date() })).filter((r) => mine.has(r.tenant));
+    const epoch = await acquireEpoch(V.db, 'default', 'ctl-acc', new Date());
+    for (const t of tenants) await ensureFence(V.db, t, 'default', epoch, 'ctl-acc', new Date());
+    const rows = (await claimEverywhere(V.db, { cluster: 'default', holder: 'ctl-acc', epoch, leaseMs: 600_000, limit: 1000, now: new Date() })).filter((r) => mine.has(r.tenant));
     expect(rows.filter((r) => r.kind === 'create')).toHaveLength(admitted.length);
     await Promise.all(rows.map((r) => ackCreate(V.db, r, { namespace: 'ns', name: `md-${r.reservationId.toLowerCase()}`, uid: `uid-${r.reservationId}` }, new Date())));
     const gone = admitted.filter((_, i) => i % 2 === 0);
     await Promise.all(gone.map((a) => deleteAdmission(deps, a.tenant, a.id, `del-${a.id}`)));
-    const deletes = (await claimEverywhere(V.db, { holder: 'ctl-acc', epoch, leaseMs: 600_000, limit: 1000, now: new Date() })).filter((r) => mine.has(r.tenant));
+    const deletes = (await claimEverywhere(V.db, { cluster: 'default', holder: 'ctl-acc', epoch, leaseMs: 600_000, limit: 1000, now: new Date() })).filter((r) => mine.has(r.tenant));
     expect(deletes.filter((r) => r.kind === 'delete')).toHaveLength(gone.length);
     await Promise.all(
       deletes.map(async (r) => {

@@ -98,7 +98,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
   };
 
   await as('scripts/tenant.ts:setTenantQuota', () => setTenantQuota(db, q, { cpu: 2000, memory: 16384 }));
-  await as('controller/reservation/leader-epoch.ts:ensureFence', () => ensureFence(db, q, epoch, 'ctl-a', new Date()));
+  await as('controller/reservation/leader-epoch.ts:ensureFence', () => ensureFence(db, q, 'default', epoch, 'ctl-a', new Date()));
   const a1 = await as('functions/services/admit.ts:admit (queue, fits)', () => submit(1));
   const a2 = await as('functions/services/admit.ts:admit (queue, fits)', () => submit(1));
   const head = await as('functions/services/admit.ts:admit (queued)', () => submit(2));
@@ -119,7 +119,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
 
   // A release frees 1 core: the controller's dequeue lets the 1-core one pass the 2-core head.
   await free(a1.admission.id);
-  await as('controller/reservation/queue-trigger.ts:admitFromQueue', () => admitFromQueue(trigger, q, epoch, ctlLog, 'release'));
+  await as('controller/reservation/queue-trigger.ts:admitFromQueue', () => admitFromQueue(trigger, q, { cluster: 'default', epoch }, ctlLog, 'release'));
   expect(warnings).toEqual([]);
   expect((await getAdmission({ ...deps, db: V.db }, q, small.admission.id)).state).toBe('admitted');
   expect((await getAdmission({ ...deps, db: V.db }, q, head.admission.id)).queue?.bypassed).toBe(1);
@@ -132,7 +132,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
       await free(a2.admission.id);
       await free(small.admission.id);
       const tenants = await as('controller/reservation/queue-trigger.ts:queueSweepOnce', () =>
-        queueSweepOnce({ ...trigger, shards: () => ledgerShards(db), epochFor: async () => epoch }, ctlLog, new AbortController().signal),
+        queueSweepOnce({ ...trigger, shards: () => ledgerShards(db), cluster: 'default', epochFor: async () => epoch }, ctlLog, new AbortController().signal),
       );
       expect(tenants).toBeGreaterThanOrEqual(1);
       expect(warnings).toEqual([]);
@@ -228,7 +228,7 @@ async function exercisePlacement(epochOf: () => Promise<number>): Promise<void> 
   await transition(V.db, at(id), ['deleting'], 'releasing', epoch, new Date(), null);
   await as('controller/reservation/quota-moves.ts:release (with a room)', () => release(db, at(id), epoch, new Date()));
   const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer() };
-  await as('controller/reservation/queue-trigger.ts:admitFromQueue (placed)', () => admitFromQueue(trigger, p, epoch, createLogger({ level: 'error' }), 'release'));
+  await as('controller/reservation/queue-trigger.ts:admitFromQueue (placed)', () => admitFromQueue(trigger, p, { cluster: 'default', epoch }, createLogger({ level: 'error' }), 'release'));
   expect((await getAdmission({ ...deps, db: V.db }, p, queued.admission.id)).cluster).toBe(name);
 }
 
@@ -254,9 +254,9 @@ async function exerciseEverything(): Promise<void> {
   await as('functions/services/quota.ts:getQuota', () => getQuota(deps, tenant));
 
   // The controller takes over, delivers the create row, the reservation becomes ready.
-  const epoch = await as('controller/reservation/leader-epoch.ts:acquireEpoch', () => acquireEpoch(db, 'ctl-a', new Date()));
-  await as('controller/reservation/leader-epoch.ts:ensureFence', () => ensureFence(db, tenant, epoch, 'ctl-a', new Date()));
-  const [create] = await as('controller/reservation/outbox-store.ts:claimDue', () => claimMine({ holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
+  const epoch = await as('controller/reservation/leader-epoch.ts:acquireEpoch', () => acquireEpoch(db, 'default', 'ctl-a', new Date()));
+  await as('controller/reservation/leader-epoch.ts:ensureFence', () => ensureFence(db, tenant, 'default', epoch, 'ctl-a', new Date()));
+  const [create] = await as('controller/reservation/outbox-store.ts:claimDue', () => claimMine({ cluster: 'default', holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() }));
   if (!create) throw new Error('no create row to claim');
   // The poller reads the claimed deliveries' records on the shard it claimed them from.
   await as('controller/reservation/record.ts:loadReservationRecords', async () => {
@@ -265,14 +265,14 @@ async function exerciseEverything(): Promise<void> {
   await as('controller/reservation/transitions.ts:ackCreate', () => ackCreate(db, create, { namespace: 'ns', name: `md-${id.toLowerCase()}`, uid: 'uid-1' }, new Date()));
   // Two deliveries of one claim that finish together: one transaction on the claim's shard (ack-group.ts).
   for (const key of ['kg1', 'kg2']) await admit(deps, { tenant, idempotencyKey: key, requestId: key, parsed: parsed({ name: key }) });
-  const group = await claimMine({ holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() });
+  const group = await claimMine({ cluster: 'default', holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 10, now: new Date() });
   expect(group).toHaveLength(2);
   const acks = group.map((row) => ({ row, cr: { namespace: 'ns', name: `md-${row.reservationId.toLowerCase()}`, uid: `uid-${row.reservationId}` } }));
   expect(await as('controller/reservation/transitions.ts:ackCreates', () => ackCreates(shardDb(db, group[0]?.claim.shard ?? ''), acks, new Date()))).toBe(true);
   await as('controller/reservation/record.ts:loadReservationRecord', () => loadReservationRecord(db, at(id)));
   await as('controller/tenant/hard-quota.ts:readHardQuota', () => readHardQuota(db, tenant));
   await as('controller/reservation/resync.ts:resyncOnce', () =>
-    resyncOnce({ shards: () => ledgerShards(db), enqueue: () => undefined, pageSize: 500, now: () => new Date() }, new AbortController().signal),
+    resyncOnce({ cluster: 'default', shards: () => ledgerShards(db), enqueue: () => undefined, pageSize: 500, now: () => new Date() }, new AbortController().signal),
   );
   await as('controller/reservation/transitions.ts:markReady', () => markReady(db, at(id), epoch, new Date()));
   await as('controller/reservation/transitions.ts:touchReconciled', () => touchReconciled(db, at(id), epoch, new Date()));
@@ -320,14 +320,14 @@ async function exerciseEverything(): Promise<void> {
   );
   expect((await getAdmission({ ...deps, db: V.db }, queueTenant, queue.ttl)).state).toBe('expired');
   expect((await getAdmission({ ...deps, db: V.db }, queueTenant, queue.head)).state).toBe('queued');
-  const reconcile = (await claimEverywhere(V.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 1000, now: clock })).find((r) => r.tenant === tenant && r.kind === 'reconcile');
+  const reconcile = (await claimEverywhere(V.db, { cluster: 'default', holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 1000, now: clock })).find((r) => r.tenant === tenant && r.kind === 'reconcile');
   if (!reconcile) throw new Error('no reconcile row to claim');
   await as('controller/reservation/outbox-store.ts:fail', () => fail(db, reconcile, 'boom', { now: clock, retryAt: clock }));
 
   // The tenant deletes; the controller acknowledges the delete row and releases.
   clock = new Date();
   await as('functions/services/requests.ts:deleteAdmission', () => deleteAdmission(deps, tenant, id, 'r3'));
-  const claimed = await claimEverywhere(V.db, { holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 1000, now: new Date(Date.now() + 7_200_000) });
+  const claimed = await claimEverywhere(V.db, { cluster: 'default', holder: 'ctl-a', epoch, leaseMs: 60_000, limit: 1000, now: new Date(Date.now() + 7_200_000) });
   const del = claimed.find((r) => r.tenant === tenant && r.kind === 'delete');
   if (!del) throw new Error('no delete row to claim');
   await as('controller/reservation/outbox-store.ts:ack', () => ack(db, del, new Date(Date.now() + 7_200_000)));
@@ -344,7 +344,7 @@ async function exerciseEverything(): Promise<void> {
   });
   await queue.finish();
   await exerciseClusters();
-  await exercisePlacement(() => acquireEpoch(V.db, 'ctl-b', new Date()));
+  await exercisePlacement(() => acquireEpoch(V.db, 'default', 'ctl-b', new Date()));
   await as('scripts/operator/check.ts:checkLedger', async () => expect(await checkLedger(db, null, 'ns', { settled: false })).toEqual([]));
 }
 
