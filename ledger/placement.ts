@@ -14,7 +14,7 @@ import { lockAllotment, readAllAllotments, readAllotments, readAnchorAllotments,
 import { str } from './columns.ts';
 import type { Db, Queryable, Row } from './db.ts';
 import { freeOf, placementPolicy, roomShortfall, type ClusterRoom, type PlacementPolicy } from './placement-policy.ts';
-import { amountArgs, amountsOf, AMOUNT_COLUMNS, RESOURCE_NAMES, type ResourceName } from './resources.ts';
+import { addAmounts, amountArgs, amountsOf, AMOUNT_COLUMNS, RESOURCE_NAMES, type ResourceName } from './resources.ts';
 import { shardCache, type LedgerShard, type ShardReader } from './shards.ts';
 
 /** Where an admission goes: a registered cluster's room on the tenant's anchor, or the unregistered cluster (anchor null: nothing to reserve). */
@@ -50,6 +50,12 @@ export interface Placer {
   rooms(db: Queryable, anchor: string, fresh: boolean): Promise<ClusterRoom[]>;
   /** Whether any cluster is registered, at most `roomsTtlMs` old unless `fresh`. */
   registered(db: Queryable, fresh: boolean): Promise<boolean>;
+  /**
+   * What this isolate just reserved (committed) on a cluster's room: added to the cached view of
+   * the anchor, so its next admissions within the cache's life rank the clusters by what they
+   * hold now (least-loaded spreads them) instead of piling onto the one the stale view favoured.
+   */
+  noteReserved(room: Room, amounts: Amounts): void;
   /**
    * Drops the cached shard list: a transaction on the tenant's anchor was refused as cross-shard
    * (isCrossShard: the list predates a reshard), so the next anchor comes from a fresh list.
@@ -99,6 +105,12 @@ export function createPlacer(o: PlacerOptions = {}): Placer {
       const any = await anyClusterRegistered(db);
       registered = { at: now(), any };
       return any;
+    },
+    noteReserved(room, amounts) {
+      const hit = rooms.get(room.anchor);
+      if (!hit) return;
+      const grown = hit.rooms.map((r) => (r.cluster === room.cluster ? { ...r, reserved: addAmounts(r.reserved, amounts) } : r));
+      rooms.set(room.anchor, { at: hit.at, rooms: grown });
     },
     forgetShards: () => shards.forget(),
   };

@@ -115,6 +115,7 @@ async function admitOnce(deps: ServiceDeps, input: AdmitInput, requestHash: stri
   const now = deps.clock();
   const id = deps.newId(now);
   await deps.db.transaction((tx) => writeAdmission(tx, input, requestHash, id, now, target));
+  if (target.anchor) deps.placer.noteReserved({ anchor: target.anchor, cluster: target.cluster }, input.parsed.amounts);
   return admittedRecord(input, id, now, target.cluster);
 }
 

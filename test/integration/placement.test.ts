@@ -240,6 +240,16 @@ describe('placement (acceptance A1, ledger level)', () => {
     await clean();
   });
 
+  it('least-loaded spreads one isolate\'s consecutive admissions within its cached view of the rooms: what it reserved counts at once', async () => {
+    await clusters(['c1', 'c2', 'c3']);
+    await tenant('pl-spread', 'cpu=10', 'memory=20Gi', 'modelservices=10');
+    const deps = { ...L.deps(), placer: createPlacer({ roomsTtlMs: 60_000 }) }; // one isolate whose view of the rooms never expires here
+    const placed = [];
+    for (let i = 0; i < 6; i++) placed.push((await submit('pl-spread', {}, deps)).admission.cluster);
+    expect([...placed].sort()).toEqual(['c1', 'c1', 'c2', 'c2', 'c3', 'c3']);
+    await clean();
+  });
+
   it('concurrent admissions never take more than a cluster holds', async () => {
     await clusters(['c1']);
     await tenant('pl-race', 'cpu=20', 'memory=40Gi', 'modelservices=20');
