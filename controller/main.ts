@@ -96,6 +96,8 @@ import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.t
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
 import { CLUSTER_NAME, UNREGISTERED_CLUSTER } from '../ledger/clusters.ts';
 import { ClusterMember, clusterLedger, clusterMetrics } from './cluster/heartbeat.ts';
+import { SUPERVISE_MS, supervise, supervisorLedger, supervisorMetrics } from './cluster/supervisor.ts';
+import { PeriodicLoop } from './runtime/periodic.ts';
 import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy } from '../ledger/placement-policy.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
@@ -262,6 +264,10 @@ if (db) {
     poll: { leaseMs: env.OUTBOX_LEASE_MS },
     autoscale: { tickMs: env.AUTOSCALE_TICK_MS, scrapeTimeoutMs: env.AUTOSCALE_SCRAPE_TIMEOUT_MS, scrapeConcurrency: env.AUTOSCALE_SCRAPE_CONCURRENCY },
   });
+  // Every leader supervises the registered clusters: one whose heartbeat ran out is marked lost.
+  const lostTotal = supervisorMetrics(metrics.registry);
+  const overseer = supervisorLedger(db, { runner: identity, now: () => new Date() });
+  mgr.addController(new PeriodicLoop(SUPERVISE_MS, async (signal) => void (await supervise(overseer, lostTotal, log, signal)), log, 'cluster supervisor'));
   if (env.CLUSTER) {
     mgr.addController(
       new ClusterMember({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Amounts } from '../schema/model-service.ts';
-import { CLUSTER_NAME, CLUSTER_STATES, MODE_OF_STATE, clusterState, operatorTransition, spreadCapacity, takeoverTransition, type ClusterState, type ReadyFacts } from './clusters.ts';
+import { CLUSTER_NAME, CLUSTER_STATES, MODE_OF_STATE, clusterState, lostTransition, operatorTransition, spreadCapacity, takeoverTransition, type ClusterState, type LostFacts, type ReadyFacts } from './clusters.ts';
 
 const fresh: ReadyFacts = { heartbeatFresh: true, strandedAny: false };
 
@@ -15,7 +15,7 @@ describe('operatorTransition', () => {
     ['ready', 'ready', fresh, 'unchanged'],
     ['ready', 'draining', fresh, 'change→ready'],
     ['ready', 'draining', { heartbeatFresh: false, strandedAny: true }, 'change→ready'],
-    ['ready', 'lost', fresh, 'change→ready+epoch'],
+    ['ready', 'lost', fresh, 'change→ready'],
     ['ready', 'lost', { heartbeatFresh: false, strandedAny: false }, 'refused'],
     ['ready', 'lost', { heartbeatFresh: true, strandedAny: true }, 'refused'],
     ['ready', 'joining', fresh, 'refused'],
@@ -23,7 +23,7 @@ describe('operatorTransition', () => {
   ];
   it.each(table)('%s from %s (%o) → %s', (action, from, facts, want) => {
     const d = operatorTransition(action, from, facts);
-    const got = d.kind === 'change' ? `change→${d.to}${d.bumpEpoch ? '+epoch' : ''}` : d.kind;
+    const got = d.kind === 'change' ? `change→${d.to}` : d.kind;
     expect(got).toBe(want);
   });
 
@@ -42,6 +42,26 @@ describe('takeoverTransition', () => {
     ['forgotten', { kind: 'refused', reason: 'forgotten: add it again (npm run cluster -- add)' }],
   ])('a controller taking a %s cluster over', (from, decision) => {
     expect(takeoverTransition(from)).toEqual(decision);
+  });
+});
+
+describe('lostTransition (the supervisor, T6)', () => {
+  const facts = (over: Partial<LostFacts> = {}): LostFacts => ({ state: 'ready', epoch: 4, leaseMs: 10_000, heartbeatAgeMs: 10_001, ...over });
+  it('a ready or draining cluster whose heartbeat is older than its lease, at the epoch seen, is lost with the next epoch', () => {
+    expect(lostTransition(facts(), 4)).toEqual({ kind: 'lose', epoch: 5 });
+    expect(lostTransition(facts({ state: 'draining' }), 4)).toEqual({ kind: 'lose', epoch: 5 });
+  });
+  const unchanged: Array<[string, LostFacts, number, string]> = [
+    ['a heartbeat exactly at the lease', facts({ heartbeatAgeMs: 10_000 }), 4, 'within the lease'],
+    ['a fresh heartbeat (no false failover)', facts({ heartbeatAgeMs: 3_000 }), 4, 'within the lease'],
+    ['no heartbeat ever', facts({ heartbeatAgeMs: null }), 4, 'within the lease'],
+    ['taken over since it was seen', facts({ epoch: 5 }), 4, 'taken over since'],
+    ...(['joining', 'lost', 'forgotten'] as const).map((state): [string, LostFacts, number, string] => [`a ${state} cluster`, facts({ state }), 4, `it is ${state}`]),
+  ];
+  it.each(unchanged  )('%s changes nothing', (_what, f, seen, why) => {
+    const d = lostTransition(f, seen);
+    expect(d.kind).toBe('unchanged');
+    expect(d.kind === 'unchanged' && d.why).toContain(why);
   });
 });
 

@@ -36,7 +36,7 @@ export const notAClusterName = (name: string): string => `"${name}" is not a clu
 export type OperatorAction = 'drain' | 'ready';
 
 export type TransitionDecision =
-  | { kind: 'change'; to: ClusterState; bumpEpoch: boolean }
+  | { kind: 'change'; to: ClusterState }
   | { kind: 'unchanged' }
   | { kind: 'refused'; reason: string };
 
@@ -51,24 +51,26 @@ export interface ReadyFacts {
 /**
  * The operator's `drain` and `ready`. drain: ready → draining (no new placements; what runs there
  * stays). ready: draining → ready; lost → ready only once its controller is back (fresh heartbeat)
- * and nothing is stranded, with a new epoch (every fence raised again). A joining cluster becomes
+ * and nothing is stranded. No change bumps the cluster's epoch: the controller that came back took
+ * the cluster over at a new epoch already and keeps serving it (a bump would supersede it, and its
+ * restart, longer than the lease, would find the cluster lost again). A joining cluster becomes
  * ready at its controller's first takeover, never by the operator; a forgotten one only by a re-add.
  */
 export function operatorTransition(action: OperatorAction, from: ClusterState, facts: ReadyFacts): TransitionDecision {
   if (action === 'drain') {
     if (from === 'draining') return { kind: 'unchanged' };
-    if (from === 'ready') return { kind: 'change', to: 'draining', bumpEpoch: false };
+    if (from === 'ready') return { kind: 'change', to: 'draining' };
     return { kind: 'refused', reason: `a ${from} cluster cannot be drained (only a ready one)` };
   }
   switch (from) {
     case 'ready':
       return { kind: 'unchanged' };
     case 'draining':
-      return { kind: 'change', to: 'ready', bumpEpoch: false };
+      return { kind: 'change', to: 'ready' };
     case 'lost':
       if (!facts.heartbeatFresh) return { kind: 'refused', reason: 'lost: its controller has not sent a heartbeat within the lease' };
       if (facts.strandedAny) return { kind: 'refused', reason: 'lost: capacity is still stranded on it (its controller frees it once the old pods are gone)' };
-      return { kind: 'change', to: 'ready', bumpEpoch: true };
+      return { kind: 'change', to: 'ready' };
     case 'joining':
       return { kind: 'refused', reason: 'joining: it becomes ready when its controller first takes it over' };
     case 'forgotten':
@@ -87,6 +89,29 @@ export type TakeoverDecision = { kind: 'take'; to: ClusterState; joined: boolean
 export function takeoverTransition(from: ClusterState): TakeoverDecision {
   if (from === 'forgotten') return { kind: 'refused', reason: 'forgotten: add it again (npm run cluster -- add)' };
   return from === 'joining' ? { kind: 'take', to: 'ready', joined: true } : { kind: 'take', to: from, joined: false };
+}
+
+/** What the supervisor knows of a cluster when it judges it lost: its row, and its heartbeat's age by the database's clock. */
+export interface LostFacts {
+  state: ClusterState;
+  epoch: number;
+  leaseMs: number;
+  /** Milliseconds since its last heartbeat (null: it never sent one). */
+  heartbeatAgeMs: number | null;
+}
+
+/**
+ * The supervisor's `lost` (docs/multi-cluster.md T6): a ready or draining cluster whose heartbeat is
+ * older than its lease, still at the epoch the supervisor saw (a takeover since then is a controller
+ * that came back), is lost, with a new epoch (its controller's next heartbeat finds it superseded).
+ * A joining cluster never had a controller and is never lost; a heartbeat younger than the lease
+ * changes nothing (no false failover).
+ */
+export function lostTransition(c: LostFacts, seenEpoch: number): { kind: 'lose'; epoch: number } | { kind: 'unchanged'; why: string } {
+  if (c.state !== 'ready' && c.state !== 'draining') return { kind: 'unchanged', why: `it is ${c.state}` };
+  if (c.epoch !== seenEpoch) return { kind: 'unchanged', why: `taken over since (epoch ${c.epoch}, seen ${seenEpoch})` };
+  if (c.heartbeatAgeMs === null || c.heartbeatAgeMs <= c.leaseMs) return { kind: 'unchanged', why: 'its heartbeat is within the lease' };
+  return { kind: 'lose', epoch: c.epoch + 1 };
 }
 
 export interface Spread {

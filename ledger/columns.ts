@@ -17,6 +17,7 @@ export function str(v: unknown): string {
 }
 
 export const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : str(v));
+export const intOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : int(v));
 
 export const bool = (v: unknown): boolean => v === 1 || v === '1' || v === true;
 

@@ -139,7 +139,9 @@ export async function readAffinity(q: Queryable, tenant: string): Promise<string
  * The cluster for an admission of `want`: the first in the policy's order whose room on the tenant's
  * shard fits. A cluster ranked before it that does not fit is offered more room first, once
  * `mayBorrow` agrees (the slow path, `borrow`); if that gives it the room, it is chosen. `fresh`
- * skips the caches (a retry after the room was taken); `by` names the runner in the moves.
+ * skips the caches (a retry after the room was taken); a cached view that fits nowhere first is read
+ * again fresh, so only the rows as they are now decide a borrow or a refusal. `by` names the runner
+ * in the moves.
  */
 export async function chooseCluster(
   placer: Placer,
@@ -155,10 +157,13 @@ export async function chooseCluster(
   let mayBorrow: boolean | undefined;
   for (const { cluster, fits } of placer.policy.rank({ want, rooms, affinity })) {
     if (fits) return { type: 'place', target: { cluster, anchor }, slowPath: false };
+    // A cached view never decides a borrow or a refusal: it may predate a grant or a release.
+    if (!o.fresh) return chooseCluster(placer, db, tenant, want, { ...o, fresh: true });
     if (!(mayBorrow ??= await o.mayBorrow())) continue;
     const room = rooms.find((r) => r.cluster === cluster)!;
     if (await borrow(placer, db, { anchor, cluster }, roomShortfall(room, want), o.by)) return { type: 'place', target: { cluster, anchor }, slowPath: true };
   }
+  if (!o.fresh) return chooseCluster(placer, db, tenant, want, { ...o, fresh: true });
   const open = rooms.filter((r) => r.mode === 'open');
   return { type: 'none', clusters: open.map((room) => ({ cluster: room.cluster, resources: RESOURCE_NAMES.filter((r) => roomShortfall(room, want)[r] > 0) })) };
 }

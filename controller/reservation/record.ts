@@ -4,7 +4,7 @@
 // Reads only. Every statement names the tenant or runs on one shard (ledger/shards.ts).
 import type { Db, Queryable, Row } from '../../ledger/db.ts';
 import { autoscaleIdentity } from '../../schema/autoscale.ts';
-import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import { bool, failureOrNull, int, intOrNull, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import { amountColumns, amountsFromRow } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
 import type { Amounts } from '../../schema/model-service.ts';
@@ -80,7 +80,7 @@ function recordFromRow(row: Row): ReservationRecord {
       settledGeneration: int(row.settled_generation),
       replicas: desiredReplicas(spec),
       autoscale: autoscaleOf(spec),
-      fromReplicas: row.from_replicas === null || row.from_replicas === undefined ? null : int(row.from_replicas),
+      fromReplicas: intOrNull(row.from_replicas),
     },
     releaseBlockedReason: releaseBlockedReasonOrNull(row.release_blocked_reason),
     releaseBlockedPods: stringListOrNull(row.release_blocked_pods),

@@ -5,9 +5,6 @@
 // decided on the informer cache, and the ledger's live reads go through a rate limiter
 // (LEDGER_READ_QPS / LEDGER_READ_BURST, controller/main.ts).
 import type { LedgerShard } from '../../ledger/shards.ts';
-import { childAbort } from '../runtime/abort.ts';
-import { errorMessage } from '../runtime/errors.ts';
-import type { Logger } from '../runtime/log.ts';
 import type { ReservationKey } from './key.ts';
 import { openReservationsPage, type ResyncCursor } from './record.ts';
 
@@ -40,51 +37,4 @@ export async function resyncOnce(o: ResyncOptions, signal: AbortSignal): Promise
     } while (after);
   }
   return { pages, enqueued };
-}
-
-/** Runs `tick` at start and then every `everyMs` (jittered) while leading; 0 disables it. */
-export class ResyncLoop {
-  readonly #everyMs: number;
-  readonly #tick: (signal: AbortSignal) => Promise<void>;
-  readonly #log: Logger;
-  /** What the loop does, in its log lines ("ledger resync failed"). */
-  readonly #what: string;
-  #timer: NodeJS.Timeout | undefined;
-  #started = false;
-  #abort = new AbortController();
-  #running: Promise<void> | undefined;
-
-  constructor(everyMs: number, tick: (signal: AbortSignal) => Promise<void>, log: Logger, what = 'ledger resync') {
-    this.#everyMs = everyMs;
-    this.#tick = tick;
-    this.#log = log;
-    this.#what = what;
-  }
-
-  get started(): boolean {
-    return this.#started;
-  }
-
-  start(signal?: AbortSignal): void {
-    this.#started = true;
-    this.#abort = childAbort(signal);
-    if (this.#everyMs > 0) this.#running = this.#run();
-  }
-
-  async stop(): Promise<void> {
-    this.#started = false;
-    clearTimeout(this.#timer);
-    this.#abort.abort(new Error(`${this.#what} stopping`));
-    await this.#running;
-  }
-
-  async #run(): Promise<void> {
-    if (!this.#started) return;
-    await this.#tick(this.#abort.signal).catch((err: unknown) => {
-      if (this.#started) this.#log.warn(`${this.#what} failed`, { err: errorMessage(err) });
-    });
-    if (!this.#started) return;
-    this.#timer = setTimeout(() => (this.#running = this.#run()), this.#everyMs * (0.9 + Math.random() * 0.2));
-    this.#timer.unref();
-  }
 }

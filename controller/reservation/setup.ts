@@ -21,7 +21,8 @@ import { kubeReservationCluster } from './cluster.ts';
 import { ledgerMetrics } from './metrics.ts';
 import { reservationReconciler } from './reconcile.ts';
 import type { ReservationDeps } from './reconcile-deps.ts';
-import { ResyncLoop, resyncOnce } from './resync.ts';
+import { resyncOnce } from './resync.ts';
+import { PeriodicLoop } from '../runtime/periodic.ts';
 import { queueSweepOnce } from './queue-trigger.ts';
 import { Autoscaler, autoscaleLedger } from '../autoscale/autoscaler.ts';
 import { autoscaleMetrics } from '../autoscale/metrics.ts';
@@ -159,17 +160,17 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   }
   if (!o.fastPaths && o.resyncMs > 0) log.warn('LEDGER_FAST_PATHS=false: the periodic ledger resync is off too; only outbox rows drive the ledger');
   const resyncOptions = { shards, cluster: o.cluster, enqueue: (key: ReservationKey) => controller.enqueue(reservationKey(key)), pageSize: o.resyncPageSize ?? 500, now: () => new Date(), onPage: () => metrics.resyncPages.inc() };
-  const resync = new ResyncLoop(o.fastPaths ? o.resyncMs : 0, async (signal) => {
+  const resync = new PeriodicLoop(o.fastPaths ? o.resyncMs : 0, async (signal) => {
     const { pages, enqueued } = await resyncOnce(resyncOptions, signal);
     log.debug('ledger resync', { pages, enqueued });
-  }, log);
+  }, log, 'ledger resync');
 
-  const queueSweep = new ResyncLoop(o.queueSweepMs ?? QUEUE_SWEEP_MS, async (signal) => {
+  const queueSweep = new PeriodicLoop(o.queueSweepMs ?? QUEUE_SWEEP_MS, async (signal) => {
     const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, placer, shards, cluster: o.cluster, epochFor: (tenant) => fence.forTenants([tenant]) }, log, signal);
     if (tenants > 0) log.debug('queue sweep', { tenants });
   }, log, 'queue sweep');
 
-  const tenantSync = new ResyncLoop(o.tenantSyncMs ?? o.resyncMs, async (signal) => {
+  const tenantSync = new PeriodicLoop(o.tenantSyncMs ?? o.resyncMs, async (signal) => {
     const { tenants, failed } = await spaces.sync((o.client ?? mgr.client).withSignal(signal), signal);
     log.debug('tenant namespaces brought in step', { tenants, failed });
   }, log, 'tenant namespace sync');
@@ -186,7 +187,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
     metrics: autoscaleMetrics(mgr.metrics.registry),
     log: log.child({ loop: 'autoscaler' }),
   });
-  const autoscaleLoop = new ResyncLoop(as.tickMs, (signal) => autoscaler.tick(signal), log, 'autoscaler');
+  const autoscaleLoop = new PeriodicLoop(as.tickMs, (signal) => autoscaler.tick(signal), log, 'autoscaler');
 
   mgr.addController(controller);
   mgr.addController(poller);

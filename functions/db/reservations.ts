@@ -7,7 +7,7 @@ import { chargedReplicasOf, pendingChangeOf, type ChangeProgress } from '../../s
 import { ACTIVE_STATES, crNameFor, holdsCharge, NEVER_CHARGED_STATES, type ReservationState } from '../../schema/admission.ts';
 import type { Admission } from '../../schema/api.ts';
 import { autoscaleStatusOf } from '../../ledger/autoscale-change.ts';
-import { bool, failureOrNull, int, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
+import { bool, failureOrNull, int, intOrNull, json, str, stringListOrNull, strOrNull, time, timeOrNull } from '../../ledger/columns.ts';
 import type { Queryable, Row } from '../../ledger/db.ts';
 import { amountArgs, amountColumns, amountsFromRow, RESOURCE_NAMES } from '../../ledger/resources.ts';
 import { releaseBlockedReasonOrNull, reservationState } from '../../ledger/rows.ts';
@@ -102,7 +102,7 @@ function toStored(row: Row): StoredAdmission {
   };
   return {
     requestHash: str(row.request_hash),
-    queueSeq: row.queue_seq === null || row.queue_seq === undefined ? null : int(row.queue_seq),
+    queueSeq: intOrNull(row.queue_seq),
     room: roomOfRow(row),
     routedTo: str(row.cluster),
     admission: {
@@ -156,7 +156,7 @@ function toStored(row: Row): StoredAdmission {
 /** The queue columns as the API shows them; position and estimate are filled in by the reads that compute them (functions/services/queue.ts). */
 function queueInfoOf(row: Row): AdmissionRecord['queue'] {
   if (row.queue_seq === null || row.queue_seq === undefined) return null;
-  const estimateMs = row.queue_estimate_ms === null || row.queue_estimate_ms === undefined ? null : int(row.queue_estimate_ms);
+  const estimateMs = intOrNull(row.queue_estimate_ms);
   return {
     position: null,
     estimate: null,

@@ -6,7 +6,7 @@
 //          (ledger/allotment-moves.ts). Re-runnable: a re-run with the same definition completes
 //          what a crash left (the spread's move ids are deterministic), any other is refused.
 //   drain  ready → draining: no new placement; what runs there stays.
-//   ready  draining → ready; lost → ready once its controller is back and nothing is stranded (epoch+1).
+//   ready  draining → ready; lost → ready once its controller is back and nothing is stranded.
 //   capacity  a new capacity for some resources: a raise goes to the pool, a cut is taken from the pool
 //          after the shards' free slack came back to it (refused, nothing written, when pool and free
 //          slack together cannot cover it); then a rebalance to the new spread.
@@ -120,9 +120,8 @@ export async function changeClusterState(ctx: AdminContext, o: { name: string; a
     const decision = operatorTransition(o.action, c.state, { heartbeatFresh: bool(row.fresh), strandedAny });
     if (decision.kind === 'refused') throw new ClusterRefused(`${o.action} ${o.name}: ${decision.reason}`);
     if (decision.kind === 'unchanged') return { changed: false, from: c.state };
-    const epoch = c.epoch + (decision.bumpEpoch ? 1 : 0);
-    await tx.execute('UPDATE cluster SET state = ?, version = version + 1, epoch = ?, state_changed_at = ?, updated_at = ? WHERE name = ?', [decision.to, epoch, now, now, o.name]);
-    await writeAudit(tx, { cluster: o.name, action: o.action, actor: ctx.actor, reason: o.reason, epoch, detail: { from: c.state, to: decision.to }, at: now });
+    await tx.execute('UPDATE cluster SET state = ?, version = version + 1, state_changed_at = ?, updated_at = ? WHERE name = ?', [decision.to, now, now, o.name]);
+    await writeAudit(tx, { cluster: o.name, action: o.action, actor: ctx.actor, reason: o.reason, epoch: c.epoch, detail: { from: c.state, to: decision.to }, at: now });
     return { changed: true, from: c.state };
   });
   const cluster = await mustRead(ctx.db, o.name);

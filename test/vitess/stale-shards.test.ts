@@ -88,12 +88,12 @@ describe('a shard list older than a reshard', () => {
     const first = (await submit(L.deps(), tenant)).admission;
     const waiting = (await submit(L.deps(), tenant, true)).admission;
     expect(waiting.state).toBe('queued');
-    const epoch = await acquireEpoch(L.db, 'default', 'stale-test', new Date());
+    const epoch = await acquireEpoch(L.db, 'c1', 'stale-test', new Date()); // the controller of c1, where the admissions are placed
     await deleteAdmission(L.deps(), tenant, first.id, `del-${first.id}`);
     expect(await transition(L.db, { tenant, id: first.id }, ['deleting'], 'releasing', epoch, new Date(), null)).toBe(true);
     expect(await release(L.db, { tenant, id: first.id }, epoch, new Date())).toBe(true);
     const shards = staleShards();
-    const moved = await dequeueTenant(L.db, tenant, { by: { side: 'controller', cluster: 'default', epoch }, now: () => new Date(), requestId: 'stale-dq', placer: createPlacer({ shards }) });
+    const moved = await dequeueTenant(L.db, tenant, { by: { side: 'controller', cluster: 'c1', epoch }, now: () => new Date(), requestId: 'stale-dq', placer: createPlacer({ shards }) });
     expect(moved.admitted.map((a) => a.id)).toEqual([waiting.id]);
     expect(shards.forgotten).toBe(1);
     expect(await roomOf(tenant, waiting.id)).toEqual({ cluster: 'c1', room_anchor: anchor });

@@ -29,6 +29,7 @@ import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { acquireClusterEpoch, heartbeat } from '../../ledger/cluster-epoch.ts';
+import { markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
 import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
@@ -166,6 +167,13 @@ async function exerciseClusters(): Promise<void> {
   expect(await as('ledger/cluster-epoch.ts:heartbeat (superseded)', () => heartbeat(db, { cluster: name, epoch: epoch - 1, holder: 'stmt-a' }))).toMatchObject({ kind: 'superseded', epoch });
   await as('scripts/operator/cluster-admin.ts:changeClusterState (drain)', () => changeClusterState(ctx, { name, action: 'drain', reason: 'statements' }));
   await as('scripts/operator/cluster-admin.ts:changeClusterState (ready)', () => changeClusterState(ctx, { name, action: 'ready' }));
+  // The supervisor: a cluster whose heartbeat ran out (the shortest lease, waited out) is marked lost.
+  const gone = `${name}-x`;
+  await as('scripts/operator/cluster-admin.ts:addCluster (short lease)', () => addCluster(ctx, { name: gone, capacity, leaseMs: 1000 }));
+  await as('ledger/cluster-epoch.ts:acquireClusterEpoch (short lease)', () => acquireClusterEpoch(db, { cluster: gone, holder: 'stmt-x', now: new Date() }));
+  await new Promise((r) => setTimeout(r, 1300));
+  expect((await as('ledger/cluster-failover.ts:overdueClusters', () => overdueClusters(db))).map((c) => c.name)).toContain(gone);
+  expect(await as('ledger/cluster-failover.ts:markLost', () => markLost(db, { cluster: gone, seenEpoch: 1, runner: 'stmt-sup', now: new Date() }))).toMatchObject({ kind: 'lost', epoch: 2 });
   const [anchor] = await ledgerAnchors(V.db);
   const want = { cpu: 1000, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 };
   expect(await as('ledger/allotment-moves.ts:recordGrant', () => recordGrant(db, { id: `stmt-${name}`, cluster: name, anchor: anchor!.anchor, want, by: 'stmt' }, new Date()))).toBe('granted');
@@ -191,7 +199,7 @@ async function exerciseClusters(): Promise<void> {
  * a refund, a scale-up bounded by the room, an admission queued for cluster room and placed by the
  * controller's dequeue after a release.
  */
-async function exercisePlacement(epochOf: () => Promise<number>): Promise<void> {
+async function exercisePlacement(epochOf: (cluster: string) => Promise<number>): Promise<void> {
   const as = <T>(entry: string, fn: () => Promise<T>) => log.as(entry, fn);
   const p = placementTenant;
   const name = `p-${tenant}`;
@@ -201,7 +209,7 @@ async function exercisePlacement(epochOf: () => Promise<number>): Promise<void> 
   await as('ledger/placement.ts:writeAffinity', () => writeAffinity(db, p, [name]));
   await readyCluster(V.db, name, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 }, 'stmt-operator');
   await setTenantQuota(V.db, p, { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 0 });
-  const epoch = await epochOf();
+  const epoch = await epochOf(name); // the controller of the cluster the admissions are placed on
   const at = (id: string) => ({ tenant: p, id });
   const first = await as('functions/services/admit.ts:admit (placed, slow path)', () => admit(deps, { tenant: p, idempotencyKey: 'p1', requestId: 'p1', parsed: parsed() }));
   expect(first.admission.cluster).toBe(name);
@@ -228,7 +236,7 @@ async function exercisePlacement(epochOf: () => Promise<number>): Promise<void> 
   await transition(V.db, at(id), ['deleting'], 'releasing', epoch, new Date(), null);
   await as('controller/reservation/quota-moves.ts:release (with a room)', () => release(db, at(id), epoch, new Date()));
   const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer() };
-  await as('controller/reservation/queue-trigger.ts:admitFromQueue (placed)', () => admitFromQueue(trigger, p, { cluster: 'default', epoch }, createLogger({ level: 'error' }), 'release'));
+  await as('controller/reservation/queue-trigger.ts:admitFromQueue (placed)', () => admitFromQueue(trigger, p, { cluster: name, epoch }, createLogger({ level: 'error' }), 'release'));
   expect((await getAdmission({ ...deps, db: V.db }, p, queued.admission.id)).cluster).toBe(name);
 }
 
@@ -344,7 +352,7 @@ async function exerciseEverything(): Promise<void> {
   });
   await queue.finish();
   await exerciseClusters();
-  await exercisePlacement(() => acquireEpoch(V.db, 'default', 'ctl-b', new Date()));
+  await exercisePlacement((cluster) => acquireEpoch(V.db, cluster, 'ctl-b', new Date()));
   await as('scripts/operator/check.ts:checkLedger', async () => expect(await checkLedger(db, null, 'ns', { settled: false })).toEqual([]));
 }
 
@@ -491,6 +499,8 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/cluster-store.ts:writeAudit',
       'ledger/cluster-epoch.ts:acquireClusterEpoch',
       'ledger/cluster-epoch.ts:heartbeat',
+      'ledger/cluster-failover.ts:overdueClusters',
+      'ledger/cluster-failover.ts:markLost',
       'scripts/operator/cluster-adopt.ts:unplaced',
       'scripts/operator/cluster-adopt.ts:adoptAdmissions',
       'scripts/operator/cluster-admin.ts:changeClusterState',

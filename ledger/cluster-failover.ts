@@ -1,0 +1,65 @@
+// The supervisor's half of failover (docs/multi-cluster.md T6, "Mark lost"): the one writer of
+// `ready|draining → lost`. Every controller leader runs it (controller/cluster/supervisor.ts), so a
+// cluster whose own controller stopped is judged by the others. Heartbeat age and lease are compared
+// on the database's clock (the global keyspace's one server), never a runner's own. Moving the lost
+// cluster's admissions elsewhere (T7) is not built yet: a lost cluster takes no new placements, and
+// what it runs stays charged there until its controller is back and the operator's `ready`.
+import { ledgerAnchors } from './anchors.ts';
+import { clusterState, lostTransition } from './clusters.ts';
+import { syncModes, writeAudit } from './cluster-store.ts';
+import { int, intOrNull, str } from './columns.ts';
+import type { Db, Queryable } from './db.ts';
+
+/** The heartbeat's age in ms by the database's clock (NULL: never sent one). */
+const HEARTBEAT_AGE = 'TIMESTAMPDIFF(MICROSECOND, heartbeat_at, UTC_TIMESTAMP(3)) DIV 1000';
+
+export interface Overdue {
+  name: string;
+  /** The epoch it was seen at: markLost changes it only while it is still this one. */
+  epoch: number;
+}
+
+/** Ready or draining clusters whose heartbeat is older than their lease (one global read). */
+export async function overdueClusters(q: Queryable): Promise<Overdue[]> {
+  const r = await q.execute(
+    `SELECT name, epoch FROM cluster
+      WHERE state IN ('ready', 'draining') AND heartbeat_at < TIMESTAMPADD(MICROSECOND, -lease_ms * 1000, UTC_TIMESTAMP(3))
+      ORDER BY name`,
+  );
+  return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
+}
+
+export type MarkLost = { kind: 'lost'; epoch: number; heartbeatAgeMs: number } | { kind: 'unchanged'; why: string };
+
+/**
+ * Marks `cluster` lost if it still deserves it: in one global transaction the row is locked and
+ * judged (lostTransition, with the heartbeat's age read under the lock), then `state = 'lost'`,
+ * epoch + 1, version + 1 and the `lost` audit row naming the runner. Then every shard's allotment
+ * follows (mode `lost`: no new placement there). Racing runners: the row lock orders them, and the
+ * epoch they saw stops every one after the first.
+ */
+export async function markLost(db: Db, o: { cluster: string; seenEpoch: number; runner: string; now: Date }): Promise<MarkLost> {
+  let version = 0;
+  const result = await db.transaction(async (tx): Promise<MarkLost> => {
+    const row = (await tx.execute(`SELECT state, epoch, version, lease_ms, ${HEARTBEAT_AGE} AS age_ms FROM cluster WHERE name = ? FOR UPDATE`, [o.cluster])).rows[0];
+    if (!row) return { kind: 'unchanged', why: 'not registered' };
+    const facts = { state: clusterState(str(row.state)), epoch: int(row.epoch), leaseMs: int(row.lease_ms), heartbeatAgeMs: intOrNull(row.age_ms) };
+    const decision = lostTransition(facts, o.seenEpoch);
+    if (decision.kind === 'unchanged') return decision;
+    await tx.execute("UPDATE cluster SET state = 'lost', epoch = ?, version = version + 1, state_changed_at = ?, updated_at = ? WHERE name = ?", [decision.epoch, o.now, o.now, o.cluster]);
+    version = int(row.version) + 1;
+    const heartbeatAgeMs = facts.heartbeatAgeMs ?? 0;
+    await writeAudit(tx, {
+      cluster: o.cluster,
+      action: 'lost',
+      actor: o.runner,
+      reason: `no heartbeat for ${heartbeatAgeMs} ms (lease ${facts.leaseMs} ms)`,
+      epoch: decision.epoch,
+      detail: { from: facts.state, to: 'lost', heartbeatAgeMs, leaseMs: facts.leaseMs },
+      at: o.now,
+    });
+    return { kind: 'lost', epoch: decision.epoch, heartbeatAgeMs };
+  });
+  if (result.kind === 'lost') await syncModes(db, await ledgerAnchors(db), { name: o.cluster, state: 'lost', version }, o.now);
+  return result;
+}
