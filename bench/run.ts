@@ -2,7 +2,7 @@
 // scripts from rotting; its numbers are not kept). `--only B1,B7` runs a selection; B6L (memory at
 // 10,000 ModelServices, ≈ 40 min) runs only on its own: `npm run bench -- --only B6L`, and so does
 // B10 (inference through the edge and the gateway: the real node, root only): `--only B10`, and
-// B11 (time to first token on the real node): `--only B11`.
+// B11 (time to first token on the real node): `--only B11`, and B12 (three clusters idle): `--only B12`.
 // B8L (the ledger at 100,000 open reservations on MariaDB and on the 2-shard Vitess ledger) runs
 // on its own too: `--only B8L`; B8 (10,000 on MariaDB) stays in the suite.
 // Starts the local stack once (.stack/bench, or MODELDOCK_BENCH_STACK_DIR) with k8s/ installed as
@@ -30,11 +30,12 @@ import { b8l } from './b8l-ledger-scale.ts';
 import { b9 } from './b9.ts';
 import { b10 } from './b10-gateway.ts';
 import { b11 } from './b11-ttft.ts';
+import { b12 } from './b12-clusters-idle.ts';
 
 // Order: what needs no controller first (B9 beside the other reads); B3 leaves its converged
 // objects for B5 and B6; B8 runs during B5's idle window (the suite must fit 15 minutes), in its
 // own place when B5 is not run.
-const ALL: Benchmark[] = [b7, b1, b2, b9, b4, b3, b5, b8, b8l, b6, b6l, b10, b11];
+const ALL: Benchmark[] = [b7, b1, b2, b9, b4, b3, b5, b8, b8l, b6, b6l, b10, b11, b12];
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
 const quick = values.quick ?? false;

@@ -1,7 +1,8 @@
 // The supervisor's half of failover (docs/multi-cluster.md T6, "Mark lost"): the one writer of
 // `ready|draining → lost`. Every controller leader runs it (controller/cluster/supervisor.ts), so a
 // cluster whose own controller stopped is judged by the others. Heartbeat age and lease are compared
-// on the database's clock (the global keyspace's one server), never a runner's own. Moving the lost
+// on the database's clock (the global keyspace's one server), never a runner's own; the Worker's cron
+// runs it too (functions/services/sweep.ts), the net when no controller runs. Moving the lost
 // cluster's admissions elsewhere (T7) is not built yet: a lost cluster takes no new placements, and
 // what it runs stays charged there until its controller is back and the operator's `ready`.
 import { ledgerAnchors } from './anchors.ts';
@@ -27,6 +28,29 @@ export async function overdueClusters(q: Queryable): Promise<Overdue[]> {
       ORDER BY name`,
   );
   return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
+}
+
+/**
+ * Every cluster's shards brought to its state (syncModes, keyed by version: a shard already there
+ * is not written): the roll-forward of a state change whose process died between its global commit
+ * and its shards (a takeover, `lost`, the operator's commands). One global read, then one statement
+ * per shard and cluster, for as many clusters as `budget` statements allow. Returns the statements
+ * spent and the allotment rows changed.
+ */
+export async function rollModesForward(db: Db, now: Date, budget: number): Promise<{ statements: number; changed: number }> {
+  if (budget < 1) return { statements: 0, changed: 0 };
+  const clusters = (await db.execute('SELECT name, state, version FROM cluster ORDER BY name')).rows.map((r) => ({ name: str(r.name), state: clusterState(str(r.state)), version: int(r.version) }));
+  let statements = 1;
+  let changed = 0;
+  if (clusters.length === 0) return { statements, changed };
+  const anchors = await ledgerAnchors(db);
+  statements++;
+  for (const c of clusters) {
+    if (statements + anchors.length > budget) break;
+    changed += await syncModes(db, anchors, c, now);
+    statements += anchors.length;
+  }
+  return { statements, changed };
 }
 
 export type MarkLost = { kind: 'lost'; epoch: number; heartbeatAgeMs: number } | { kind: 'unchanged'; why: string };

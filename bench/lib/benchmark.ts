@@ -13,9 +13,9 @@ export interface Benchmark {
   /**
    * Runs only when `--only` names it, and alone: on a stack started with these options (B6L's
    * kube-controller-manager client QPS would change what the others compare with; B10 needs the
-   * real node, which the others do without).
+   * real node, which the others do without; B12 three clusters).
    */
-  alone?: { kcmArgs?: string[]; realNode?: boolean };
+  alone?: { kcmArgs?: string[]; realNode?: boolean; clusters?: number };
   /**
    * Runs at the same time as the benchmark with this id when both are selected (its own result
    * line): B8 touches neither the cluster nor B3's controller, whose idle window B5 counts.

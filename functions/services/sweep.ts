@@ -10,7 +10,10 @@
 // deletes acknowledged outbox rows older than the retention (dead rows are kept). Between the two,
 // the queue pass: every tenant with queued admissions gets a dequeue (ledger/queue.ts), the safety
 // net of the controller's dequeue after each release; then the capacity moves a crash left halfway
-// (an admission's slow path in a request that died: ledger/placement.ts) are rolled forward.
+// (an admission's slow path in a request that died: ledger/placement.ts) are rolled forward. First
+// of all, the clusters: one whose heartbeat ran out is marked lost (ledger/cluster-failover.ts; every
+// controller's supervisor does it within a second, this is the net when none runs), and every
+// cluster's shards are brought to its state (a crash between a state change and its shards).
 // The budget counts what each pass is sure to spend; the placer's cached reads (the shard list,
 // whether a cluster is registered) are not counted.
 import { purgeDone } from '../db/outbox.ts';
@@ -20,6 +23,7 @@ import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/sch
 import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
 import type { ServiceDeps } from './deps.ts';
 import { resumeMoves } from '../../ledger/allotment-moves.ts';
+import { markLost, overdueClusters, rollModesForward } from '../../ledger/cluster-failover.ts';
 
 export interface SweepOptions {
   cron: string;
@@ -49,10 +53,14 @@ export interface SweepResult {
   expired: number;
   /** Capacity moves rolled forward (left pending by a crash). */
   resumed: number;
+  /** Clusters this run marked lost (their heartbeat older than their lease). */
+  lost: number;
 }
 
 /** The most round trips one dequeue transaction costs (BEGIN, lock, expire, read, rooms, move, movement, outbox, bypass, usage, room, COMMIT). */
 const DEQUEUE_STATEMENTS = 12;
+/** Round trips of one `markLost` besides its shards' modes: BEGIN, the locked read, the update, the audit row, COMMIT, the shard list. */
+const LOST_STATEMENTS = 6;
 /** The most round trips one capacity move's resume costs (two transactions of BEGIN + 2 + COMMIT, and R2's log read on a repeat). */
 const MOVE_STATEMENTS = 9;
 /** A pending move younger than this may still be finished by the saga that started it. */
@@ -75,12 +83,22 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   const lease = new Date(now.getTime() + (opts.leaseMs ?? 5 * 60_000));
   const claim = await claimRun(deps.db, key, opts.holder, now, lease);
   let statements = claim.statements;
-  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true, dequeued: 0, expired: 0, resumed: 0 };
+  if (!claim.claimed) return { claimed: false, statements, enqueued: 0, pages: 0, purged: 0, complete: true, dequeued: 0, expired: 0, resumed: 0, lost: 0 };
 
   const shards = await ledgerShards(deps.db);
   statements++;
-  const staleBefore = new Date(now.getTime() - opts.staleAfterMs);
   const FINISH = 1;
+  // The clusters first: a few global statements, and what they change matters most (placements stop
+  // going to a cluster whose controller is gone).
+  let lost = 0;
+  statements++;
+  for (const c of await overdueClusters(deps.db)) {
+    if (statements + LOST_STATEMENTS + shards.length + FINISH > opts.maxStatements) break;
+    if ((await markLost(deps.db, { cluster: c.name, seenEpoch: c.epoch, runner: `cron:${opts.scheduledTime}`, now })).kind === 'lost') lost++;
+    statements += LOST_STATEMENTS + shards.length;
+  }
+  statements += (await rollModesForward(deps.db, now, opts.maxStatements - statements - FINISH)).statements;
+  const staleBefore = new Date(now.getTime() - opts.staleAfterMs);
   let enqueued = 0;
   let pages = 0;
   let budgetLeft = true;
@@ -144,5 +162,5 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   }
   statements += FINISH;
   await finishRun(deps.db, key, opts.holder, deps.clock(), statements, enqueued);
-  return { claimed: true, statements, enqueued, pages, purged, complete, dequeued, expired, resumed };
+  return { claimed: true, statements, enqueued, pages, purged, complete, dequeued, expired, resumed, lost };
 }

@@ -3,13 +3,14 @@
 // older than its lease — by the database's clock — becomes lost with a new epoch, its audit row and
 // every shard's allotment closed to placements; its controller's next heartbeat is superseded. A
 // heartbeat within the lease, a takeover since, a joining cluster and racing supervisors change
-// nothing more.
+// nothing more. The Worker's cron does the same when no controller runs.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ShardAnchor } from '../../ledger/anchors.ts';
 import { acquireClusterEpoch, heartbeat } from '../../ledger/cluster-epoch.ts';
 import { markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
 import { readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { admit } from '../../functions/services/admit.ts';
+import { sweep } from '../../functions/services/sweep.ts';
 import { admissionOf } from '../support/policy.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { addCluster, changeClusterState, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
@@ -98,6 +99,20 @@ describe('lost', () => {
     const before = await ledger.fingerprint();
     expect(await lose('fo-3', 0)).toEqual({ kind: 'unchanged', why: 'it is joining' });
     expect(await ledger.fingerprint()).toBe(before);
+  });
+
+  it("the cron marks a cluster lost when no controller does, and brings every cluster's shards to its state", async () => {
+    await ready('fo-1', SHORT);
+    await ready('fo-2', 600_000);
+    // A fixture standing in for an operator's drain whose process died after its global commit, before its shards.
+    await ledger.db.execute("UPDATE cluster SET state = 'draining', version = version + 1 WHERE name = 'fo-2'");
+    await untilOverdue('fo-1');
+    const run = await sweep(ledger.deps(), { cron: '*/1 * * * *', scheduledTime: Date.now(), staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 200, holder: 'cron-test' });
+    expect(run).toMatchObject({ claimed: true, lost: 1 });
+    expect(await readCluster(ledger.db, 'fo-1')).toMatchObject({ state: 'lost', epoch: 2 });
+    expect((await readAudit(ledger.db, 'fo-1', 1))[0]).toMatchObject({ action: 'lost', actor: expect.stringMatching(/^cron:/) });
+    for (const a of await readAllAllotments(ledger.db, anchors, 'fo-1')) expect(a.mode).toBe('lost');
+    for (const a of await readAllAllotments(ledger.db, anchors, 'fo-2')) expect(a).toMatchObject({ mode: 'draining', modeVersion: 3 });
   });
 
   it('four supervisors racing: lost once, one audit row, one epoch more', async () => {

@@ -501,6 +501,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/cluster-epoch.ts:heartbeat',
       'ledger/cluster-failover.ts:overdueClusters',
       'ledger/cluster-failover.ts:markLost',
+      'ledger/cluster-failover.ts:rollModesForward',
       'scripts/operator/cluster-adopt.ts:unplaced',
       'scripts/operator/cluster-adopt.ts:adoptAdmissions',
       'scripts/operator/cluster-admin.ts:changeClusterState',
