@@ -241,7 +241,8 @@ describe('placement (acceptance A1, ledger level)', () => {
   });
 
   it('least-loaded spreads one isolate\'s consecutive admissions within its cached view of the rooms: what it reserved counts at once', async () => {
-    await clusters(['c1', 'c2', 'c3']);
+    // Room for 2 on each cluster on every shard's allotment (on Vitess each anchor holds a share): no slow path.
+    await clusters(['c1', 'c2', 'c3'], { ...CAP, cpu: 16_000, memory: 65_536, modelservices: 16 });
     await tenant('pl-spread', 'cpu=10', 'memory=20Gi', 'modelservices=10');
     const deps = { ...L.deps(), placer: createPlacer({ roomsTtlMs: 60_000 }) }; // one isolate whose view of the rooms never expires here
     const placed = [];
