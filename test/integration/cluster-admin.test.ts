@@ -354,7 +354,7 @@ describe('drain and ready', () => {
     for (const a of await allotmentsOf('eu-1')) expect(a.mode).toBe('open');
   });
 
-  it('lost → ready only with a fresh heartbeat and nothing stranded, then with a new epoch', async () => {
+  it('lost → ready only with a fresh heartbeat and nothing stranded, at the same epoch (the controller back keeps it)', async () => {
     await force('eu-1', 'lost');
     const lost = await ledger.fingerprint();
     await expect(changeClusterState(ctx, { name: 'eu-1', action: 'ready' })).rejects.toThrow(/heartbeat/);
@@ -372,8 +372,8 @@ describe('drain and ready', () => {
     expect(await ledger.fingerprint()).toBe(stranded);
     await ledger.db.execute('UPDATE cluster_allotment SET stranded_gpu = 0 WHERE anchor = ? AND cluster = ?', [anchor, 'eu-1']);
     const r = await changeClusterState(ctx, { name: 'eu-1', action: 'ready', reason: 'controller back' });
-    expect(r).toMatchObject({ changed: true, from: 'lost', cluster: { state: 'ready', epoch: 1 } });
-    expect((await readAudit(ledger.db, 'eu-1', 1))[0]).toMatchObject({ action: 'ready', epoch: 1, reason: 'controller back' });
+    expect(r).toMatchObject({ changed: true, from: 'lost', cluster: { state: 'ready', epoch: 0 } });
+    expect((await readAudit(ledger.db, 'eu-1', 1))[0]).toMatchObject({ action: 'ready', epoch: 0, reason: 'controller back' });
   });
 
   it.each([
