@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createDb, DatabaseUnavailable, type DbFetch } from './db.ts';
+import { DatabaseError } from '@planetscale/database';
+import { createDb, DatabaseUnavailable, retryLockConflicts, type DbFetch } from './db.ts';
 
 /** A database that never answers (a hung server): resolves only when the request is aborted. */
 const hung: DbFetch = (_input, init) =>
@@ -38,5 +39,35 @@ describe('createDb: deadlines and cancellation', () => {
     await expect(db.transaction(async (tx) => tx.execute('SELECT 1'))).rejects.toBeInstanceOf(DatabaseUnavailable);
     expect(sent.map((s) => s.query)).toEqual(['BEGIN', 'SELECT 1', 'ROLLBACK']);
     expect(sent[2]?.aborted).toBe(true); // the ROLLBACK went out already aborted: it cannot hang
+  });
+});
+
+describe('retryLockConflicts', () => {
+  const conflict = (errno: number) => new DatabaseError(`Deadlock found when trying to get lock (errno ${errno}) (sqlstate 40001)`, 400, { message: 'x', code: 'ABORTED' });
+  const failing = (errors: unknown[]) => {
+    let calls = 0;
+    return {
+      calls: () => calls,
+      run: async () => {
+        const err = errors[calls++];
+        if (err) throw err;
+        return 'done';
+      },
+    };
+  };
+  it('runs a transaction again after a deadlock or a lock wait timeout', async () => {
+    const t = failing([conflict(1213), conflict(1205)]);
+    expect(await retryLockConflicts(t.run)).toBe('done');
+    expect(t.calls()).toBe(3);
+  });
+  it('gives up after `times` attempts with the last conflict', async () => {
+    const t = failing([conflict(1213), conflict(1213), conflict(1213)]);
+    await expect(retryLockConflicts(t.run)).rejects.toThrow(/errno 1213/);
+    expect(t.calls()).toBe(3);
+  });
+  it('any other error ends it at once', async () => {
+    const t = failing([new DatabaseError('Duplicate entry (errno 1062)', 400, { message: 'x', code: 'ALREADY_EXISTS' })]);
+    await expect(retryLockConflicts(t.run)).rejects.toThrow(/1062/);
+    expect(t.calls()).toBe(1);
   });
 });

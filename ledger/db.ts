@@ -133,3 +133,19 @@ export function createDb(opts: DbOptions): Db {
 export const isDuplicateKey = (err: unknown): boolean => err instanceof DatabaseError && /errno 1062\b/.test(err.message);
 /** Deadlock (1213) or lock wait timeout (1205): the transaction was rolled back; retry it. */
 export const isLockConflict = (err: unknown): boolean => err instanceof DatabaseError && /errno (1213|1205)\b/.test(err.message);
+
+/**
+ * Runs `attempt` again (at most `times` in all) while it fails with a lock conflict (a deadlock
+ * or a lock wait timeout: InnoDB rolled the transaction back, and retrying is the documented
+ * answer). Only for a transaction whose statements are guarded, so a run after one that did
+ * commit changes nothing twice.
+ */
+export async function retryLockConflicts<T>(attempt: () => Promise<T>, times = 3): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (n >= times || !isLockConflict(err)) throw err;
+    }
+  }
+}

@@ -2,6 +2,7 @@
 // tenant's id is indistinguishable from a missing one (404).
 import { ACTIVE_STATES } from '../../schema/admission.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
+import { retryLockConflicts } from '../../ledger/db.ts';
 import { findById, listByTenant, markDeleting, type AdmissionRecord } from '../db/reservations.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
@@ -48,10 +49,14 @@ export async function deleteAdmission(deps: ServiceDeps, tenant: string, id: str
   if (!unboundConflict && !(ACTIVE_STATES as readonly string[]).includes(state)) return found.admission;
 
   const now = deps.clock();
-  const moved = await deps.db.transaction(async (tx) => {
-    if (!(await markDeleting(tx, tenant, id, unboundConflict ? ['conflict'] : ACTIVE_STATES, now))) return undefined;
-    return { enqueued: (await enqueue(tx, [{ tenant, reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId, cluster: found.routedTo }], now)) > 0 };
-  });
+  // A deadlock with a controller's acknowledgement (each locks a reservation and outbox index
+  // entries, in its own order) is transient: the guarded transaction runs again.
+  const moved = await retryLockConflicts(() =>
+    deps.db.transaction(async (tx) => {
+      if (!(await markDeleting(tx, tenant, id, unboundConflict ? ['conflict'] : ACTIVE_STATES, now))) return undefined;
+      return { enqueued: (await enqueue(tx, [{ tenant, reservationId: id, kind: 'delete', dedupeKey: dedupeKey.delete(id), requestId, cluster: found.routedTo }], now)) > 0 };
+    }),
+  );
   // This call moved it: the answer is what was read plus what the transaction changed (no second
   // read). Otherwise something else moved it in between: read what it is now.
   if (moved) return asDeleting(found.admission, now, moved.enqueued);
