@@ -58,7 +58,7 @@ describe('lostTransition (the supervisor, T6)', () => {
     ['taken over since it was seen', facts({ epoch: 5 }), 4, 'taken over since'],
     ...(['joining', 'lost', 'forgotten'] as const).map((state): [string, LostFacts, number, string] => [`a ${state} cluster`, facts({ state }), 4, `it is ${state}`]),
   ];
-  it.each(unchanged  )('%s changes nothing', (_what, f, seen, why) => {
+  it.each(unchanged)('%s changes nothing', (_what, f, seen, why) => {
     const d = lostTransition(f, seen);
     expect(d.kind).toBe('unchanged');
     expect(d.kind === 'unchanged' && d.why).toContain(why);

@@ -154,16 +154,16 @@ export async function chooseCluster(
   const rooms = await placer.rooms(db, anchor, o.fresh);
   if (rooms.length === 0 && !(await placer.registered(db, o.fresh))) return { type: 'place', target: UNREGISTERED, slowPath: false };
   const affinity = placer.policy.readsAffinity ? await readAffinity(db, tenant) : [];
+  const ranked = placer.policy.rank({ want, rooms, affinity });
+  // A cached view never decides a borrow or a refusal: it may predate a grant or a release.
+  if (!o.fresh && !ranked[0]?.fits) return chooseCluster(placer, db, tenant, want, { ...o, fresh: true });
   let mayBorrow: boolean | undefined;
-  for (const { cluster, fits } of placer.policy.rank({ want, rooms, affinity })) {
+  for (const { cluster, fits } of ranked) {
     if (fits) return { type: 'place', target: { cluster, anchor }, slowPath: false };
-    // A cached view never decides a borrow or a refusal: it may predate a grant or a release.
-    if (!o.fresh) return chooseCluster(placer, db, tenant, want, { ...o, fresh: true });
     if (!(mayBorrow ??= await o.mayBorrow())) continue;
     const room = rooms.find((r) => r.cluster === cluster)!;
     if (await borrow(placer, db, { anchor, cluster }, roomShortfall(room, want), o.by)) return { type: 'place', target: { cluster, anchor }, slowPath: true };
   }
-  if (!o.fresh) return chooseCluster(placer, db, tenant, want, { ...o, fresh: true });
   const open = rooms.filter((r) => r.mode === 'open');
   return { type: 'none', clusters: open.map((room) => ({ cluster: room.cluster, resources: RESOURCE_NAMES.filter((r) => roomShortfall(room, want)[r] > 0) })) };
 }

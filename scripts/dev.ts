@@ -66,7 +66,7 @@ try {
 
   // The install a user makes (docs/local-stack.md): k8s/, then the database Secret; on every cluster.
   const installed: InstalledCluster[] = [];
-  for (const c of info.clusters ?? [{ name: 'c1', kubeconfig: info.kubeconfig, server: info.kubeServer }]) installed.push(await installCluster(c, db));
+  for (const c of info.clusters) installed.push(await installCluster(c, db));
   // The gateway on the real node (the operator's placement; one replica: the node has 2 cores for
   // the demo's model too), then its key Secret; KWOK runs no gateway.
   let gatewayVars: Record<string, string> = {};
@@ -143,7 +143,7 @@ interface InstalledCluster extends StackCluster {
 /** k8s/ and the database Secret on one cluster, its controller's credentials, and (with several clusters) its registration in the ledger. */
 async function installCluster(c: StackCluster, db: ReturnType<typeof createDb>): Promise<InstalledCluster> {
   const target = { binDir: info.binDir, kubeconfig: c.kubeconfig };
-  const dir = c.kubeconfig === info.kubeconfig ? info.runDir : join(info.runDir, 'clusters', c.name);
+  const { dir } = c;
   const { metricsToken } = await installBase(target, repoRoot, TOKEN_SECONDS);
   await createDatabaseSecret(target, BASE_NAMESPACE, info.databaseUrl);
   const metricsTokenFile = join(dir, 'metrics-token');

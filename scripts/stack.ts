@@ -33,7 +33,7 @@ ModelDock local stack is up. In another shell:
   DATABASE_URL=${info.databaseUrl}     # @planetscale/database connect({ url })
   mariadb -h127.0.0.1 -P${info.mysql.port} -u${info.mysql.user} -p${info.mysql.password} ${info.database}
 
-${(info.clusters ?? []).map((c) => `  kubectl --kubeconfig ${c.kubeconfig} get nodes     # cluster ${c.name}`).join('\n')}
+${(info.clusters.length > 1 ? info.clusters : []).map((c) => `  kubectl --kubeconfig ${c.kubeconfig} get nodes     # cluster ${c.name}`).join('\n')}
 State and logs: ${info.runDir}  (stack.json, logs/)
 Press Ctrl-C to stop.`);
 

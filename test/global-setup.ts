@@ -31,7 +31,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return runStack(runDir, () => startStack({ runDir, clusters, log: (m) => console.error(m) }), async (stack) => {
     // k8s/ as shipped on every cluster; the monitoring token is the first cluster's.
     const { metricsToken } = await installBase(stack.info, repoRoot, 24 * 3600);
-    for (const c of (stack.info.clusters ?? []).slice(1)) await installBase({ binDir: stack.info.binDir, kubeconfig: c.kubeconfig }, repoRoot, 24 * 3600);
+    for (const c of stack.info.clusters.slice(1)) await installBase({ binDir: stack.info.binDir, kubeconfig: c.kubeconfig }, repoRoot, 24 * 3600);
     project.provide('stack', { ...stack.info, metricsToken });
   });
 }

@@ -31,8 +31,8 @@ export interface StackInfo {
   vitess?: VitessInfo;
   /** The real node (a kubelet with containerd), when started with `realNode`; `netns`: its network namespace (/proc/<pid>/ns/net). */
   realNode?: { name: string; registry: string; netns: string };
-  /** Every cluster, when started with `clusters` > 1: c1 is the one `kubeconfig` names, c2… share its etcd. */
-  clusters?: StackCluster[];
+  /** Every cluster, c1 first (the one `kubeconfig` names); c2… share its etcd. */
+  clusters: StackCluster[];
 }
 
 /** One Kubernetes cluster of the stack, reachable as its admin. */
@@ -40,10 +40,9 @@ export interface StackCluster {
   name: string;
   kubeconfig: string;
   server: string;
+  /** Its files (pki, kubeconfig; what is installed on it may put its own there): the run dir for c1. */
+  dir: string;
 }
-
-/** The names of a stack's clusters: c1, c2, … */
-export const stackClusterNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `c${i + 1}`);
 
 /** A stack started with `vitess` (the `vitess` vitest project's). */
 export type VitessStackInfo = StackInfo & { vitess: VitessInfo };
@@ -94,7 +93,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     kubeServer: parts.kube.server,
     ...(parts.vitess ? { vitess: parts.vitess } : {}),
     ...(parts.node ? { realNode: { name: parts.node.name, registry: parts.node.registry, netns: parts.node.netns } } : {}),
-    ...(parts.clusters.length > 1 ? { clusters: parts.clusters } : {}),
+    clusters: parts.clusters,
   };
   return parts.done(info);
 }
@@ -155,12 +154,14 @@ async function startParts(opts: StackOptions, want: { vitess: boolean; realNode:
     throw firstFailure([sim, kube, vitess], log);
   }
   // Further clusters on the first one's etcd, one after another (each start is CPU-heavy).
-  const clusters: StackCluster[] = [{ name: 'c1', kubeconfig: kube.value.kubeconfig, server: kube.value.server }];
-  for (const name of stackClusterNames(want.clusters).slice(1)) {
+  const clusters: StackCluster[] = [{ name: 'c1', kubeconfig: kube.value.kubeconfig, server: kube.value.server, dir: runDir }];
+  for (let i = 2; i <= want.clusters; i++) {
+    const name = `c${i}`;
+    const dir = join(runDir, 'clusters', name);
     try {
-      const cp: ControlPlane = await startCluster({ binDir, runDir, logDir, etcdUrl: kube.value.etcdUrl, dir: join(runDir, 'clusters', name), further: { name } });
+      const cp: ControlPlane = await startCluster({ binDir, runDir, logDir, etcdUrl: kube.value.etcdUrl, dir, further: { name } });
       processes.push(...cp.processes);
-      clusters.push({ name, kubeconfig: cp.kubeconfig, server: cp.server });
+      clusters.push({ name, kubeconfig: cp.kubeconfig, server: cp.server, dir });
       log(`[stack] cluster ${name} up at ${cp.server}`);
     } catch (err) {
       await stop();

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CrashPoint } from '../../controller/runtime/crash.ts';
-import { startSystem, TENANT, type ApiBody, type System } from '../support/system.ts';
+import { startSystem, TENANT, type System } from '../support/system.ts';
+import type { ApiBody } from '../support/tenant-api.ts';
 import { waitFor } from '../support/wait.ts';
 
 const QUOTA = 4;

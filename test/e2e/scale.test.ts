@@ -8,7 +8,8 @@ import { LEDGER_CONTROLLER } from '../../controller/reservation/setup.ts';
 import { paths } from '../../controller/runtime/kube.ts';
 import { LABELS } from '../../schema/model-service.ts';
 import { metricSum } from '../support/controller-process.ts';
-import { startSystem, type ApiBody, type ControllerProcess, type System } from '../support/system.ts';
+import { startSystem, type ControllerProcess, type System } from '../support/system.ts';
+import type { ApiBody } from '../support/tenant-api.ts';
 import { waitFor } from '../support/wait.ts';
 
 const HOLD = 'modeldock.test/hold';

@@ -15,7 +15,7 @@ import { AUDIT_LOG } from '../../scripts/testenv/kube.ts';
 import { Watch } from '@kubernetes/client-node';
 import { mockAdmission, podsOf, useNodeSystem } from '../support/real-node.ts';
 import { waitFor } from '../support/wait.ts';
-import type { ApiBody } from '../support/system.ts';
+import type { ApiBody } from '../support/tenant-api.ts';
 import { kubeConfig } from '../support/kube.ts';
 import { time } from '../../ledger/columns.ts';
 

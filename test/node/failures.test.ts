@@ -8,7 +8,7 @@ import { time } from '../../ledger/columns.ts';
 import { kubectl } from '../../scripts/testenv/install.ts';
 import { kubeClients } from '../support/kube.ts';
 import { containerPid, mockAdmission, onRealNode, podsOf, useNodeSystem } from '../support/real-node.ts';
-import type { ApiBody } from '../support/system.ts';
+import type { ApiBody } from '../support/tenant-api.ts';
 import { waitFor } from '../support/wait.ts';
 
 const system = useNodeSystem();

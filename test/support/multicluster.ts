@@ -3,7 +3,6 @@
 // controller process (CLUSTER=c<i>, authenticated as that cluster's ServiceAccount: no controller
 // holds another cluster's credentials), and the Worker serving the tenant API for a few tenants.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { expect, inject } from 'vitest';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { readCluster } from '../../ledger/cluster-store.ts';
@@ -18,6 +17,7 @@ import { uninstallModelDock, type InstallTarget } from './install.ts';
 import { createLedgerDatabase, type LedgerDatabase } from './ledger-database.ts';
 import { waitFor } from './wait.ts';
 import { startWorker, type WorkerInstance } from './worker.ts';
+import { tenantApi, untilAllHold, type ApiBody, type ApiCall } from './tenant-api.ts';
 
 export const MS_PATH = '/apis/modeldock.io/v1alpha1/modelservices';
 
@@ -37,9 +37,9 @@ export interface Fleet {
   startController(m: Member, name?: string): Promise<ControllerProcess>;
   /** Until the cluster is ready and its heartbeat names this controller (it took the cluster over). */
   untilTakenOver(m: Member, state?: string): Promise<void>;
-  api(tenant: string, path: string, init?: { method?: string; body?: unknown }): Promise<{ status: number; body: Record<string, unknown> }>;
+  api(tenant: string, ...call: Parameters<ApiCall>): ReturnType<ApiCall>;
   admit(tenant: string): Promise<string>;
-  untilState(tenant: string, ids: readonly string[], state: string): Promise<Array<Record<string, unknown>>>;
+  untilState(tenant: string, ids: readonly string[], state: string): Promise<ApiBody[]>;
   /** Deletes the admissions and waits until each is released (its pods gone, its charge and room given back). */
   release(tenant: string, ids: readonly string[]): Promise<void>;
   /** The ModelServices on one cluster (every namespace), by admission id. */
@@ -53,7 +53,7 @@ const keyOf = (t: string) => `${t}-key-0123456789abcdef`;
 
 export async function startFleet(o: { tenants: readonly string[]; capacity: Amounts; leaseMs: number; workerVars?: Record<string, string> }): Promise<Fleet> {
   const stack = inject('stack');
-  const clusters = stack.clusters ?? [];
+  const { clusters } = stack;
   expect(clusters.map((c) => c.name)).toEqual(['c1', 'c2', 'c3']);
   const ledger = await createLedgerDatabase();
   for (const t of o.tenants) await ledger.setQuota(t, 'cpu=16', 'memory=64Gi', 'nvidia.com/gpu=0', 'modelservices=100');
@@ -71,7 +71,7 @@ export async function startFleet(o: { tenants: readonly string[]; capacity: Amou
   for (const c of clusters) {
     const admin = adminClient(c.kubeconfig);
     await admin.create('/api/v1/namespaces', { metadata: { name: namespace } });
-    const target: InstallTarget = { binDir: stack.binDir, kubeconfig: c.kubeconfig, dir: join(stack.runDir, 'clusters', c.name) };
+    const target: InstallTarget = { binDir: stack.binDir, kubeconfig: c.kubeconfig, dir: c.dir };
     await createDatabaseSecret(target, namespace, ledger.url);
     const base = { cluster: c, admin, target, namespace };
     members.push({ ...base, controller: await launch(base, `${c.name}-ctl-${++started}`) });
@@ -86,19 +86,10 @@ export async function startFleet(o: { tenants: readonly string[]; capacity: Amou
   const worker: WorkerInstance = await startWorker({ databaseUrl: ledger.url, keys: Object.fromEntries(o.tenants.map((t) => [t, keyOf(t)])), vars: o.workerVars ?? {} });
 
   let n = 0;
-  const api: Fleet['api'] = async (tenant, path, init = {}) => {
-    const res = await worker.fetch(path, {
-      method: init.method ?? 'GET',
-      headers: { Authorization: `Bearer ${keyOf(tenant)}`, 'Content-Type': 'application/json', ...(init.method === 'POST' ? { 'Idempotency-Key': `${namespace}-${++n}` } : {}) },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const apis = new Map(o.tenants.map((t) => [t, tenantApi(worker, keyOf(t))]));
+  const api: Fleet['api'] = (tenant, path, init) => apis.get(tenant)!(path, init);
   const untilState: Fleet['untilState'] = (tenant, ids, state) =>
-    waitFor(`${ids.length} admission(s) of ${tenant} → ${state}`, async () => {
-      const bodies = await Promise.all(ids.map(async (id) => (await api(tenant, `/requests/${id}`)).body));
-      return bodies.every((b) => b.state === state) ? bodies : undefined;
-    }, { timeoutMs: 120_000 });
+    untilAllHold(apis.get(tenant)!, `${ids.length} admission(s) of ${tenant} → ${state}`, ids, (b) => b.state === state, { timeoutMs: 120_000 });
   const fleet: Fleet = {
     ledger,
     members,
@@ -110,7 +101,8 @@ export async function startFleet(o: { tenants: readonly string[]; capacity: Amou
     untilTakenOver,
     api,
     async admit(tenant) {
-      const r = await api(tenant, '/requests', { method: 'POST', body: { name: `m${++n}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } } });
+      const i = ++n;
+      const r = await api(tenant, '/requests', { method: 'POST', idempotencyKey: `${namespace}-${i}`, body: { name: `m${i}`, image: 'ghcr.io/acme/model:1', replicas: 1, resources: { cpu: '100m', memory: '128Mi' } } });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       return r.body.id as string;
     },

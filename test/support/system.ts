@@ -14,7 +14,8 @@ import type { OverlayPatches } from '../../scripts/testenv/install.ts';
 import { installModelDock } from './install.ts';
 import { createNamespace, kubeClients } from './kube.ts';
 import { ensureCrd } from './operator.ts';
-import { HttpAnswerError, waitFor, type WaitOptions } from './wait.ts';
+import { waitFor, type WaitOptions } from './wait.ts';
+import { tenantApi, untilAllHold, type ApiBody } from './tenant-api.ts';
 import { startWorker, type WorkerInstance } from './worker.ts';
 
 export const TENANT = 'acme';
@@ -51,8 +52,6 @@ export interface System {
   stop(): Promise<void>;
 }
 
-// The API's JSON, loosely typed for assertions.
-export type ApiBody = Record<string, unknown> & { error?: { code: string; message: string } };
 
 export interface SystemOptions {
   quota?: string[];
@@ -82,42 +81,13 @@ export async function startSystem(opts: SystemOptions = {}): Promise<System> {
   const worker = await startWorker({ databaseUrl: ledger.url, keys: { ...opts.keys, [TENANT]: TENANT_KEY }, vars: { ...extraVars, ...opts.workerVars } });
   const controllers: ControllerProcess[] = [];
   let n = 0;
-  const api: System['api'] = async (path, init = {}) => {
-    const method = init.method ?? 'GET';
-    const res = await worker.fetch(path, {
-      method,
-      headers: {
-        Authorization: `Bearer ${TENANT_KEY}`,
-        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-        ...(init.idempotencyKey ? { 'Idempotency-Key': init.idempotencyKey } : {}),
-      },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    const text = await res.text();
-    let body: ApiBody;
-    try {
-      body = JSON.parse(text) as ApiBody;
-    } catch {
-      throw new HttpAnswerError(`${method} ${path} (not JSON)`, res.status, text);
-    }
-    return { status: res.status, body };
-  };
+  const api: System['api'] = tenantApi(worker, TENANT_KEY);
   const until: System['until'] = (what, path, accept, opts) =>
     waitFor(what, async (poll) => {
       const r = poll.answer(await api(path), `GET ${path}`);
       return accept(r.body, r.status);
     }, opts);
-  const untilAll: System['untilAll'] = (what, ids, holds, opts) => {
-    if (ids.length === 0) throw new Error(`${what}: no admissions to wait for (it would hold at once)`);
-    return waitFor(what, async (poll) => {
-      const answers = await Promise.all(ids.map(async (id) => ({ id, ...poll.answer(await api(`/requests/${id}`), `GET /requests/${id}`) })));
-      const behind = answers.filter((a) => !holds(a.body));
-      const first = behind[0];
-      if (!first) return answers.map((a) => a.body);
-      poll.answer(first, `${behind.length} of ${ids.length} not there yet, e.g. GET /requests/${first.id}`);
-      return undefined;
-    }, opts);
-  };
+  const untilAll: System['untilAll'] = (what, ids, holds, opts) => untilAllHold(api, what, ids, holds, opts);
 
   const system: System = {
     ledger,
