@@ -32,6 +32,7 @@ export const BOTH_BACKENDS = [
   'test/integration/cluster-admin.test.ts',
   'test/integration/cluster-epoch.test.ts',
   'test/integration/cluster-failover.test.ts',
+  'test/integration/failover-move.test.ts',
   'test/integration/placement.test.ts',
   'test/e2e/lifecycle.test.ts',
   'test/e2e/crash-matrix.test.ts',

@@ -96,9 +96,10 @@ import { tenantNetworkEnv, tenantNetworkFrom } from './tenant/network-settings.t
 import { allowsAnyRegistry, parseRegistryList, PolicyError, type RegistryRule } from '../schema/policy.ts';
 import { CLUSTER_NAME, UNREGISTERED_CLUSTER } from '../ledger/clusters.ts';
 import { ClusterMember, clusterLedger, clusterMetrics } from './cluster/heartbeat.ts';
-import { SUPERVISE_MS, supervise, supervisorLedger, supervisorMetrics } from './cluster/supervisor.ts';
+import { createSupervisor, SUPERVISE_MS, supervisorLedger, supervisorMetrics } from './cluster/supervisor.ts';
 import { PeriodicLoop } from './runtime/periodic.ts';
 import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy } from '../ledger/placement-policy.ts';
+import { createPlacer } from '../ledger/placement.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const parsed = z
@@ -240,7 +241,7 @@ setupModelServiceController(mgr, {
   placement,
 });
 if (db) {
-  setupReservationController(mgr, {
+  const ledgerSide = setupReservationController(mgr, {
     db,
     cluster: env.CLUSTER ?? UNREGISTERED_CLUSTER,
     placementPolicy: placementPolicy(env.PLACEMENT_POLICY),
@@ -265,9 +266,12 @@ if (db) {
     autoscale: { tickMs: env.AUTOSCALE_TICK_MS, scrapeTimeoutMs: env.AUTOSCALE_SCRAPE_TIMEOUT_MS, scrapeConcurrency: env.AUTOSCALE_SCRAPE_CONCURRENCY },
   });
   // Every leader supervises the registered clusters: one whose heartbeat ran out is marked lost.
-  const lostTotal = supervisorMetrics(metrics.registry);
-  const overseer = supervisorLedger(db, { runner: identity, now: () => new Date() });
-  mgr.addController(new PeriodicLoop(SUPERVISE_MS, async (signal) => void (await supervise(overseer, lostTotal, log, signal)), log, 'cluster supervisor'));
+  // and the running admissions of a lost cluster are moved to others (rows moved here wake this poller).
+  const supervision = supervisorMetrics(metrics.registry);
+  const overseer = supervisorLedger(db, { runner: identity, now: () => new Date(), placer: createPlacer({ policy: placementPolicy(env.PLACEMENT_POLICY) }) });
+  const ownCluster = env.CLUSTER ?? UNREGISTERED_CLUSTER;
+  const supervise = createSupervisor({ ledger: overseer, metrics: supervision, log, ownCluster, onMoved: (to) => void (to === ownCluster && ledgerSide.poller.wake()) });
+  mgr.addController(new PeriodicLoop(SUPERVISE_MS, async (signal) => void (await supervise(signal)), log, 'cluster supervisor'));
   if (env.CLUSTER) {
     mgr.addController(
       new ClusterMember({
@@ -276,6 +280,8 @@ if (db) {
         log,
         metrics: clusterMetrics(metrics.registry),
         retryMs: env.LEASE_RETRY_PERIOD_MS,
+        // Renewed every retry period: two of them missed means the API server is out of reach.
+        lease: { ageMs: () => mgr.leaseAgeMs(), freshMs: 2 * env.LEASE_RETRY_PERIOD_MS },
         onSuperseded: (reason) => {
           log.error('exiting: cluster epoch superseded', { reason });
           process.exit(1);

@@ -2,9 +2,9 @@
 // `ready|draining → lost`. Every controller leader runs it (controller/cluster/supervisor.ts), so a
 // cluster whose own controller stopped is judged by the others. Heartbeat age and lease are compared
 // on the database's clock (the global keyspace's one server), never a runner's own; the Worker's cron
-// runs it too (functions/services/sweep.ts), the net when no controller runs. Moving the lost
-// cluster's admissions elsewhere (T7) is not built yet: a lost cluster takes no new placements, and
-// what it runs stays charged there until its controller is back and the operator's `ready`.
+// runs it too (functions/services/sweep.ts), the net when no controller runs. A lost cluster takes
+// no new placements; the supervisors then move its running admissions elsewhere
+// (ledger/failover-move.ts, T7).
 import { ledgerAnchors } from './anchors.ts';
 import { clusterState, lostTransition } from './clusters.ts';
 import { syncModes, writeAudit } from './cluster-store.ts';
@@ -27,6 +27,12 @@ export async function overdueClusters(q: Queryable): Promise<Overdue[]> {
       WHERE state IN ('ready', 'draining') AND heartbeat_at < TIMESTAMPADD(MICROSECOND, -lease_ms * 1000, UTC_TIMESTAMP(3))
       ORDER BY name`,
   );
+  return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
+}
+
+/** The lost clusters, with their epoch (one global read): the supervisors move their running admissions elsewhere. */
+export async function lostClusters(q: Queryable): Promise<Overdue[]> {
+  const r = await q.execute("SELECT name, epoch FROM cluster WHERE state = 'lost' ORDER BY name");
   return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
 }
 

@@ -8,7 +8,8 @@ import type { Queryable } from './db.ts';
 export type OutboxKind = 'create' | 'delete' | 'reconcile' | 'scale';
 
 export const dedupeKey = {
-  create: (id: string) => `create:${id}`,
+  /** Placement 1 (the admission, or its dequeue); a failover move's placement n ≥ 2: `create:<id>:<n>`. */
+  create: (id: string, placement = 1) => (placement === 1 ? `create:${id}` : `create:${id}:${placement}`),
   delete: (id: string) => `delete:${id}`,
   /** One per change generation of an admission (PATCH /requests/:id). */
   scale: (id: string, generation: number) => `scale:${id}:${generation}`,

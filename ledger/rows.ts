@@ -6,12 +6,13 @@ import { RELEASE_BLOCKED_REASONS, RESERVATION_STATES, type ReleaseBlockedReason,
 import { str } from './columns.ts';
 
 /** Every table of the ledger (schema_migrations aside), in dependency order. */
-export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'controller_epoch', 'scheduled_run', 'cluster', 'cluster_audit', 'allotment_move', 'cluster_allotment', 'allotment_log', 'tenant_affinity'] as const;
+export const LEDGER_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'controller_epoch', 'scheduled_run', 'cluster', 'cluster_audit', 'allotment_move', 'cluster_allotment', 'allotment_log', 'tenant_affinity', 'placement'] as const;
 
 /** `quota_movement.direction`: at most one row of each per (reservation, generation) (primary
  *  key). `charge` at generation 1 is the admission, at a later one a scale-up's delta; `refund` is a
- *  scale-down's delta; the `resolve-*` rows audit an operator's decision on a conflict. */
-export type MovementDirection = 'charge' | 'refund' | 'release' | 'resolve-release' | 'resolve-keep';
+ *  scale-down's delta; the `resolve-*` rows audit an operator's decision on a conflict; `move` records a
+ *  failover moving the charge to another cluster (no balance change; keyed by the placement it moved to). */
+export type MovementDirection = 'charge' | 'refund' | 'release' | 'resolve-release' | 'resolve-keep' | 'move';
 
 /** `reservation.release_blocked_reason`, checked. */
 export function releaseBlockedReasonOrNull(v: unknown): ReleaseBlockedReason | null {

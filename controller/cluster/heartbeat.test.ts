@@ -9,7 +9,7 @@ import { ClusterMember, clusterMetrics, type ClusterLedger } from './heartbeat.t
  * thrown); once the beats run out, the next one waits until the member is stopped. Sleeps are
  * recorded and return at once.
  */
-function member(script: { takeovers: (Takeover | Error)[]; beats: (Beat | Error)[] }) {
+function member(script: { takeovers: (Takeover | Error)[]; beats: (Beat | Error)[]; leaseAges?: number[] }) {
   const sleeps: number[] = [];
   const beatEpochs: number[] = [];
   const superseded: string[] = [];
@@ -40,6 +40,7 @@ function member(script: { takeovers: (Takeover | Error)[]; beats: (Beat | Error)
     log: createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) }),
     metrics: clusterMetrics(registry),
     retryMs: 2_000,
+    ...(script.leaseAges ? { lease: { ageMs: () => script.leaseAges!.shift() ?? 0, freshMs: 1_000 } } : {}),
     onSuperseded: (reason) => void superseded.push(reason),
     sleep: (ms) => {
       sleeps.push(ms);
@@ -71,14 +72,33 @@ describe('ClusterMember', () => {
     expect(t.m.started).toBe(false);
   });
 
-  it('a failed heartbeat is counted and the next one is sent; a superseded one stops the member and says why, once', async () => {
+  it('a failed heartbeat is counted and retried after retryMs, not a whole interval later; a superseded one stops the member and says why, once', async () => {
     const t = member({ takeovers: [taken(2)], beats: [new Error('deadline exceeded'), { kind: 'renewed' }, { kind: 'superseded', epoch: 3, state: 'lost' }] });
     t.m.start(new AbortController().signal);
     await expect.poll(() => t.superseded.length).toBe(1);
+    expect(t.sleeps).toEqual([5_000, 2_000, 5_000]);
     expect(t.superseded[0]).toBe('cluster eu-1 epoch 2 superseded (now 3, lost)');
     expect(t.beatEpochs).toEqual([2, 2, 2]);
     expect(await t.metric('modeldock_cluster_heartbeat_failures_total')).toBe(1);
     expect(await t.metric('modeldock_cluster_epoch_superseded_total')).toBe(1);
+  });
+
+  it('a lease shorter than three retry periods retries a failed heartbeat at the heartbeat interval', async () => {
+    const t = member({ takeovers: [taken(1, 3_000)], beats: [new Error('deadline exceeded'), { kind: 'superseded', epoch: 2, state: 'lost' }] });
+    t.m.start(new AbortController().signal);
+    await expect.poll(() => t.superseded.length).toBe(1);
+    expect(t.sleeps).toEqual([1_000, 1_000]);
+  });
+
+  it('no heartbeat while the leader Lease is stale (the API server out of reach): withheld and counted, not a failure; sent again once renewed', async () => {
+    const t = member({ takeovers: [taken(1, 15_000)], beats: [{ kind: 'renewed' }, { kind: 'superseded', epoch: 2, state: 'lost' }], leaseAges: [200, 1_500, 4_000, 300] });
+    t.m.start(new AbortController().signal);
+    await expect.poll(() => t.superseded.length).toBe(1);
+    // Fresh: sent; stale twice: withheld, looked at again after retryMs; fresh again: sent.
+    expect(t.beatEpochs).toEqual([1, 1]);
+    expect(t.sleeps).toEqual([5_000, 5_000, 2_000, 2_000]);
+    expect(await t.metric('modeldock_cluster_heartbeats_withheld_total')).toBe(2);
+    expect(await t.metric('modeldock_cluster_heartbeat_failures_total')).toBe(0);
   });
 
   it('a cluster row that is gone supersedes it too', async () => {

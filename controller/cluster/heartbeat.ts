@@ -5,7 +5,11 @@
 // newer takeover, the operator, the supervisor's `lost`) means this process is superseded: it stops,
 // as on losing its Lease, and its restart takes the cluster over again in the state it is in.
 // A takeover the ledger refuses (no such cluster, or a forgotten one) or cannot make (the database
-// is down) is retried every `retryMs`; a failed heartbeat is retried at the next one.
+// is down) is retried every `retryMs`. No heartbeat is sent while the leader Lease is stale (its
+// API server out of reach): the cluster is not vouched for by a controller that cannot act on it.
+// A failed heartbeat is retried after `retryMs` (at most the
+// heartbeat interval), not a whole interval later: a beat whose deadline ran out while the process
+// was paused (or the database slow) must not leave the lease two intervals without a heartbeat.
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { acquireClusterEpoch, heartbeat, type Beat, type Takeover } from '../../ledger/cluster-epoch.ts';
@@ -30,6 +34,7 @@ export function clusterLedger(db: Db, o: { cluster: string; holder: string; now:
 export interface ClusterMetrics {
   epoch: Gauge<'cluster'>;
   heartbeatFailures: Counter<'cluster'>;
+  heartbeatsWithheld: Counter<'cluster'>;
   superseded: Counter<'cluster'>;
 }
 
@@ -37,7 +42,13 @@ export function clusterMetrics(registry: Registry): ClusterMetrics {
   const registers = [registry];
   return {
     epoch: new Gauge({ name: 'modeldock_cluster_epoch', help: 'The cluster epoch this controller took its cluster over at (0 until it has).', labelNames: ['cluster'], registers }),
-    heartbeatFailures: new Counter({ name: 'modeldock_cluster_heartbeat_failures_total', help: 'Cluster heartbeats that could not be written (retried at the next one).', labelNames: ['cluster'], registers }),
+    heartbeatFailures: new Counter({ name: 'modeldock_cluster_heartbeat_failures_total', help: 'Cluster heartbeats that could not be written (retried after the retry period).', labelNames: ['cluster'], registers }),
+    heartbeatsWithheld: new Counter({
+      name: 'modeldock_cluster_heartbeats_withheld_total',
+      help: 'Cluster heartbeats not sent because the leader Lease was not renewed recently (the API server out of reach).',
+      labelNames: ['cluster'],
+      registers,
+    }),
     superseded: new Counter({ name: 'modeldock_cluster_epoch_superseded_total', help: "Heartbeats that found the cluster's epoch moved on: the controller stops.", labelNames: ['cluster'], registers }),
   };
 }
@@ -47,8 +58,15 @@ export interface ClusterMemberOptions {
   ledger: ClusterLedger;
   log: Logger;
   metrics: ClusterMetrics;
-  /** Delay before retrying a takeover that failed or was refused. */
+  /** Delay before retrying a takeover that failed or was refused, or a heartbeat that failed. */
   retryMs: number;
+  /**
+   * The leader Lease's age and the most it may be for a heartbeat to be sent (docs/multi-cluster.md
+   * T5): a controller that cannot renew its Lease (its API server out of reach) stops vouching for
+   * its cluster at once, not only at its renew deadline, so the cluster is judged lost a lease after
+   * the API server went away. Omitted: every heartbeat is sent.
+   */
+  lease?: { ageMs: () => number; freshMs: number };
   /** Called once when a heartbeat finds this controller superseded (the process exits). */
   onSuperseded: (reason: string) => void;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -90,8 +108,17 @@ export class ClusterMember {
     log.info('cluster taken over', { cluster, epoch: taken.epoch, state: taken.state, joined: taken.joined });
     this.#o.metrics.epoch.set({ cluster }, taken.epoch);
     const every = Math.max(100, Math.floor(taken.leaseMs / 3));
+    const retry = Math.min(this.#o.retryMs, every);
+    let wait = every;
     for (;;) {
-      await this.#sleep(every, signal);
+      await this.#sleep(wait, signal);
+      wait = every;
+      const lease = this.#o.lease;
+      if (lease && lease.ageMs() > lease.freshMs) {
+        this.#o.metrics.heartbeatsWithheld.inc({ cluster });
+        wait = retry;
+        continue;
+      }
       let beat: Beat;
       try {
         beat = await this.#o.ledger.beat(taken.epoch, signal);
@@ -99,6 +126,7 @@ export class ClusterMember {
         signal.throwIfAborted();
         this.#o.metrics.heartbeatFailures.inc({ cluster });
         log.warn('cluster heartbeat failed', { cluster, epoch: taken.epoch, err: errorMessage(err) });
+        wait = retry;
         continue;
       }
       if (beat.kind === 'superseded') {

@@ -76,6 +76,11 @@ export class OutboxPoller {
   }
 
   /** Stops polling; a claim round in flight is aborted (rows it claimed are re-claimed after their lease). */
+  /** Polls now instead of at the end of the current wait (rows were just routed to this cluster). */
+  wake(): void {
+    this.#wake?.();
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#abort.abort(new Error('outbox poller stopping'));

@@ -98,6 +98,23 @@ describe('LeaderElector', () => {
     expect(performance.now() - t0).toBeLessThan(timing.renewDeadlineMs); // no wait for the deadline
   });
 
+  it('sinceRenewedMs: Infinity before the first acquire, small while renewing, growing once renews fail', async () => {
+    const api = fakeLeaseApi();
+    const a = elector(api, 'a');
+    expect(a.sinceRenewedMs()).toBe(Infinity);
+    let leading = false;
+    const run = a.run({ onStartedLeading: () => (leading = true), onStoppedLeading: () => undefined });
+    await waitUntil(() => leading);
+    await waitUntil(() => api.reads('a') >= 3); // renewing every retry period
+    await waitUntil(() => a.sinceRenewedMs() < timing.retryPeriodMs); // a renew began within the last period
+    (api.client as unknown as { get: () => Promise<never> }).get = async () => {
+      throw new Error('connect ECONNREFUSED');
+    };
+    await waitUntil(() => a.sinceRenewedMs() > 3 * timing.retryPeriodMs);
+    await run;
+    expect(a.sinceRenewedMs()).toBeGreaterThanOrEqual(timing.renewDeadlineMs);
+  });
+
   it('loses leadership when it cannot renew within the renew deadline', async () => {
     const api = fakeLeaseApi();
     const a = elector(api, 'a');

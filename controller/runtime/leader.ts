@@ -64,6 +64,7 @@ export class LeaderElector {
   #stopped = false;
   /** The acquire/renew round trip in flight, if any: stop() waits for it before releasing. */
   #attempt: Promise<boolean> | undefined;
+  #renewedAt: number | undefined;
   readonly #abort = new AbortController();
 
   constructor(o: LeaderElectionOptions) {
@@ -146,8 +147,20 @@ export class LeaderElector {
   }
 
   #tryOnce(): Promise<boolean> {
-    this.#attempt = this.#tryAcquireOrRenew();
+    const at = this.#o.now();
+    this.#attempt = this.#tryAcquireOrRenew().then((ok) => {
+      if (ok) this.#renewedAt = at;
+      return ok;
+    });
     return this.#attempt;
+  }
+
+  /**
+   * How long ago (this process's monotonic clock) the last acquire or renew that succeeded began:
+   * the lease it wrote runs from then. Infinity before the first.
+   */
+  sinceRenewedMs(): number {
+    return this.#renewedAt === undefined ? Infinity : this.#o.now() - this.#renewedAt;
   }
 
   async #tryAcquireOrRenew(): Promise<boolean> {

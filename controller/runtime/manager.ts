@@ -120,6 +120,15 @@ export class Manager {
     });
   }
 
+  /**
+   * How long ago the leader Lease was last acquired or renewed (0 without leader election: a single
+   * replica always leads). Work that must stop as soon as the API server is out of reach (the
+   * cluster heartbeat) checks it rather than waiting for the renew deadline.
+   */
+  leaseAgeMs(): number {
+    return this.#o.leaderElection ? (this.#elector?.sinceRenewedMs() ?? Infinity) : 0;
+  }
+
   /** Resolves when the controllers have started (leader) — tests and tools. */
   async waitForLeadership(): Promise<void> {
     for (;;) {

@@ -19,6 +19,10 @@
 //   cluster-reserved   per shard's allotment of a cluster: reserved == Σ amounts of the charged
 //                      reservations holding their room there (room_anchor, cluster); a charged
 //                      reservation on a registered cluster holds a room, on an allotment that exists
+//   cluster-stranded   per shard's allotment of a cluster: stranded == Σ held of the placements left
+//                      there by a failover move and still `stranded` (ledger/failover-move.ts)
+//   moved-once         a reservation at placement n has exactly n − 1 `move` movements, one per
+//                      placement it moved to, and n − 1 placements left behind
 //   cluster-capacity   per cluster and resource: pool + Σ allotted over the shards + the moves in
 //                      flight (a grant taken from the pool and not yet on its shard, a reclaim taken
 //                      from its shard and not yet back in the pool) = capacity
@@ -31,15 +35,15 @@
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { int, str, strOrNull } from '../../ledger/columns.ts';
-import { addAmounts, AMOUNT_COLUMNS, amountColumns, amountsFromRow, amountsOf } from '../../ledger/resources.ts';
+import { addAmounts, AMOUNT_COLUMNS, amountColumns, amountsFromRow, amountsOf, prefixedAmountColumns } from '../../ledger/resources.ts';
 import { moveLog, movesInFlight } from '../../ledger/allotment-moves.ts';
 import { listClusters, readShardAllotments, sumOf, type AllotmentRow, type ClusterRow } from '../../ledger/cluster-store.ts';
-import { LABELS, RESOURCE_NAMES, type ModelService } from '../../schema/model-service.ts';
+import { LABELS, RESOURCE_NAMES, type Amounts, type ModelService } from '../../schema/model-service.ts';
 import { holdsCharge, NEVER_CHARGED_STATES } from '../../schema/admission.ts';
 import { clusterPaths, KubeClient } from '../../controller/runtime/kube.ts';
 
 export interface Drift {
-  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods' | 'allotment-bounds' | 'cluster-reserved' | 'cluster-capacity';
+  check: 'charged-once' | 'released-once' | 'balance' | 'usage' | 'never-charged' | 'queued-count' | 'one-cr' | 'orphan-cr' | 'released-pods' | 'allotment-bounds' | 'cluster-reserved' | 'cluster-stranded' | 'moved-once' | 'cluster-capacity';
   reservation?: string;
   cluster?: string;
   tenant?: string;
@@ -65,6 +69,10 @@ interface ResRow {
   cluster: string;
   /** The anchor whose allotment holds its room (null: none). */
   roomAnchor: string | null;
+  /** reservation.placement_seq, its `move` movements and the placements it left. */
+  placementSeq: number;
+  moves: number;
+  left: number;
 }
 
 /**
@@ -92,6 +100,7 @@ export async function checkLedger(
     const shardRows = await checkShard(shard.db, drift);
     const shardAllotments = await readShardAllotments(shard.db);
     drift.push(...clusterReserved(shardRows, shardAllotments, registered));
+    drift.push(...clusterStranded(await readStranded(shard.db), shardAllotments));
     rows.push(...shardRows);
     allotments.push(...shardAllotments);
   }
@@ -106,7 +115,9 @@ export async function checkLedger(
 /** The money checks of one shard (every tenant's rows are on its shard); returns its reservations. */
 async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
   const res = await db.execute(
-    `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, r.cluster, r.room_anchor, b.uid, b.namespace, b.cr_name,
+    `SELECT r.id, r.tenant, r.state, ${amountColumns('r')}, r.cluster, r.room_anchor, r.placement_seq, b.uid, b.namespace, b.cr_name,
+            (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'move') AS moves,
+            (SELECT COUNT(*) FROM placement p WHERE p.tenant = r.tenant AND p.reservation_id = r.id) AS left_behind,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'charge') AS charges,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id AND m.direction = 'release') AS releases,
             (SELECT COUNT(*) FROM quota_movement m WHERE m.tenant = r.tenant AND m.reservation_id = r.id) AS movements,
@@ -134,6 +145,9 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     crKey: r.cr_name === null || r.cr_name === undefined ? null : `${str(r.namespace)}/${str(r.cr_name)}`,
     cluster: str(r.cluster),
     roomAnchor: strOrNull(r.room_anchor),
+    placementSeq: int(r.placement_seq),
+    moves: int(r.moves),
+    left: int(r.left_behind),
   }));
 
   const expected = new Map<string, number>();
@@ -153,6 +167,9 @@ async function checkShard(db: Queryable, drift: Drift[]): Promise<ResRow[]> {
     const off = RESOURCE_NAMES.filter((name) => r.net[name] !== holds(name));
     if (off.length > 0) {
       drift.push({ check: 'balance', reservation: r.id, detail: off.map((name) => `${name}: movements net ${r.net[name]}, reservation holds ${holds(name)}`).join('; ') });
+    }
+    if (r.moves !== r.placementSeq - 1 || r.left !== r.placementSeq - 1) {
+      drift.push({ check: 'moved-once', reservation: r.id, detail: `placement ${r.placementSeq} with ${r.moves} move movements and ${r.left} placements left` });
     }
     const wantReleases = r.state === 'released' ? 1 : 0;
     if (r.releases !== wantReleases) {
@@ -218,6 +235,21 @@ function clusterReserved(rows: readonly ResRow[], allotments: readonly Allotment
     drift.push({ check: 'cluster-reserved', cluster, detail: `reservations hold room on anchor ${anchor}, which has no allotment of the cluster` });
   }
   return drift;
+}
+
+/** One shard's stranded placements: what each holds on the allotment (anchor, cluster) it left. */
+async function readStranded(db: Queryable): Promise<Array<{ anchor: string; cluster: string; held: Amounts }>> {
+  const r = await db.execute(`SELECT anchor, cluster, ${prefixedAmountColumns('held')} FROM placement WHERE state = 'stranded'`);
+  return r.rows.map((row) => ({ anchor: str(row.anchor), cluster: str(row.cluster), held: amountsFromRow(row, 'held_') }));
+}
+
+/** One shard: each allotment's stranded is what the placements stranded on it hold. */
+function clusterStranded(stranded: ReadonlyArray<{ anchor: string; cluster: string; held: Amounts }>, allotments: readonly AllotmentRow[]): Drift[] {
+  return allotments.flatMap((a) => {
+    const want = stranded.filter((p) => p.anchor === a.anchor && p.cluster === a.cluster).reduce((sum, p) => addAmounts(sum, p.held), amountsOf(() => 0));
+    const off = RESOURCE_NAMES.filter((r) => a.stranded[r] !== want[r]);
+    return off.length === 0 ? [] : [{ check: 'cluster-stranded' as const, cluster: a.cluster, detail: `anchor ${a.anchor}: ${off.map((r) => `${r}: stranded ${a.stranded[r]}, stranded placements hold ${want[r]}`).join('; ')}` }];
+  });
 }
 
 async function clusterCapacity(db: Db, clusters: readonly ClusterRow[], allotments: readonly AllotmentRow[]): Promise<Drift[]> {

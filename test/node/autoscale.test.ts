@@ -56,7 +56,8 @@ function loadGenerator(base: string) {
       await res.body?.cancel().catch(() => undefined);
       if (res.ok) await res.arrayBuffer().catch(() => undefined);
     } catch (err) {
-      if (!stopped) errors.push(String(err));
+      // undici's "fetch failed" says why in its cause (refused, reset, …): keep it.
+      if (!stopped) errors.push(`${new Date().toISOString()} ${String(err)}${err instanceof Error && err.cause ? `: ${String(err.cause)}` : ''}`);
     } finally {
       inFlight--;
     }

@@ -19,8 +19,8 @@ export async function closeClusterLedger(ledger: LedgerDatabase | undefined): Pr
   await ledger?.drop();
 }
 
-export async function readyCluster(db: Db, name: string, capacity: Amounts, actor = 'ops-test'): Promise<void> {
-  await addCluster({ db, actor, now: () => new Date() }, { name, capacity });
+export async function readyCluster(db: Db, name: string, capacity: Amounts, actor = 'ops-test', leaseMs?: number): Promise<void> {
+  await addCluster({ db, actor, now: () => new Date() }, { name, capacity, ...(leaseMs === undefined ? {} : { leaseMs }) });
   const taken = await acquireClusterEpoch(db, { cluster: name, holder: `controller-${name}`, now: new Date() });
   if (taken.kind !== 'taken' || taken.state !== 'ready') throw new Error(`cluster ${name} not ready: ${JSON.stringify(taken)}`);
 }

@@ -34,7 +34,7 @@ export interface LedgerDatabase extends TestDatabase {
 }
 
 /** Tables on the tenant's shard (the rest of LEDGER_TABLES is global). */
-const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'cluster_allotment', 'allotment_log', 'tenant_affinity'] as const;
+const SHARDED_TABLES = ['tenant_quota', 'reservation', 'binding', 'outbox', 'quota_movement', 'reservation_change', 'tenant_fence', 'cluster_allotment', 'allotment_log', 'tenant_affinity', 'placement'] as const;
 /** The global keyspace's tables a suite empties (the epoch is reset, the outbox sequence kept). */
 const GLOBAL_TABLES = ['scheduled_run', 'cluster', 'cluster_audit', 'allotment_move'] as const;
 

@@ -97,11 +97,14 @@ function procInfo(pid: number): ProcInfo | undefined {
   }
 }
 
-/** The live process of this run's stack whose binary is `binary` (a pid of the run dir's pid file). */
-export function stackProcess(binary: string): ProcInfo {
+/**
+ * The live process of this run's stack whose binary is `binary` (a pid of the run dir's pid file),
+ * and whose arguments `match` accepts (one cluster's on a stack of several).
+ */
+export function stackProcess(binary: string, match: (argv: readonly string[]) => boolean = () => true): ProcInfo {
   const { runDir } = inject('stack');
   const pids = liveRecordedPids(runDir);
-  const found = pids.map(procInfo).filter((p): p is ProcInfo => p !== undefined && p.argv[0]?.endsWith(`/${binary}`) === true);
+  const found = pids.map(procInfo).filter((p): p is ProcInfo => p !== undefined && p.argv[0]?.endsWith(`/${binary}`) === true && match(p.argv));
   const live = found.at(-1);
   if (!live) throw new Error(`no live ${binary} among the stack's processes in ${runDir}`);
   return live;
@@ -140,9 +143,9 @@ export async function holdOutage(ms: number, since = Date.now()): Promise<number
 const TERM_GRACE_MS = 10_000;
 
 /** Stops the stack's process running `binary` (SIGTERM, then SIGKILL). Call `start()` to bring it back; `ready` tells it serves. */
-export async function stopStackProcess(binary: string, ready: () => Promise<boolean>): Promise<Restart> {
+export async function stopStackProcess(binary: string, ready: () => Promise<boolean>, match?: (argv: readonly string[]) => boolean): Promise<Restart> {
   const { runDir, logDir } = inject('stack');
-  const old = stackProcess(binary);
+  const old = stackProcess(binary, match);
   process.kill(old.pid, 'SIGTERM');
   const exitedOnTerm = await waitFor(`the old ${binary} to exit on SIGTERM`, async () => !alive(old.pid), { timeoutMs: TERM_GRACE_MS, intervalMs: 100 }).then(
     () => true,
@@ -162,9 +165,16 @@ export async function stopStackProcess(binary: string, ready: () => Promise<bool
   };
 }
 
-/** Stops the stack's kube-apiserver. Call `start()` to bring it back. */
-export const stopApiServer = (kube: KubeClient): Promise<Restart> =>
-  stopStackProcess('kube-apiserver', async () => kube.get('/api/v1/namespaces/default').then(() => true));
+/**
+ * Stops the stack's kube-apiserver (on a stack of several clusters, `cluster`'s: a further cluster's
+ * keeps its objects under its own etcd prefix). Call `start()` to bring it back.
+ */
+export const stopApiServer = (kube: KubeClient, cluster?: string): Promise<Restart> =>
+  stopStackProcess(
+    'kube-apiserver',
+    async () => kube.get('/api/v1/namespaces/default').then(() => true),
+    cluster === undefined ? undefined : (argv) => argv.includes(`--etcd-prefix=/clusters/${cluster}/registry`),
+  );
 
 /** The `--secure-port` of a control-plane component's command line. */
 export function securePort(binary: string): number {

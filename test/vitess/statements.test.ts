@@ -29,7 +29,8 @@ import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { acquireClusterEpoch, heartbeat } from '../../ledger/cluster-epoch.ts';
-import { markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
+import { lostClusters, markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
+import { movablePage, moveOne } from '../../ledger/failover-move.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
 import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
@@ -58,6 +59,7 @@ let db: Db;
 const tenant = V.tenant('stmt');
 const queueTenant = V.tenant('stmtq');
 const placementTenant = V.tenant('stmtp');
+const failoverTenant = V.tenant('stmtf');
 beforeAll(async () => {
   // The suites before this one (same ledger) leave due outbox rows: a bounded claim would take theirs.
   await emptyLedger(V.db);
@@ -240,6 +242,31 @@ async function exercisePlacement(epochOf: (cluster: string) => Promise<number>):
   expect((await getAdmission({ ...deps, db: V.db }, p, queued.admission.id)).cluster).toBe(name);
 }
 
+/**
+ * The failover move (docs/multi-cluster.md T7) for a tenant of its own: an admission placed on a
+ * cluster of the shortest lease, that cluster marked lost once its heartbeat ran out, the
+ * supervisor's page of its running admissions on every shard and the move to an open cluster.
+ */
+async function exerciseFailover(): Promise<void> {
+  const as = <T>(entry: string, fn: () => Promise<T>) => log.as(entry, fn);
+  const f = failoverTenant;
+  const src = `f-${tenant}`;
+  const deps: ServiceDeps = { db, clock: () => new Date(), newId: ulidGenerator(), placer: createPlacer({ policy: placementPolicy('affinity') }) };
+  await writeAffinity(V.db, f, [src]);
+  await readyCluster(V.db, src, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 }, 'stmt-operator', 1000);
+  await readyCluster(V.db, `${src}-to`, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 }, 'stmt-operator');
+  await setTenantQuota(V.db, f, { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 0 });
+  const placed = await admit(deps, { tenant: f, idempotencyKey: 'f1', requestId: 'f1', parsed: parsed({ name: 'f1' }) });
+  expect(placed.admission.cluster).toBe(src);
+  await new Promise((r) => setTimeout(r, 1300));
+  expect(await markLost(V.db, { cluster: src, seenEpoch: 1, runner: 'stmt-sup', now: new Date() })).toMatchObject({ kind: 'lost', epoch: 2 });
+  const [lost] = (await as('ledger/cluster-failover.ts:lostClusters', () => lostClusters(db))).filter((c) => c.name === src);
+  const page = await as('ledger/failover-move.ts:movablePage', async () => (await Promise.all((await ledgerShards(db)).map((s) => movablePage(shardDb(db, s.name), src, 200)))).flat());
+  expect(page.map((m) => m.id)).toEqual([placed.admission.id]);
+  const moved = await as('ledger/failover-move.ts:moveOne', () => moveOne(db, deps.placer, { ...page[0]!, from: src, lostEpoch: lost!.epoch, runner: 'stmt-sup', now: new Date() }));
+  expect(moved).toMatchObject({ kind: 'moved', seq: 2 });
+}
+
 /** Every flow of the code that touches the ledger, in the order a reservation lives, on Vitess. */
 async function exerciseEverything(): Promise<void> {
   let clock = new Date();
@@ -353,6 +380,7 @@ async function exerciseEverything(): Promise<void> {
   await queue.finish();
   await exerciseClusters();
   await exercisePlacement((cluster) => acquireEpoch(V.db, cluster, 'ctl-b', new Date()));
+  await exerciseFailover();
   await as('scripts/operator/check.ts:checkLedger', async () => expect(await checkLedger(db, null, 'ns', { settled: false })).toEqual([]));
 }
 
@@ -501,6 +529,11 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/cluster-epoch.ts:heartbeat',
       'ledger/cluster-failover.ts:overdueClusters',
       'ledger/cluster-failover.ts:markLost',
+      'ledger/cluster-failover.ts:lostClusters',
+      'ledger/failover-move.ts:movablePage',
+      'ledger/failover-move.ts:readHeld',
+      'ledger/failover-move.ts:moveIn',
+      'scripts/operator/check.ts:readStranded',
       'ledger/cluster-failover.ts:rollModesForward',
       'scripts/operator/cluster-adopt.ts:unplaced',
       'scripts/operator/cluster-adopt.ts:adoptAdmissions',

@@ -1,0 +1,94 @@
+// Failover on three real clusters (issue 33, acceptance A3; docs/multi-cluster.md T5–T7): c2's API
+// server is stopped. Its controller stops vouching for it (no heartbeat once its Lease cannot be
+// renewed), the other clusters' supervisors mark it lost a lease later, and move its running
+// admissions to c1 and c3 in the charging ledger: within the lease + 5 s of the stop, every one of
+// them is ready there, each tenant is charged exactly what it was, and c2 is lost with the room its
+// admissions held stranded (their pods may still run there). The ledger checker agrees for c1 and c3.
+// A stale c2 coming back with its old objects (A4) is not built yet.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerAnchors } from '../../ledger/anchors.ts';
+import { readAllAllotments, readCluster } from '../../ledger/cluster-store.ts';
+import { checkLedger } from '../../scripts/operator/check.ts';
+import { stopApiServer, type Restart } from '../support/outage.ts';
+import { startFleet, type Fleet } from '../support/multicluster.ts';
+import type { ApiBody } from '../support/tenant-api.ts';
+import { waitFor } from '../support/wait.ts';
+
+const TENANTS = ['fo-a', 'fo-b'];
+/** The clusters' lease: a heartbeat every 2 s. */
+const LEASE_MS = 6_000;
+const CAPACITY = { cpu: 64_000, memory: 256 * 1024, 'nvidia.com/gpu': 0, modelservices: 8 };
+
+let fleet: Fleet;
+let restart: Restart | undefined;
+beforeAll(async () => {
+  fleet = await startFleet({ tenants: TENANTS, capacity: CAPACITY, leaseMs: LEASE_MS });
+});
+afterAll(async () => {
+  await restart?.start(); // the fleet uninstalls from every cluster
+  await fleet?.stop();
+});
+
+const reservedOf = async (tenant: string) => {
+  const q = (await fleet.api(tenant, '/quota')).body as unknown as { resources: Record<string, { reserved: number }> };
+  return Object.fromEntries(Object.entries(q.resources).map(([r, v]) => [r, v.reserved]));
+};
+const admissionOf = async (tenant: string, id: string) => (await fleet.api(tenant, `/requests/${id}`)).body as ApiBody & { cluster: string; state: string };
+
+describe('failover', () => {
+  it("A3: c2's API server stopped: within the lease + 5 s its admissions are ready on c1 and c3, tenant totals unchanged, c2 lost with their room stranded", async () => {
+    // Nine admissions of two tenants, spread by the least-loaded policy: three a cluster.
+    const ids = new Map<string, string[]>(TENANTS.map((t) => [t, []]));
+    for (let i = 0; i < 9; i++) {
+      const t = TENANTS[i % 2]!;
+      ids.get(t)!.push(await fleet.admit(t));
+    }
+    for (const [t, list] of ids) await fleet.untilState(t, list, 'ready');
+    const onC2: Array<{ tenant: string; id: string }> = [];
+    for (const [t, list] of ids) for (const id of list) if ((await admissionOf(t, id)).cluster === 'c2') onC2.push({ tenant: t, id });
+    expect(onC2.length).toBeGreaterThan(0);
+    const reservedBefore = Object.fromEntries(await Promise.all(TENANTS.map(async (t) => [t, await reservedOf(t)] as const)));
+    const c2Before = await readCluster(fleet.ledger.db, 'c2');
+
+    const c2 = fleet.member('c2');
+    restart = await stopApiServer(c2.admin, 'c2');
+    const deadline = restart.stoppedAt + LEASE_MS + 5_000;
+    await waitFor(
+      `c2's ${onC2.length} admission(s) ready on c1 or c3`,
+      async () => {
+        for (const a of onC2) {
+          const now = await admissionOf(a.tenant, a.id);
+          if (now.cluster === 'c2' || now.state !== 'ready') return undefined;
+        }
+        return true;
+      },
+      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 200 },
+    );
+
+    // c2 is lost (one epoch on), by another cluster's supervisor.
+    expect(await readCluster(fleet.ledger.db, 'c2')).toMatchObject({ state: 'lost', epoch: c2Before!.epoch + 1 });
+    // Each tenant is charged what it was: the charge moved with the admissions, never doubled.
+    for (const t of TENANTS) expect(await reservedOf(t)).toEqual(reservedBefore[t]);
+    // c2's room for them is stranded (nothing known about their pods there), none reserved.
+    const c2Rows = await readAllAllotments(fleet.ledger.db, await ledgerAnchors(fleet.ledger.db), 'c2');
+    expect(c2Rows.reduce((s, a) => s + a.stranded.modelservices, 0)).toBe(onC2.length);
+    expect(c2Rows.reduce((s, a) => s + a.reserved.modelservices, 0)).toBe(0);
+    // Each runs exactly once on c1 or c3: one ModelService on the cluster it is placed on, none on the other.
+    const on = { c1: await fleet.modelServicesOn(fleet.member('c1')), c3: await fleet.modelServicesOn(fleet.member('c3')) };
+    for (const a of onC2) {
+      const placed = (await admissionOf(a.tenant, a.id)).cluster as 'c1' | 'c3';
+      const other = placed === 'c1' ? 'c3' : 'c1';
+      expect([on[placed].has(a.id), on[other].has(a.id)]).toEqual([true, false]);
+    }
+    // The checker, with the clusters that answer: no drift.
+    const clients = new Map([
+      ['c1', fleet.member('c1').admin],
+      ['c3', fleet.member('c3').admin],
+    ]);
+    await waitFor('the ledger, c1 and c3 to agree', async () => {
+      const drift = await checkLedger(fleet.ledger.db, clients, c2.namespace, { settled: true });
+      if (drift.length > 0) throw new Error(JSON.stringify(drift).slice(0, 1500));
+      return true;
+    }, { timeoutMs: 30_000 });
+  });
+});
