@@ -114,14 +114,18 @@ export class ClusterMember {
       await this.#sleep(wait, signal);
       wait = every;
       const lease = this.#o.lease;
-      if (lease && lease.ageMs() > lease.freshMs) {
+      const leaseAgeMs = lease?.ageMs();
+      if (lease && leaseAgeMs! > lease.freshMs) {
         this.#o.metrics.heartbeatsWithheld.inc({ cluster });
+        log.debug('cluster heartbeat withheld: the leader Lease is stale', { cluster, leaseAgeMs });
         wait = retry;
         continue;
       }
       let beat: Beat;
+      const sentAt = performance.now();
       try {
         beat = await this.#o.ledger.beat(taken.epoch, signal);
+        log.debug('cluster heartbeat', { cluster, epoch: taken.epoch, kind: beat.kind, ms: Math.round(performance.now() - sentAt) });
       } catch (err) {
         signal.throwIfAborted();
         this.#o.metrics.heartbeatFailures.inc({ cluster });

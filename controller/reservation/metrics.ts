@@ -10,6 +10,8 @@ export interface LedgerMetrics {
   ackGroups: Histogram;
   ownCreateEvents: Counter;
   scaleReverted: Counter;
+  leftoversDeleted: Counter;
+  strandedFreed: Counter;
   refunded: Counter;
   liveReads: Counter<'kind'>;
   resyncPages: Counter;
@@ -32,6 +34,16 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
       registers,
     }),
     scaleReverted: new Counter({ name: 'modeldock_ledger_scale_reverted_total', help: 'ModelServices scaled above their charge and reverted to the charged replicas.', registers }),
+    leftoversDeleted: new Counter({
+      name: 'modeldock_cluster_leftovers_deleted_total',
+      help: 'ModelServices of admissions moved to another cluster (a failover) deleted from this one; no ledger write.',
+      registers,
+    }),
+    strandedFreed: new Counter({
+      name: 'modeldock_cluster_stranded_freed_total',
+      help: "Placements left by a failover whose stranded room this cluster freed once nothing of the admission was left on it.",
+      registers,
+    }),
     refunded: new Counter({ name: 'modeldock_ledger_scale_down_refunds_total', help: 'Decreases of replicas refunded once their surplus pods were gone.', registers }),
     liveReads: new Counter({
       name: 'modeldock_ledger_live_reads_total',

@@ -27,6 +27,8 @@ export interface ReservationRecord extends ReservationRow {
   /** What the admission charged (totals, ledger units). */
   amounts: Amounts;
   lastReconciledAt: Date | null;
+  /** The cluster it is placed on (reservation.cluster: `default` on an install without registered clusters). */
+  cluster: string;
   /** The cluster's room it holds (null: none reserved, the unregistered cluster or never charged). */
   room: Room | null;
   binding: (ReservationRow['binding'] & { namespace: string; crName: string; firstReadyAt: Date | null } & Progress) | null;
@@ -87,6 +89,7 @@ function recordFromRow(row: Row): ReservationRecord {
     releaseBlockedFinalizers: stringListOrNull(row.release_blocked_finalizers),
     amounts: amountsFromRow(row),
     lastReconciledAt: dateOrNull(row.last_reconciled_at),
+    cluster: str(row.cluster),
     room: roomOfRow(row),
     binding:
       row.bound === null || row.bound === undefined
@@ -161,6 +164,22 @@ export async function openReservationsPage(
   // The never-reconciled are done: the page goes on with the reconciled ones, from the start.
   const rest = await reconciledPage(q, o.cluster, o.before, { reconciledAt: NEVER, id: '' }, o.limit - keys.length);
   return { keys: [...keys, ...rest.keys], next: rest.next };
+}
+
+/**
+ * A page of the admissions that left a stranded placement on `cluster` (a failover moved them
+ * away), after `after` in (tenant, id) order: the resync enqueues them so that this cluster's
+ * controller deletes what is left of them and frees the room (leftover.ts). One shard (`q`).
+ */
+export async function strandedPage(q: Queryable, o: { cluster: string; after: ReservationKey | null; limit: number }): Promise<ReservationKey[]> {
+  const after = o.after ?? { tenant: '', id: '' };
+  const r = await q.execute(
+    `SELECT tenant, reservation_id FROM placement
+      WHERE cluster = ? AND state = 'stranded' AND (tenant > ? OR (tenant = ? AND reservation_id > ?))
+      ORDER BY tenant, reservation_id LIMIT ?`,
+    [o.cluster, after.tenant, after.tenant, after.id, o.limit],
+  );
+  return r.rows.map((row) => ({ tenant: str(row.tenant), id: str(row.reservation_id) }));
 }
 
 /** Up to `limit` reconciled open reservations after `after` in (last_reconciled_at, id) order, all reconciled before `before`. */

@@ -3,10 +3,12 @@
 // shard (`pageSize` rows per statement, stalest `last_reconciled_at` first within a shard, each
 // row at most once per tick), and what the reconciles then read is bounded too — delivered/ready reservations are
 // decided on the informer cache, and the ledger's live reads go through a rate limiter
-// (LEDGER_READ_QPS / LEDGER_READ_BURST, controller/main.ts).
+// (LEDGER_READ_QPS / LEDGER_READ_BURST, controller/main.ts). Then the admissions a failover moved
+// off this cluster that still hold a stranded room here, page by page: their leftovers are deleted
+// and the room freed (leftover.ts).
 import type { LedgerShard } from '../../ledger/shards.ts';
 import type { ReservationKey } from './key.ts';
-import { openReservationsPage, type ResyncCursor } from './record.ts';
+import { openReservationsPage, strandedPage, type ResyncCursor } from './record.ts';
 
 export interface ResyncOptions {
   shards: () => Promise<LedgerShard[]>;
@@ -35,6 +37,16 @@ export async function resyncOnce(o: ResyncOptions, signal: AbortSignal): Promise
       enqueued += page.keys.length;
       after = page.next;
     } while (after);
+    let from: ReservationKey | null = null;
+    do {
+      signal.throwIfAborted();
+      const keys = await strandedPage(db, { cluster: o.cluster, after: from, limit: o.pageSize });
+      pages++;
+      o.onPage?.();
+      for (const key of keys) o.enqueue(key);
+      enqueued += keys.length;
+      from = keys.length === o.pageSize ? keys.at(-1)! : null;
+    } while (from);
   }
   return { pages, enqueued };
 }

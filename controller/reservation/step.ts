@@ -17,6 +17,7 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
 import { observe, type ReservationCluster } from './cluster.ts';
 import { decide, type LedgerAction, type ReleaseBlocker } from './decide.ts';
+import { stepLeftover } from './leftover.ts';
 import { isOurs } from './model-service-object.ts';
 import { recordStartupProgress } from './progress-write.ts';
 import { release, refundScaleDown } from './quota-moves.ts';
@@ -36,6 +37,8 @@ type ObservedModelService = Awaited<ReturnType<ReservationCluster['readModelServ
 export async function step(d: ReconcileScope, rec: ReservationRecord, epoch: number, log: Logger): Promise<Result> {
   const ns = rec.binding?.namespace ?? d.namespaceFor(rec.tenant);
   const name = rec.binding?.crName ?? crNameFor(rec.id);
+  // Placed on another cluster (a failover moved it away): what is left of it here is a leftover.
+  if (rec.cluster !== d.fence.cluster) return stepLeftover(d, rec, epoch, log);
   // The deliverer's, the operator's, or never delivered (queued, cancelled, expired).
   if (rec.state === 'admitted' || rec.state === 'conflict' || (NEVER_CHARGED_STATES as readonly string[]).includes(rec.state)) return {};
   const now = d.now();

@@ -9,6 +9,7 @@ function rec(state: ReservationState, uid: string | null = 'uid-1'): Reservation
     id: '01AAA',
     tenant: 'acme',
     state,
+    cluster: 'default',
     room: null,
     stateChangedAt: T0,
     releaseBlockedSince: null,

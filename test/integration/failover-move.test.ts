@@ -18,6 +18,8 @@ import { deleteAdmission } from '../../functions/services/requests.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { release } from '../../controller/reservation/quota-moves.ts';
 import { transition } from '../../controller/reservation/transitions.ts';
+import { freeStranded, placementsLeft } from '../../controller/reservation/leftover.ts';
+import { strandedPage } from '../../controller/reservation/record.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { addCluster, changeClusterState, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
@@ -98,14 +100,14 @@ describe('the failover move', () => {
     expect(sumOf(await readAllAllotments(ledger.db, anchors, 'mv-2'), 'reserved')).toEqual({ cpu: 3 * ONE.cpu, modelservices: 3 });
     const left = await ledger.db.execute('SELECT reservation_id, seq, cluster, state, reason, held_cpu_millis FROM placement WHERE tenant = ?', [T]);
     expect(left.rows).toHaveLength(3);
-    for (const p of left.rows) expect(p).toMatchObject({ seq: 1, cluster: 'mv-1', state: 'stranded', reason: `failover: mv-1 lost (epoch ${lostEpoch})`, held_cpu_millis: ONE.cpu });
+    for (const p of left.rows) expect({ ...p, held_cpu_millis: Number(p.held_cpu_millis) }).toMatchObject({ seq: 1, cluster: 'mv-1', state: 'stranded', reason: `failover: mv-1 lost (epoch ${lostEpoch})`, held_cpu_millis: ONE.cpu });
     // mv-1's pending create rows are closed; a create row per admission goes to mv-2 under a new key.
     const rows = await ledger.db.execute('SELECT reservation_id, cluster, dedupe_key, done_at IS NOT NULL AS done, last_error FROM outbox WHERE tenant = ? ORDER BY seq', [T]);
     expect(rows.rows.filter((r) => r.cluster === 'mv-1').map((r) => [Number(r.done), r.last_error])).toEqual(ids.map(() => [1, 'moved to mv-2']));
     expect(rows.rows.filter((r) => r.cluster === 'mv-2').map((r) => [r.dedupe_key, Number(r.done)]).sort()).toEqual(ids.map((id) => [`create:${id}:2`, 0]).sort());
     const moves = await ledger.db.execute("SELECT reservation_id, placement_seq, cluster, cpu_millis, note FROM quota_movement WHERE tenant = ? AND direction = 'move'", [T]);
     expect(moves.rows).toHaveLength(3);
-    for (const m of moves.rows) expect(m).toMatchObject({ placement_seq: 2, cluster: 'mv-2', cpu_millis: ONE.cpu, note: `from mv-1 (lost at epoch ${lostEpoch}) by sup-a` });
+    for (const m of moves.rows) expect({ ...m, cpu_millis: Number(m.cpu_millis) }).toMatchObject({ placement_seq: 2, cluster: 'mv-2', cpu_millis: ONE.cpu, note: `from mv-1 (lost at epoch ${lostEpoch}) by sup-a` });
     expect(await checkLedger(ledger.db, null, undefined)).toEqual([]);
 
     // The lost cluster's controller, fenced at its epoch, can no longer change a moved admission.
@@ -151,6 +153,32 @@ describe('the failover move', () => {
     const before = await ledger.fingerprint();
     expect(await move(m!, lostEpoch)).toEqual({ kind: 'unchanged', why: "mv-1 is no longer lost on the tenant's shard" });
     expect(await ledger.fingerprint()).toBe(before);
+  });
+
+  it("freeing (T9): the lost cluster's current leader frees a stranded placement once; a deposed one, or another cluster's, frees nothing", async () => {
+    const { ids, lostEpoch } = await lostWith(2);
+    for (const m of await page('mv-1')) expect(await move(m, lostEpoch)).toMatchObject({ kind: 'moved' });
+    const key = { tenant: T, id: ids[0]! };
+    const deposed = await acquireEpoch(ledger.db, 'mv-1', 'ctl-old', new Date());
+    await ensureFence(ledger.db, T, 'mv-1', deposed, 'ctl-old', new Date());
+    const leader = await acquireEpoch(ledger.db, 'mv-1', 'ctl-new', new Date());
+    await ensureFence(ledger.db, T, 'mv-1', leader, 'ctl-new', new Date());
+    const other = await acquireEpoch(ledger.db, 'mv-2', 'ctl-mv-2', new Date());
+    await ensureFence(ledger.db, T, 'mv-2', other, 'ctl-mv-2', new Date());
+    const strandedIds = async () => (await Promise.all((await ledgerShards(ledger.db)).map((s) => strandedPage(shardDb(ledger.db, s.name), { cluster: 'mv-1', after: null, limit: 10 })))).flat().map((k) => k.id).sort();
+    expect(await strandedIds()).toEqual([...ids].sort());
+    const [left] = await placementsLeft(ledger.db, key, 'mv-1');
+    expect(left).toMatchObject({ seq: 1, state: 'stranded', held: ONE });
+    const before = await ledger.fingerprint();
+    expect(await freeStranded(ledger.db, key, 'mv-1', left!, deposed, new Date())).toBe(false);
+    expect(await freeStranded(ledger.db, key, 'mv-2', left!, other, new Date())).toBe(false); // not its placement
+    expect(await ledger.fingerprint()).toBe(before);
+    expect(await freeStranded(ledger.db, key, 'mv-1', left!, leader, new Date())).toBe(true);
+    expect(await freeStranded(ledger.db, key, 'mv-1', left!, leader, new Date())).toBe(false); // once
+    expect(await placementsLeft(ledger.db, key, 'mv-1')).toEqual([expect.objectContaining({ state: 'freed' })]);
+    expect(sumOf(await readAllAllotments(ledger.db, anchors, 'mv-1'), 'stranded')).toEqual({ cpu: ONE.cpu, modelservices: 1 });
+    expect(await strandedIds()).toEqual([ids[1]]);
+    expect(await checkLedger(ledger.db, null, undefined)).toEqual([]);
   });
 
   it('no open cluster with room: it stays on the lost cluster, nothing written, and moves once room appears', async () => {

@@ -17,6 +17,11 @@ import { ack, ClaimLost, fail, type ClaimedRow } from '../../controller/reservat
 import { acquireEpoch } from '../../controller/reservation/leader-epoch.ts';
 import { ackCreate, ackCreates, markReady, recordProgress, recordScaleApplied, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
 import { refundScaleDown, release } from '../../controller/reservation/quota-moves.ts';
+import { freeStranded, placementsLeft, stepLeftover } from '../../controller/reservation/leftover.ts';
+import { loadReservationRecord } from '../../controller/reservation/record.ts';
+import type { ReconcileScope } from '../../controller/reservation/reconcile-deps.ts';
+import { silentLogger } from '../../controller/runtime/log.ts';
+import { createPlacer } from '../../ledger/placement.ts';
 import { crNameFor, type ReservationState } from '../../schema/admission.ts';
 import type { Db } from '../../ledger/db.ts';
 import { shardDb } from '../../ledger/shards.ts';
@@ -42,7 +47,7 @@ const UNFENCED: Record<string, string> = {
 };
 
 /** The fenced writes the scanner finds; a change means a write was added or removed (extend FENCED with it). */
-const FENCED_WRITES = 13;
+const FENCED_WRITES = 15;
 
 interface FencedCase<Ctx> {
   /** Rows the write would change; runs while `epoch` (the soon-deposed leader's) is current. */
@@ -54,6 +59,28 @@ const fencedCase = <Ctx>(c: FencedCase<Ctx>): FencedCase<unknown> => c as Fenced
 
 const later = () => new Date(Date.now() + 1000);
 const bound = (state: ReservationState) => insertAdmission(db, { state, binding: { namespace: 'ns', uid: 'u1' } });
+/** An admission a failover moved from this cluster (`default`) to another, its placement here left stranded. */
+async function movedAway(): Promise<string> {
+  const id = await bound('ready');
+  await db.execute("UPDATE reservation SET cluster = 'elsewhere', placement_seq = 2 WHERE tenant = ? AND id = ?", ['acme', id]);
+  await db.execute(
+    `INSERT INTO placement (tenant, reservation_id, seq, cluster, anchor, state, reason, held_cpu_millis, held_memory_mib, held_gpu, held_modelservices, ended_at)
+     VALUES (?, ?, 1, 'default', ?, 'stranded', 'failover: default lost (epoch 1)', 100, 128, 0, 1, ?)`,
+    ['acme', id, await createPlacer().anchorOf(db, 'acme'), new Date()], // the anchor on the tenant's shard
+  );
+  return id;
+}
+/** What stepLeftover needs of a reconcile: this cluster's fence and clock, the ledger, and a cluster where nothing of the admission is left. */
+const leftoverScope = () =>
+  ({
+    db,
+    fence: { cluster: 'default' },
+    namespaceFor: () => 'ns',
+    cluster: { readModelService: async () => null, listPods: async () => [] },
+    metrics: { strandedFreed: { inc: () => undefined }, leftoversDeleted: { inc: () => undefined } },
+    now: later,
+  }) as unknown as ReconcileScope;
+
 /** A bound reservation at change generation 2, applied up to `applied` (a decrease when 2: its refund is due). */
 async function changed(applied: 1 | 2): Promise<string> {
   const id = await bound('ready');
@@ -123,6 +150,18 @@ const FENCED: Record<string, FencedCase<unknown>> = {
     act: (id, epoch) => refundScaleDown(db, { tenant: 'acme', id }, 2, { cpu: 100, memory: 128, 'nvidia.com/gpu': 0, modelservices: 0 }, epoch, later(), null),
   }),
   'transitions.touchReconciled': fencedCase({ arrange: () => bound('ready'), act: (id, epoch) => touchReconciled(db, { tenant: 'acme', id }, epoch, later()) }),
+  // failover (docs/multi-cluster.md T9): the stranded room of an admission moved away, freed by this cluster
+  'leftover.freeStranded': fencedCase({
+    arrange: () => movedAway(),
+    act: async (id, epoch) => {
+      const [left] = await placementsLeft(db, { tenant: 'acme', id }, 'default');
+      return freeStranded(db, { tenant: 'acme', id }, 'default', left!, epoch, later());
+    },
+  }),
+  'leftover.stepLeftover nothing left here: free': fencedCase({
+    arrange: () => movedAway(),
+    act: async (id, epoch) => stepLeftover(leftoverScope(), (await loadReservationRecord(db, { tenant: 'acme', id }))!, epoch, silentLogger),
+  }),
   // the outbox
   'outbox-store.claimDue': fencedCase({
     arrange: async () => {

@@ -4,15 +4,22 @@
 // admissions to c1 and c3 in the charging ledger: within the lease + 5 s of the stop, every one of
 // them is ready there, each tenant is charged exactly what it was, and c2 is lost with the room its
 // admissions held stranded (their pods may still run there). The ledger checker agrees for c1 and c3.
-// A stale c2 coming back with its old objects (A4) is not built yet.
+// Then A4: c2's API server comes back with its old objects and a new c2 controller starts (the old
+// one exited when its Lease could not be renewed). It takes c2 over (still lost), deletes the
+// leftover ModelServices of the moved admissions, frees their stranded room only once their pods are
+// gone (one pod is held Terminating by a finalizer: the room stays stranded until it goes), and the
+// operator's `ready` opens c2 again. Every admission is then released exactly once on the cluster it
+// runs on, and the checker agrees on all three clusters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { readAllAllotments, readCluster } from '../../ledger/cluster-store.ts';
+import { LABELS } from '../../schema/model-service.ts';
+import { changeClusterState } from '../../scripts/operator/cluster-admin.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
-import { stopApiServer, type Restart } from '../support/outage.ts';
-import { startFleet, type Fleet } from '../support/multicluster.ts';
+import { holdOutage, stopApiServer, type Restart } from '../support/outage.ts';
+import { MS_PATH, startFleet, type Fleet } from '../support/multicluster.ts';
 import type { ApiBody } from '../support/tenant-api.ts';
-import { waitFor } from '../support/wait.ts';
+import { httpStatusOf, waitFor } from '../support/wait.ts';
 
 const TENANTS = ['fo-a', 'fo-b'];
 /** The clusters' lease: a heartbeat every 2 s. */
@@ -24,8 +31,9 @@ let restart: Restart | undefined;
 beforeAll(async () => {
   fleet = await startFleet({ tenants: TENANTS, capacity: CAPACITY, leaseMs: LEASE_MS });
 });
+let apiServerBack = false;
 afterAll(async () => {
-  await restart?.start(); // the fleet uninstalls from every cluster
+  if (!apiServerBack) await restart?.start(); // the fleet uninstalls from every cluster
   await fleet?.stop();
 });
 
@@ -36,7 +44,7 @@ const reservedOf = async (tenant: string) => {
 const admissionOf = async (tenant: string, id: string) => (await fleet.api(tenant, `/requests/${id}`)).body as ApiBody & { cluster: string; state: string };
 
 describe('failover', () => {
-  it("A3: c2's API server stopped: within the lease + 5 s its admissions are ready on c1 and c3, tenant totals unchanged, c2 lost with their room stranded", async () => {
+  it("A3: c2's API server stopped: within the lease + 5 s its admissions are ready on c1 and c3, tenant totals unchanged, c2 lost with their room stranded; A4: back, its leftovers deleted, the room freed once their pods are gone, every release once", async () => {
     // Nine admissions of two tenants, spread by the least-loaded policy: three a cluster.
     const ids = new Map<string, string[]>(TENANTS.map((t) => [t, []]));
     for (let i = 0; i < 9; i++) {
@@ -90,5 +98,47 @@ describe('failover', () => {
       if (drift.length > 0) throw new Error(JSON.stringify(drift).slice(0, 1500));
       return true;
     }, { timeoutMs: 30_000 });
+
+    // A4. c2 back with its old objects: the moved admissions' ModelServices and pods are still there.
+    await restart.start();
+    apiServerBack = true;
+    // Its CRD paths and storage come up after it answers: 503, then 429, until the ModelServices are served.
+    const onC2Now = await waitFor('c2 to serve its ModelServices again', () => fleet.modelServicesOn(c2), { allow5xx: [503], tolerate: (err) => httpStatusOf(err) === 429 });
+    for (const a of onC2) expect(onC2Now.has(a.id)).toBe(true);
+    // One of their pods is held Terminating: the room stays stranded while it exists.
+    const podsOf = async (id: string) => (await c2.admin.list<{ metadata: { name: string; namespace: string } }>('/api/v1/pods', { labelSelector: `${LABELS.admissionId}=${id}` })).items;
+    const [held] = await podsOf(onC2[0]!.id);
+    expect(held).toBeDefined();
+    const heldPath = `/api/v1/namespaces/${held!.metadata.namespace}/pods/${held!.metadata.name}`;
+    await c2.admin.mergePatch(heldPath, { metadata: { finalizers: ['modeldock.test/hold'] } });
+    const strandedOnC2 = async () => (await readAllAllotments(fleet.ledger.db, await ledgerAnchors(fleet.ledger.db), 'c2')).reduce((s, a) => s + a.stranded.modelservices, 0);
+
+    expect(c2.controller.alive()).toBe(false); // it exited when its Lease could not be renewed
+    await fleet.startController(c2);
+    await fleet.untilTakenOver(c2, 'lost');
+    // Each leftover deleted (foreground: the one whose pod is held stays in deletion until that pod goes).
+    await waitFor('the leftover ModelServices on c2 deleted or in deletion', async () => {
+      const list = await c2.admin.get<{ items: Array<{ metadata: { labels?: Record<string, string>; deletionTimestamp?: string } }> }>(MS_PATH);
+      const live = list.items.filter((ms) => !ms.metadata.deletionTimestamp).map((ms) => ms.metadata.labels?.[LABELS.admissionId]);
+      return onC2.every((a) => !live.includes(a.id)) ? true : undefined;
+    }, { timeoutMs: 60_000 });
+    // Every other admission's room freed; the one with the held pod still stranded, for as long as the pod is there.
+    await waitFor('the rooms of the admissions without pods freed', async () => ((await strandedOnC2()) === 1 ? true : undefined), { timeoutMs: 60_000 });
+    await holdOutage(5_000);
+    expect(await strandedOnC2()).toBe(1);
+    expect((await podsOf(onC2[0]!.id)).map((p) => p.metadata.name)).toEqual([held!.metadata.name]);
+    await c2.admin.mergePatch(heldPath, { metadata: { finalizers: null } });
+    await waitFor('the last room freed once the pod is gone', async () => ((await strandedOnC2()) === 0 ? true : undefined), { timeoutMs: 60_000 });
+    expect(await podsOf(onC2[0]!.id)).toEqual([]);
+    expect([...(await fleet.modelServicesOn(c2)).keys()].filter((id) => onC2.some((a) => a.id === id))).toEqual([]);
+
+    // Nothing stranded, its controller back: the operator opens c2 again.
+    const ctx = { db: fleet.ledger.db, actor: 'ops-mc', now: () => new Date() };
+    expect(await changeClusterState(ctx, { name: 'c2', action: 'ready', reason: 'leftovers gone' })).toMatchObject({ changed: true, from: 'lost' });
+    await fleet.untilConsistent();
+    // Every admission released once, by the cluster it runs on; the checker (released-once, balance) on all three.
+    for (const [t, list] of ids) await fleet.release(t, list);
+    for (const t of TENANTS) expect(Object.values(await reservedOf(t)).every((v) => v === 0)).toBe(true);
+    await fleet.untilConsistent();
   });
 });

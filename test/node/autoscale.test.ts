@@ -78,6 +78,19 @@ function loadGenerator(base: string) {
   };
 }
 
+/**
+ * Until the Service's ClusterIP answers. The admission is `ready` once an EndpointSlice lists a ready
+ * pod; kube-proxy programs the Service at its next sync after that (at least a second apart), and a
+ * connect before it is refused. The load starts once the Service answers, so its errors are the
+ * scaling's, not that first sync's.
+ */
+async function untilServiceAnswers(base: string): Promise<void> {
+  await waitFor('the Service to answer on its ClusterIP', async () => ((await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok ? true : undefined), {
+    timeoutMs: 30_000,
+    tolerate: (err) => err instanceof TypeError || (err instanceof DOMException && err.name === 'TimeoutError'),
+  });
+}
+
 async function clusterIpOf(id: string): Promise<string> {
   const svc = await system().kube.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${system().tenantNamespace}/services/md-${id.toLowerCase()}`);
   return svc.spec.clusterIP;
@@ -160,7 +173,9 @@ describe('autoscaling on the real node', () => {
     cleanup.push(async () => watch.abort());
     const checker = invariantChecker(id);
     cleanup.push(() => checker.stop());
-    const load = loadGenerator(`http://${await clusterIpOf(id)}:8000`);
+    const base = `http://${await clusterIpOf(id)}:8000`;
+    await untilServiceAnswers(base);
+    const load = loadGenerator(base);
     cleanup.push(async () => load.stop());
     load.set(50);
 

@@ -35,8 +35,8 @@ export interface Fleet {
   member(name: string): Member;
   /** Starts (another) controller for the member's cluster; it replaces `member.controller`. */
   startController(m: Member, name?: string): Promise<ControllerProcess>;
-  /** Until the cluster is ready and its heartbeat names this controller (it took the cluster over). */
-  untilTakenOver(m: Member, state?: string): Promise<void>;
+  /** Until the cluster is in `state` (default ready; null: any) and its heartbeat names this controller (it took the cluster over). */
+  untilTakenOver(m: Member, state?: string | null): Promise<void>;
   api(tenant: string, ...call: Parameters<ApiCall>): ReturnType<ApiCall>;
   admit(tenant: string): Promise<string>;
   untilState(tenant: string, ids: readonly string[], state: string): Promise<ApiBody[]>;
@@ -79,7 +79,7 @@ export async function startFleet(o: { tenants: readonly string[]; capacity: Amou
   const untilTakenOver: Fleet['untilTakenOver'] = async (m, state = 'ready') => {
     await waitFor(`${m.cluster.name} to be taken over by ${m.controller.name}`, async () => {
       const c = await readCluster(ledger.db, m.cluster.name);
-      return c?.state === state && c.heartbeatBy?.startsWith(`${m.controller.name}_`) ? true : undefined;
+      return (state === null || c?.state === state) && c?.heartbeatBy?.startsWith(`${m.controller.name}_`) ? true : undefined;
     });
   };
   for (const m of members) await untilTakenOver(m);

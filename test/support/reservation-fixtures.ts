@@ -36,6 +36,8 @@ export interface ReservationFixture {
   /** Change generations (default 1/1/1) and the replicas before the latest change. */
   change?: { generation: number; applied: number; settled: number; fromReplicas: number | null };
   releaseBlocked?: { since: Date; reason: ReleaseBlockedReason; pods: string[]; finalizers: string[] };
+  /** reservation.cluster (default: `default`, the reconcile harness's own cluster). */
+  cluster?: string;
 }
 
 /** The reservation as the record SELECT returns it (controller/reservation/record.ts): DATETIME(3) as text, JSON as text. */
@@ -53,6 +55,8 @@ export function reservationRow(f: ReservationFixture): Row {
     request_id: 'req-1',
     spec: JSON.stringify(f.spec ?? SPEC),
     last_reconciled_at: f.lastReconciledAt === undefined || f.lastReconciledAt === null ? null : sqlTime(f.lastReconciledAt),
+    cluster: f.cluster ?? 'default',
+    room_anchor: null,
     release_blocked_reason: f.releaseBlocked?.reason ?? null,
     release_blocked_pods: f.releaseBlocked ? JSON.stringify(f.releaseBlocked.pods) : null,
     release_blocked_finalizers: f.releaseBlocked ? JSON.stringify(f.releaseBlocked.finalizers) : null,

@@ -32,7 +32,8 @@ import { acquireClusterEpoch, heartbeat } from '../../ledger/cluster-epoch.ts';
 import { lostClusters, markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
 import { movablePage, moveOne } from '../../ledger/failover-move.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
-import { loadReservationRecord, loadReservationRecords, tenantOf } from '../../controller/reservation/record.ts';
+import { loadReservationRecord, loadReservationRecords, strandedPage, tenantOf } from '../../controller/reservation/record.ts';
+import { freeStranded, placementsLeft } from '../../controller/reservation/leftover.ts';
 import { markReady, recordScaleApplied, ackCreate, ackCreates, setReleaseBlocked, touchReconciled, transition } from '../../controller/reservation/transitions.ts';
 import { refundScaleDown, release } from '../../controller/reservation/quota-moves.ts';
 import { resolveConflict } from '../../scripts/operator/resolve-conflict.ts';
@@ -265,6 +266,15 @@ async function exerciseFailover(): Promise<void> {
   expect(page.map((m) => m.id)).toEqual([placed.admission.id]);
   const moved = await as('ledger/failover-move.ts:moveOne', () => moveOne(db, deps.placer, { ...page[0]!, from: src, lostEpoch: lost!.epoch, runner: 'stmt-sup', now: new Date() }));
   expect(moved).toMatchObject({ kind: 'moved', seq: 2 });
+  // The lost cluster's controller back: the stranded pages of its cluster, what the admission left there, the room freed.
+  const epoch = await acquireEpoch(V.db, src, 'ctl-f', new Date());
+  await ensureFence(V.db, f, src, epoch, 'ctl-f', new Date());
+  const stranded = await as('controller/reservation/record.ts:strandedPage', async () =>
+    (await Promise.all((await ledgerShards(db)).map((s) => strandedPage(shardDb(db, s.name), { cluster: src, after: null, limit: 100 })))).flat(),
+  );
+  expect(stranded).toEqual([{ tenant: f, id: placed.admission.id }]);
+  const [left] = await as('controller/reservation/leftover.ts:placementsLeft', () => placementsLeft(db, stranded[0]!, src));
+  expect(await as('controller/reservation/leftover.ts:freeStranded', () => freeStranded(db, stranded[0]!, src, left!, epoch, new Date()))).toBe(true);
 }
 
 /** Every flow of the code that touches the ledger, in the order a reservation lives, on Vitess. */
@@ -534,6 +544,9 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/failover-move.ts:readHeld',
       'ledger/failover-move.ts:moveIn',
       'scripts/operator/check.ts:readStranded',
+      'controller/reservation/record.ts:strandedPage',
+      'controller/reservation/leftover.ts:placementsLeft',
+      'controller/reservation/leftover.ts:freeStranded',
       'ledger/cluster-failover.ts:rollModesForward',
       'scripts/operator/cluster-adopt.ts:unplaced',
       'scripts/operator/cluster-adopt.ts:adoptAdmissions',
