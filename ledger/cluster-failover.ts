@@ -30,9 +30,9 @@ export async function overdueClusters(q: Queryable): Promise<Overdue[]> {
   return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
 }
 
-/** The lost clusters, with their epoch (one global read): the supervisors move their running admissions elsewhere. */
-export async function lostClusters(q: Queryable): Promise<Overdue[]> {
-  const r = await q.execute("SELECT name, epoch FROM cluster WHERE state = 'lost' ORDER BY name");
+/** The lost and forgotten clusters, with their epoch (one global read): the supervisors move their running admissions elsewhere. */
+export async function clustersToLeave(q: Queryable): Promise<Overdue[]> {
+  const r = await q.execute("SELECT name, epoch FROM cluster WHERE state IN ('lost', 'forgotten') ORDER BY name");
   return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
 }
 

@@ -79,6 +79,34 @@ export function operatorTransition(action: OperatorAction, from: ClusterState, f
 }
 
 /** What a controller's takeover of its cluster does (ledger/cluster-epoch.ts): always a new epoch. */
+/** What `forget` needs to know of a draining cluster: whether any shard still holds room on it. */
+export interface ForgetFacts {
+  reservedAny: boolean;
+  strandedAny: boolean;
+}
+
+/**
+ * The operator's `forget` (docs/multi-cluster.md T10): lost → forgotten (the operator vouches that
+ * nothing of it runs any more: its stranded room is given up, what runs there moves); draining →
+ * forgotten only with nothing reserved or stranded on it; forgotten: unchanged (a re-run finishes
+ * the shards). A ready or joining cluster is drained first. The caller bumps the epoch: the
+ * cluster's controller, if one still runs, is superseded and cannot take it over again.
+ */
+export function forgetTransition(from: ClusterState, facts: ForgetFacts): TransitionDecision {
+  switch (from) {
+    case 'forgotten':
+      return { kind: 'unchanged' };
+    case 'lost':
+      return { kind: 'change', to: 'forgotten' };
+    case 'draining':
+      if (facts.reservedAny || facts.strandedAny) return { kind: 'refused', reason: 'draining: admissions still hold room on it (forget it once they are released, or once it is lost)' };
+      return { kind: 'change', to: 'forgotten' };
+    case 'ready':
+    case 'joining':
+      return { kind: 'refused', reason: `a ${from} cluster is not forgotten: drain it first` };
+  }
+}
+
 export type TakeoverDecision = { kind: 'take'; to: ClusterState; joined: boolean } | { kind: 'refused'; reason: string };
 
 /**

@@ -9,7 +9,8 @@
 // Guards, each a row the transaction locks: the reservation is still on the lost cluster at the
 // placement the runner saw, in a running state (a delete, a release or another move first: nothing
 // is written); the source allotment on the tenant's shard is still `lost` (the operator's `ready`
-// syncs it back to open first: a runner paused across it moves nothing); the target's reserve is
+// syncs it back to open first: a runner paused across it moves nothing) or `forgotten` (the
+// operator's `forget`: the room there is given back instead of stranded); the target's reserve is
 // `reserveRoom`'s guarded UPDATE (open, with room). Anything written by the lost cluster's
 // controller afterwards for the admission matches no row: its writes join the fence of the row's
 // cluster, now the target (ledger/fence.ts).
@@ -19,7 +20,7 @@ import type { Db, Queryable } from './db.ts';
 import { isLockConflict } from './db.ts';
 import { insertMovement } from './movements.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
-import { chooseCluster, reserveRoom, type Placer } from './placement.ts';
+import { chooseCluster, freeRoom, reserveRoom, type Placer } from './placement.ts';
 import { amountArgs, amountColumns, amountsFromRow, AMOUNT_COLUMNS, AMOUNT_PLACEHOLDERS, RESOURCE_NAMES } from './resources.ts';
 
 /** The states an admission moves in: placed and running (or about to be delivered). Deleting and releasing ones wait for the lost cluster, conflicts for an operator. */
@@ -122,23 +123,30 @@ async function moveIn(tx: Queryable, m: MoveRequest, seen: Held, target: { clust
   const held = heldOf((await tx.execute(`SELECT ${HELD_COLUMNS} FROM reservation WHERE tenant = ? AND id = ? FOR UPDATE`, [m.tenant, m.id])).rows[0], m);
   if (!held) throw new Rollback({ kind: 'unchanged', why: 'moved, deleted or released meanwhile' });
   if (RESOURCE_NAMES.some((r) => held.amounts[r] !== seen.amounts[r])) throw new Rollback('room-taken'); // a refund meanwhile: choose again for what it holds now
-  // 2. Its room on the lost cluster becomes stranded, while that cluster is still lost on this shard.
-  const stranded = await tx.execute(`UPDATE cluster_allotment SET ${strandEach}, updated_at = ? WHERE anchor = ? AND cluster = ? AND mode = 'lost'`, [
-    ...RESOURCE_NAMES.flatMap((r) => [held.amounts[r], held.amounts[r]]),
-    m.now,
-    held.anchor,
-    m.from,
-  ]);
-  if (stranded.rowsAffected !== 1) throw new Rollback({ kind: 'unchanged', why: `${m.from} is no longer lost on the tenant's shard` });
+  // 2. Its room on the cluster it leaves, while that cluster is still lost (or forgotten) on this shard:
+  //    stranded on a lost one (its pods may still run there); given back on a forgotten one (the
+  //    operator vouched that nothing of it runs).
+  const mode = (await tx.execute('SELECT mode FROM cluster_allotment WHERE anchor = ? AND cluster = ? FOR UPDATE', [held.anchor, m.from])).rows[0]?.mode;
+  if (mode !== 'lost' && mode !== 'forgotten') throw new Rollback({ kind: 'unchanged', why: `${m.from} is no longer lost on the tenant's shard` });
+  const forgotten = mode === 'forgotten';
+  if (forgotten) await freeRoom(tx, { anchor: held.anchor, cluster: m.from }, held.amounts, m.now);
+  else {
+    await tx.execute(`UPDATE cluster_allotment SET ${strandEach}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [
+      ...RESOURCE_NAMES.flatMap((r) => [held.amounts[r], held.amounts[r]]),
+      m.now,
+      held.anchor,
+      m.from,
+    ]);
+  }
   // 3. The same room on the target.
   if (!(await reserveRoom(tx, target, held.amounts, ['open'], m.now))) throw new Rollback('room-taken');
   const next = m.seq + 1;
-  const reason = `failover: ${m.from} lost (epoch ${m.lostEpoch})`;
-  // 4. The placement left, with the room it holds there.
+  const reason = `failover: ${m.from} ${forgotten ? 'forgotten' : 'lost'} (epoch ${m.lostEpoch})`;
+  // 4. The placement left, with the room it holds there (none any more, on a forgotten cluster).
   await tx.execute(
-    `INSERT INTO placement (tenant, reservation_id, seq, cluster, anchor, state, reason, ${RESOURCE_NAMES.map((r) => `held_${AMOUNT_COLUMNS[r]}`).join(', ')}, ended_at)
-     VALUES (?, ?, ?, ?, ?, 'stranded', ?, ${AMOUNT_PLACEHOLDERS}, ?)`,
-    [m.tenant, m.id, m.seq, m.from, held.anchor, reason, ...amountArgs(held.amounts), m.now],
+    `INSERT INTO placement (tenant, reservation_id, seq, cluster, anchor, state, reason, ${RESOURCE_NAMES.map((r) => `held_${AMOUNT_COLUMNS[r]}`).join(', ')}, ended_at, freed_at, freed_reason)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ${AMOUNT_PLACEHOLDERS}, ?, ?, ?)`,
+    [m.tenant, m.id, m.seq, m.from, held.anchor, forgotten ? 'forgotten' : 'stranded', reason, ...amountArgs(held.amounts), m.now, forgotten ? m.now : null, forgotten ? 'cluster forgotten' : null],
   );
   // 5. The admission on its new placement, to be delivered there.
   await tx.execute(

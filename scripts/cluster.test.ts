@@ -14,7 +14,8 @@ describe('npm run cluster: arguments', () => {
     expect(parseClusterArgs(['add', 'c2', 'nvidia.com/gpu=8', '--lease=1m'])).toMatchObject({ capacity: { 'nvidia.com/gpu': 8 }, leaseMs: 60_000 });
   });
 
-  it('drain, ready, rebalance, adopt, capacity, show, list, resume', () => {
+  it('drain, ready, forget, rebalance, adopt, capacity, show, list, resume', () => {
+    expect(parseClusterArgs(['forget', 'eu-1', '--reason', 'region closed'])).toEqual({ kind: 'forget', name: 'eu-1', reason: 'region closed' });
     expect(parseClusterArgs(['drain', 'eu-1', '--reason=maintenance'])).toEqual({ kind: 'drain', name: 'eu-1', reason: 'maintenance' });
     expect(parseClusterArgs(['ready', 'eu-1'])).toEqual({ kind: 'ready', name: 'eu-1' });
     expect(parseClusterArgs(['rebalance', 'eu-1', '--reason', 'skewed'])).toEqual({ kind: 'rebalance', name: 'eu-1', reason: 'skewed' });
@@ -37,6 +38,8 @@ describe('npm run cluster: arguments', () => {
     [['add', 'eu-1', 'cpu=1', '--lease', '500ms'], /from 1s/],
     [['add', 'eu-1', 'cpu=1', '--lease'], /needs a value/],
     [['drain'], /drain <name>/],
+    [['forget', 'eu-1'], /forget needs --reason/],
+    [['forget', 'eu-1', '--reason', 'x', '--lease', '5s'], /no --lease/],
     [['drain', 'a', 'b'], /drain <name>/],
     [['drain', 'eu-1', '--lease', '5s'], /no --lease/],
     [['rebalance'], /rebalance <name>/],

@@ -4,6 +4,9 @@
 //     Re-running it with the same definition completes an add a crash interrupted.
 // `npm run cluster -- drain eu-1 [--reason "…"]`    no new placement there; what runs there stays
 // `npm run cluster -- ready eu-1 [--reason "…"]`    takes placements again (draining, or lost once its controller is back)
+// `npm run cluster -- forget eu-1 --reason "…"`    gives a lost cluster up for good (or a drained, empty one): its
+//                                                   stranded room given up, its deleting admissions released,
+//                                                   its running ones moved (docs/multi-cluster.md T10)
 // `npm run cluster -- capacity eu-1 cpu=96 nvidia.com/gpu=12 [--reason "…"]`  a new capacity for the resources given
 //     (a cut needs the pool and the shards' free slack to cover it), then a rebalance
 // `npm run cluster -- rebalance eu-1 [--reason "…"]` each shard's allotment back to its share of the capacity
@@ -23,15 +26,17 @@ import { listClusters, readAllAllotments, readAudit, readCluster } from '../ledg
 import { CLUSTER_NAME, notAClusterName } from '../ledger/clusters.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { addCluster, changeClusterState, ClusterRefused, rebalanceCluster, setClusterCapacity, DEFAULT_LEASE_MS, type AdminContext } from './operator/cluster-admin.ts';
+import { forgetCluster } from './operator/cluster-forget.ts';
 import { adoptAdmissions } from './operator/cluster-adopt.ts';
 import { parseLimits, UsageError } from './tenant.ts';
 
 const USAGE =
-  'usage: npm run cluster -- add <name> cpu=64 memory=256Gi [nvidia.com/gpu=8] [modelservices=200] [--lease 15s] [--reason "…"] | drain <name> [--reason "…"] | ready <name> [--reason "…"] | capacity <name> cpu=96 … [--reason "…"] | rebalance <name> [--reason "…"] | adopt <name> [--reason "…"] | list | show <name> | resume';
+  'usage: npm run cluster -- add <name> cpu=64 memory=256Gi [nvidia.com/gpu=8] [modelservices=200] [--lease 15s] [--reason "…"] | drain <name> [--reason "…"] | ready <name> [--reason "…"] | forget <name> --reason "…" | capacity <name> cpu=96 … [--reason "…"] | rebalance <name> [--reason "…"] | adopt <name> [--reason "…"] | list | show <name> | resume';
 
 export type ClusterCommand =
   | { kind: 'add'; name: string; capacity: Amounts; leaseMs: number; reason?: string }
   | { kind: 'drain' | 'ready' | 'rebalance' | 'adopt'; name: string; reason?: string }
+  | { kind: 'forget'; name: string; reason: string }
   | { kind: 'capacity'; name: string; capacity: Partial<Amounts>; reason?: string }
   | { kind: 'show'; name: string }
   | { kind: 'list' }
@@ -101,6 +106,10 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
     case 'adopt':
       if (lease !== undefined) throw new UsageError(`${command} takes no --lease`);
       return { kind: command, name: nameOnly(command), ...withReason };
+    case 'forget':
+      if (lease !== undefined) throw new UsageError('forget takes no --lease');
+      if (trimmed === undefined) throw new UsageError('forget needs --reason "…" (it is written to the audit and to what it releases)');
+      return { kind: 'forget', name: nameOnly('forget'), reason: trimmed };
     case 'show':
       noOptions('show');
       return { kind: 'show', name: nameOnly('show') };
@@ -142,6 +151,13 @@ export async function runCluster(cmd: ClusterCommand, ctx: AdminContext): Promis
     case 'ready': {
       const r = await changeClusterState(ctx, { name: cmd.name, action: cmd.kind, ...(cmd.reason ? { reason: cmd.reason } : {}) });
       console.log(r.changed ? `${cmd.name}: ${r.from} → ${r.cluster.state} (epoch ${r.cluster.epoch})` : `${cmd.name}: already ${r.cluster.state}`);
+      return;
+    }
+    case 'forget': {
+      const r = await forgetCluster(ctx, { name: cmd.name, reason: cmd.reason });
+      console.log(
+        `${cmd.name}: ${r.changed ? `${r.from} → forgotten (epoch ${r.cluster.epoch})` : 'already forgotten'}; ${r.strandedForgotten} stranded placement(s) given up, ${r.released} admission(s) released; running ones move to other clusters`,
+      );
       return;
     }
     case 'capacity': {

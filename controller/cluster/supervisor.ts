@@ -11,7 +11,7 @@
 // (the policy's cluster may have no controller running). Each supervisor takes the admissions in its
 // own random order, so two of them mostly work on different ones.
 import { Counter, type Registry } from 'prom-client';
-import { lostClusters, markLost, overdueClusters, type MarkLost, type Overdue } from '../../ledger/cluster-failover.ts';
+import { clustersToLeave, markLost, overdueClusters, type MarkLost, type Overdue } from '../../ledger/cluster-failover.ts';
 import type { Db } from '../../ledger/db.ts';
 import { movablePage, moveOne, type Movable, type MoveOutcome } from '../../ledger/failover-move.ts';
 import type { Placer } from '../../ledger/placement.ts';
@@ -29,7 +29,7 @@ export const GRACE_PASSES = 3;
 export interface SupervisorLedger {
   overdue(signal: AbortSignal): Promise<Overdue[]>;
   markLost(c: Overdue, signal: AbortSignal): Promise<MarkLost>;
-  /** The lost clusters and their epochs. */
+  /** The lost and forgotten clusters and their epochs: what runs there moves. */
   lost(signal: AbortSignal): Promise<Overdue[]>;
   /** Running admissions placed on `cluster`, from every shard (at most `limit` per shard). */
   movable(cluster: string, limit: number, signal: AbortSignal): Promise<Movable[]>;
@@ -42,7 +42,7 @@ export function supervisorLedger(db: Db, o: { runner: string; now: () => Date; p
   return {
     overdue: (signal) => overdueClusters(db.withSignal(signal)),
     markLost: (c, signal) => markLost(db.withSignal(signal), { cluster: c.name, seenEpoch: c.epoch, runner: o.runner, now: o.now() }),
-    lost: (signal) => lostClusters(db.withSignal(signal)),
+    lost: (signal) => clustersToLeave(db.withSignal(signal)),
     async movable(cluster, limit, signal) {
       const pages = await Promise.all((await shards(db.withSignal(signal))).map((s) => movablePage(shardDb(db.withSignal(signal), s.name), cluster, limit)));
       return pages.flat();

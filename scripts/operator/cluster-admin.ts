@@ -234,7 +234,7 @@ export async function setClusterCapacity(ctx: AdminContext, o: { name: string; c
   return { changed: true, rebalance: await rebalanceCluster(ctx, { name: o.name, ...(o.reason ? { reason: o.reason } : {}) }), cluster: await mustRead(ctx.db, o.name) };
 }
 
-async function mustRead(q: Queryable, name: string): Promise<ClusterRow> {
+export async function mustRead(q: Queryable, name: string): Promise<ClusterRow> {
   const c = await readCluster(q, name);
   if (!c) throw new Error(`cluster ${name} vanished`);
   return c;

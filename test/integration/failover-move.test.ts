@@ -4,12 +4,14 @@
 // on the lost cluster becomes stranded and the same room is taken on the target, the placement left
 // is recorded, the lost cluster's pending rows are closed and a create row goes to the target, and a
 // `move` movement says so. A second runner, a cluster back in service, no room anywhere and a stale
-// controller of the lost cluster change nothing; the checker agrees after every case.
+// controller of the lost cluster change nothing; the lost cluster's leader frees the stranded room
+// once (T9), and the operator's `forget` gives a lost cluster up (T10). The checker agrees after
+// every case.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ShardAnchor } from '../../ledger/anchors.ts';
 import { acquireClusterEpoch } from '../../ledger/cluster-epoch.ts';
 import { markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
-import { readAllAllotments } from '../../ledger/cluster-store.ts';
+import { readAllAllotments, readAudit } from '../../ledger/cluster-store.ts';
 import { movablePage, moveOne, type Movable, type MoveOutcome } from '../../ledger/failover-move.ts';
 import { createPlacer } from '../../ledger/placement.ts';
 import { ledgerShards, shardDb } from '../../ledger/shards.ts';
@@ -22,6 +24,7 @@ import { freeStranded, placementsLeft } from '../../controller/reservation/lefto
 import { strandedPage } from '../../controller/reservation/record.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { addCluster, changeClusterState, type AdminContext } from '../../scripts/operator/cluster-admin.ts';
+import { forgetCluster } from '../../scripts/operator/cluster-forget.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import { closeClusterLedger, openClusterLedger } from '../support/clusters.ts';
 import { emptyLedger, type LedgerDatabase } from '../support/ledger-database.ts';
@@ -179,6 +182,54 @@ describe('the failover move', () => {
     expect(sumOf(await readAllAllotments(ledger.db, anchors, 'mv-1'), 'stranded')).toEqual({ cpu: ONE.cpu, modelservices: 1 });
     expect(await strandedIds()).toEqual([ids[1]]);
     expect(await checkLedger(ledger.db, null, undefined)).toEqual([]);
+  });
+
+  it("forget (T10): a lost cluster given up: its stranded room given up, its deleting admission released with the reason, its running one moved with its room freed there; a re-run changes nothing", async () => {
+    const { ids, lostEpoch } = await lostWith(3);
+    const [strandedOne, deleting, running] = ids as [string, string, string];
+    const found = await page('mv-1');
+    expect(await move(found.find((m) => m.id === strandedOne)!, lostEpoch)).toMatchObject({ kind: 'moved', to: 'mv-2' });
+    await deleteAdmission(ledger.deps(), T, deleting, 'del-f');
+    const quotaBefore = await quotaRows();
+    const r = await forgetCluster(ctx, { name: 'mv-1', reason: 'region closed' });
+    expect(r).toMatchObject({ changed: true, from: 'lost', strandedForgotten: 1, released: 1, cluster: { state: 'forgotten', epoch: lostEpoch + 1 } });
+    expect((await readAudit(ledger.db, 'mv-1', 1))[0]).toMatchObject({ action: 'forget', reason: 'region closed', epoch: lostEpoch + 1 });
+    for (const a of await readAllAllotments(ledger.db, anchors, 'mv-1')) expect(a.mode).toBe('forgotten');
+    expect(await placementsLeft(ledger.db, { tenant: T, id: strandedOne }, 'mv-1')).toEqual([expect.objectContaining({ state: 'forgotten' })]);
+    const rel = await ledger.db.execute("SELECT state, last_error FROM reservation WHERE tenant = ? AND id = ?", [T, deleting]);
+    expect(rel.rows[0]).toMatchObject({ state: 'released', last_error: 'forgotten: region closed' });
+    expect(await ledger.count("SELECT COUNT(*) FROM quota_movement WHERE tenant = ? AND reservation_id = ? AND direction = 'release' AND note = 'forgotten: region closed'", [T, deleting])).toBe(1);
+    // The deleting admission's charge given back; the others' unchanged.
+    const after = await quotaRows();
+    const cpuUsed = (rows: typeof after) => Number(rows.find((q) => q.resource === 'cpu')?.used);
+    expect(cpuUsed(after)).toBe(cpuUsed(quotaBefore) - ONE.cpu);
+    // The running one moves: the room on the forgotten cluster given back, not stranded.
+    const [m] = await page('mv-1');
+    expect(m?.id).toBe(running);
+    expect(await move(m!, lostEpoch + 1)).toEqual({ kind: 'moved', to: 'mv-2', seq: 2 });
+    expect(await placementsLeft(ledger.db, { tenant: T, id: running }, 'mv-1')).toEqual([expect.objectContaining({ state: 'forgotten' })]);
+    const rows = await readAllAllotments(ledger.db, anchors, 'mv-1');
+    expect([sumOf(rows, 'reserved'), sumOf(rows, 'stranded')]).toEqual([{ cpu: 0, modelservices: 0 }, { cpu: 0, modelservices: 0 }]);
+    expect(await checkLedger(ledger.db, null, undefined)).toEqual([]);
+    // A re-run: already forgotten, nothing left to give up or release.
+    const before = await ledger.fingerprint();
+    expect(await forgetCluster(ctx, { name: 'mv-1', reason: 'again' })).toMatchObject({ changed: false, strandedForgotten: 0, released: 0 });
+    expect(await ledger.fingerprint()).toBe(before);
+    // Its controller cannot take it over again.
+    expect(await acquireClusterEpoch(ledger.db, { cluster: 'mv-1', holder: 'ctl-back', now: new Date() })).toMatchObject({ kind: 'refused' });
+  });
+
+  it('forget is refused, writing nothing, for a ready cluster, a draining one that still holds room, and without a reason', async () => {
+    await ready('mv-1', 600_000);
+    await submit();
+    const before = await ledger.fingerprint();
+    await expect(forgetCluster(ctx, { name: 'mv-1', reason: 'x' })).rejects.toThrow(/drain it first/);
+    await expect(forgetCluster(ctx, { name: 'mv-1', reason: '  ' })).rejects.toThrow(/reason is required/);
+    await changeClusterState(ctx, { name: 'mv-1', action: 'drain' });
+    const drained = await ledger.fingerprint();
+    expect(drained).not.toBe(before);
+    await expect(forgetCluster(ctx, { name: 'mv-1', reason: 'x' })).rejects.toThrow(/still hold room/);
+    expect(await ledger.fingerprint()).toBe(drained);
   });
 
   it('no open cluster with room: it stays on the lost cluster, nothing written, and moves once room appears', async () => {

@@ -29,8 +29,9 @@ import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { recordGrant, resumeMoves } from '../../ledger/allotment-moves.ts';
 import { listClusters, readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { acquireClusterEpoch, heartbeat } from '../../ledger/cluster-epoch.ts';
-import { lostClusters, markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
+import { clustersToLeave, markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
 import { movablePage, moveOne } from '../../ledger/failover-move.ts';
+import { forgetCluster } from '../../scripts/operator/cluster-forget.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { loadReservationRecord, loadReservationRecords, strandedPage, tenantOf } from '../../controller/reservation/record.ts';
 import { freeStranded, placementsLeft } from '../../controller/reservation/leftover.ts';
@@ -254,27 +255,37 @@ async function exerciseFailover(): Promise<void> {
   const src = `f-${tenant}`;
   const deps: ServiceDeps = { db, clock: () => new Date(), newId: ulidGenerator(), placer: createPlacer({ policy: placementPolicy('affinity') }) };
   await writeAffinity(V.db, f, [src]);
-  await readyCluster(V.db, src, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 }, 'stmt-operator', 1000);
-  await readyCluster(V.db, `${src}-to`, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 2 }, 'stmt-operator');
+  await readyCluster(V.db, src, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 3 }, 'stmt-operator', 1000);
+  await readyCluster(V.db, `${src}-to`, { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 3 }, 'stmt-operator');
   await setTenantQuota(V.db, f, { cpu: 8000, memory: 16384, 'nvidia.com/gpu': 0 });
-  const placed = await admit(deps, { tenant: f, idempotencyKey: 'f1', requestId: 'f1', parsed: parsed({ name: 'f1' }) });
-  expect(placed.admission.cluster).toBe(src);
+  // Three admissions on the short-lease cluster: one moved and freed by its controller back, one
+  // moved and given up by the operator's forget, one deleting (it never moves) released by forget.
+  const admitted = [];
+  for (const k of ['f1', 'f2', 'f3']) admitted.push((await admit(deps, { tenant: f, idempotencyKey: k, requestId: k, parsed: parsed({ name: k }) })).admission);
+  const [freed, givenUp, deleting] = admitted;
+  expect([freed!.cluster, givenUp!.cluster, deleting!.cluster]).toEqual([src, src, src]);
+  await deleteAdmission({ ...deps, db: V.db }, f, deleting!.id, 'f3-del');
   await new Promise((r) => setTimeout(r, 1300));
   expect(await markLost(V.db, { cluster: src, seenEpoch: 1, runner: 'stmt-sup', now: new Date() })).toMatchObject({ kind: 'lost', epoch: 2 });
-  const [lost] = (await as('ledger/cluster-failover.ts:lostClusters', () => lostClusters(db))).filter((c) => c.name === src);
+  const [lost] = (await as('ledger/cluster-failover.ts:clustersToLeave', () => clustersToLeave(db))).filter((c) => c.name === src);
   const page = await as('ledger/failover-move.ts:movablePage', async () => (await Promise.all((await ledgerShards(db)).map((s) => movablePage(shardDb(db, s.name), src, 200)))).flat());
-  expect(page.map((m) => m.id)).toEqual([placed.admission.id]);
-  const moved = await as('ledger/failover-move.ts:moveOne', () => moveOne(db, deps.placer, { ...page[0]!, from: src, lostEpoch: lost!.epoch, runner: 'stmt-sup', now: new Date() }));
-  expect(moved).toMatchObject({ kind: 'moved', seq: 2 });
+  expect(page.map((m) => m.id).sort()).toEqual([freed!.id, givenUp!.id].sort());
+  for (const m of page) {
+    expect(await as('ledger/failover-move.ts:moveOne', () => moveOne(db, deps.placer, { ...m, from: src, lostEpoch: lost!.epoch, runner: 'stmt-sup', now: new Date() }))).toMatchObject({ kind: 'moved', seq: 2 });
+  }
   // The lost cluster's controller back: the stranded pages of its cluster, what the admission left there, the room freed.
   const epoch = await acquireEpoch(V.db, src, 'ctl-f', new Date());
   await ensureFence(V.db, f, src, epoch, 'ctl-f', new Date());
   const stranded = await as('controller/reservation/record.ts:strandedPage', async () =>
     (await Promise.all((await ledgerShards(db)).map((s) => strandedPage(shardDb(db, s.name), { cluster: src, after: null, limit: 100 })))).flat(),
   );
-  expect(stranded).toEqual([{ tenant: f, id: placed.admission.id }]);
-  const [left] = await as('controller/reservation/leftover.ts:placementsLeft', () => placementsLeft(db, stranded[0]!, src));
-  expect(await as('controller/reservation/leftover.ts:freeStranded', () => freeStranded(db, stranded[0]!, src, left!, epoch, new Date()))).toBe(true);
+  expect(stranded.map((k) => k.id).sort()).toEqual([freed!.id, givenUp!.id].sort());
+  const key = { tenant: f, id: freed!.id };
+  const [left] = await as('controller/reservation/leftover.ts:placementsLeft', () => placementsLeft(db, key, src));
+  expect(await as('controller/reservation/leftover.ts:freeStranded', () => freeStranded(db, key, src, left!, epoch, new Date()))).toBe(true);
+  // The operator gives the cluster up: the other stranded room and the deleting admission.
+  const ctx = { db, actor: 'stmt-operator', now: () => new Date() };
+  expect(await as('scripts/operator/cluster-forget.ts:forgetCluster', () => forgetCluster(ctx, { name: src, reason: 'statements' }))).toMatchObject({ changed: true, strandedForgotten: 1, released: 1 });
 }
 
 /** Every flow of the code that touches the ledger, in the order a reservation lives, on Vitess. */
@@ -539,7 +550,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'ledger/cluster-epoch.ts:heartbeat',
       'ledger/cluster-failover.ts:overdueClusters',
       'ledger/cluster-failover.ts:markLost',
-      'ledger/cluster-failover.ts:lostClusters',
+      'ledger/cluster-failover.ts:clustersToLeave',
       'ledger/failover-move.ts:movablePage',
       'ledger/failover-move.ts:readHeld',
       'ledger/failover-move.ts:moveIn',
@@ -547,6 +558,9 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/reservation/record.ts:strandedPage',
       'controller/reservation/leftover.ts:placementsLeft',
       'controller/reservation/leftover.ts:freeStranded',
+      'scripts/operator/cluster-forget.ts:forgetCluster',
+      'scripts/operator/cluster-forget.ts:forgetStranded',
+      'scripts/operator/cluster-forget.ts:releaseOnForgotten',
       'ledger/cluster-failover.ts:rollModesForward',
       'scripts/operator/cluster-adopt.ts:unplaced',
       'scripts/operator/cluster-adopt.ts:adoptAdmissions',
