@@ -402,7 +402,11 @@ describe('the checker', () => {
   it('reports an allotment whose reserved + stranded exceeds what it was allotted', async () => {
     const anchor = anchors[0]!.anchor;
     await ledger.db.execute('UPDATE cluster_allotment SET reserved_gpu = allotted_gpu, stranded_gpu = 1 WHERE anchor = ? AND cluster = ?', [anchor, 'eu-1']);
-    expect(await drift()).toEqual([{ check: 'allotment-bounds', cluster: 'eu-1', detail: expect.stringContaining(`anchor ${anchor}: nvidia.com/gpu`) }]);
+    expect(await drift()).toEqual([
+      // No placement left on it holds that stranded room (the checker's cluster-stranded).
+      { check: 'cluster-stranded', cluster: 'eu-1', detail: `anchor ${anchor}: nvidia.com/gpu: stranded 1, stranded placements hold 0` },
+      { check: 'allotment-bounds', cluster: 'eu-1', detail: expect.stringContaining(`anchor ${anchor}: nvidia.com/gpu`) },
+    ]);
   });
 
   it('reports capacity that is neither in the pool, nor allotted, nor in flight', async () => {
