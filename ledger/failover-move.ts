@@ -20,7 +20,7 @@ import type { Db, Queryable } from './db.ts';
 import { isLockConflict } from './db.ts';
 import { insertMovement } from './movements.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
-import { chooseCluster, freeRoom, reserveRoom, type Placer } from './placement.ts';
+import { chooseCluster, freeRoom, reserveRoom, strandRoom, type Placer } from './placement.ts';
 import { amountArgs, amountColumns, amountsFromRow, AMOUNT_COLUMNS, AMOUNT_PLACEHOLDERS, RESOURCE_NAMES } from './resources.ts';
 
 /** The states an admission moves in: placed and running (or about to be delivered). Deleting and releasing ones wait for the lost cluster, conflicts for an operator. */
@@ -116,8 +116,6 @@ async function readHeld(q: Queryable, m: MoveRequest): Promise<Held | null> {
   return heldOf((await q.execute(`SELECT ${HELD_COLUMNS} FROM reservation WHERE tenant = ? AND id = ?`, [m.tenant, m.id])).rows[0], m);
 }
 
-const strandEach = RESOURCE_NAMES.map((r) => `reserved_${AMOUNT_COLUMNS[r]} = reserved_${AMOUNT_COLUMNS[r]} - ?, stranded_${AMOUNT_COLUMNS[r]} = stranded_${AMOUNT_COLUMNS[r]} + ?`).join(', ');
-
 async function moveIn(tx: Queryable, m: MoveRequest, seen: Held, target: { cluster: string; anchor: string }): Promise<MoveOutcome> {
   // 1. The reservation, locked first (the ledger's lock order: reservation, then allotments, source first).
   const held = heldOf((await tx.execute(`SELECT ${HELD_COLUMNS} FROM reservation WHERE tenant = ? AND id = ? FOR UPDATE`, [m.tenant, m.id])).rows[0], m);
@@ -129,15 +127,7 @@ async function moveIn(tx: Queryable, m: MoveRequest, seen: Held, target: { clust
   const mode = (await tx.execute('SELECT mode FROM cluster_allotment WHERE anchor = ? AND cluster = ? FOR UPDATE', [held.anchor, m.from])).rows[0]?.mode;
   if (mode !== 'lost' && mode !== 'forgotten') throw new Rollback({ kind: 'unchanged', why: `${m.from} is no longer lost on the tenant's shard` });
   const forgotten = mode === 'forgotten';
-  if (forgotten) await freeRoom(tx, { anchor: held.anchor, cluster: m.from }, held.amounts, m.now);
-  else {
-    await tx.execute(`UPDATE cluster_allotment SET ${strandEach}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [
-      ...RESOURCE_NAMES.flatMap((r) => [held.amounts[r], held.amounts[r]]),
-      m.now,
-      held.anchor,
-      m.from,
-    ]);
-  }
+  await (forgotten ? freeRoom : strandRoom)(tx, { anchor: held.anchor, cluster: m.from }, held.amounts, m.now);
   // 3. The same room on the target.
   if (!(await reserveRoom(tx, target, held.amounts, ['open'], m.now))) throw new Rollback('room-taken');
   const next = m.seq + 1;

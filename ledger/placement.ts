@@ -296,3 +296,16 @@ export const roomOfRow = (row: Row): Room | null =>
 export async function freeRoom(tx: Queryable, t: Room, amounts: Amounts, now: Date): Promise<void> {
   await tx.execute(`UPDATE cluster_allotment SET ${changeEach('-')}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [...amountArgs(amounts), now, t.anchor, t.cluster]);
 }
+
+const strandEach = RESOURCE_NAMES.map((r) => `reserved_${AMOUNT_COLUMNS[r]} = reserved_${AMOUNT_COLUMNS[r]} - ?, stranded_${AMOUNT_COLUMNS[r]} = stranded_${AMOUNT_COLUMNS[r]} + ?`).join(', ');
+const unstrandEach = RESOURCE_NAMES.map((r) => `stranded_${AMOUNT_COLUMNS[r]} = stranded_${AMOUNT_COLUMNS[r]} - ?`).join(', ');
+
+/** Room reserved on the allotment becomes stranded (a failover move leaves a lost cluster whose pods may still run). */
+export async function strandRoom(tx: Queryable, t: Room, amounts: Amounts, now: Date): Promise<void> {
+  await tx.execute(`UPDATE cluster_allotment SET ${strandEach}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [...RESOURCE_NAMES.flatMap((r) => [amounts[r], amounts[r]]), now, t.anchor, t.cluster]);
+}
+
+/** Stranded room given back to the allotment (its placement freed once its pods are gone, or given up by `forget`). */
+export async function unstrandRoom(tx: Queryable, t: Room, amounts: Amounts, now: Date): Promise<void> {
+  await tx.execute(`UPDATE cluster_allotment SET ${unstrandEach}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [...amountArgs(amounts), now, t.anchor, t.cluster]);
+}

@@ -10,7 +10,8 @@
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { FENCE } from '../../ledger/fence.ts';
 import { int, str } from '../../ledger/columns.ts';
-import { amountsFromRow, AMOUNT_COLUMNS, prefixedAmountColumns, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { unstrandRoom } from '../../ledger/placement.ts';
+import { amountsFromRow, prefixedAmountColumns } from '../../ledger/resources.ts';
 import { crNameFor } from '../../schema/admission.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import type { Result } from '../runtime/controller.ts';
@@ -42,8 +43,6 @@ export async function placementsLeft(q: Queryable, key: ReservationKey, cluster:
   return r.rows.map((row) => ({ seq: int(row.seq), state: str(row.state), anchor: str(row.anchor), held: amountsFromRow(row, 'held_') }));
 }
 
-const unstrandEach = RESOURCE_NAMES.map((r) => `stranded_${AMOUNT_COLUMNS[r]} = stranded_${AMOUNT_COLUMNS[r]} - ?`).join(', ');
-
 /**
  * stranded → freed, and its room given back to the cluster's allotment, in ONE transaction: the
  * placement row first, fenced (tenant, this cluster) at `epoch` and guarded by its state, so a
@@ -57,7 +56,7 @@ export async function freeStranded(db: Db, key: ReservationKey, cluster: string,
       [epoch, now, key.tenant, key.id, p.seq, cluster],
     );
     if (freed.rowsAffected !== 1) return rollback(false);
-    await tx.execute(`UPDATE cluster_allotment SET ${unstrandEach}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [...RESOURCE_NAMES.map((r) => p.held[r]), now, p.anchor, cluster]);
+    await unstrandRoom(tx, { anchor: p.anchor, cluster }, p.held, now);
     return true;
   });
 }

@@ -16,8 +16,7 @@ import { anyPositive, forgetTransition, type ClusterState } from '../../ledger/c
 import { CLUSTER_COLUMNS, clusterFromRow, readAllAllotments, sumOf, syncModes, writeAudit, type ClusterRow } from '../../ledger/cluster-store.ts';
 import { str } from '../../ledger/columns.ts';
 import type { Db } from '../../ledger/db.ts';
-import { freeRoom } from '../../ledger/placement.ts';
-import { AMOUNT_COLUMNS, RESOURCE_NAMES } from '../../ledger/resources.ts';
+import { freeRoom, unstrandRoom } from '../../ledger/placement.ts';
 import { ledgerShards, shardDb } from '../../ledger/shards.ts';
 import { commitOrRollback } from '../../controller/reservation/commit-or-rollback.ts';
 import type { ReservationKey } from '../../controller/reservation/key.ts';
@@ -81,8 +80,6 @@ export async function forgetCluster(ctx: AdminContext, o: { name: string; reason
   return { cluster: await mustRead(ctx.db, o.name), ...decided, strandedForgotten, released };
 }
 
-const unstrandEach = RESOURCE_NAMES.map((r) => `stranded_${AMOUNT_COLUMNS[r]} = stranded_${AMOUNT_COLUMNS[r]} - ?`).join(', ');
-
 /** stranded → forgotten, and the room no longer stranded, in ONE transaction guarded by the placement's state. */
 async function forgetStranded(db: Db, key: ReservationKey, cluster: string, p: LeftPlacement, note: string, now: Date): Promise<boolean> {
   return commitOrRollback(db, async (tx, rollback) => {
@@ -91,7 +88,7 @@ async function forgetStranded(db: Db, key: ReservationKey, cluster: string, p: L
       [now, note.slice(0, 255), key.tenant, key.id, p.seq, cluster],
     );
     if (given.rowsAffected !== 1) return rollback(false);
-    await tx.execute(`UPDATE cluster_allotment SET ${unstrandEach}, updated_at = ? WHERE anchor = ? AND cluster = ?`, [...RESOURCE_NAMES.map((r) => p.held[r]), now, p.anchor, cluster]);
+    await unstrandRoom(tx, { anchor: p.anchor, cluster }, p.held, now);
     return true;
   });
 }
