@@ -558,9 +558,7 @@ describe('every ledger statement, run on the 2-shard Vitess ledger and planned b
       'controller/reservation/record.ts:strandedPage',
       'controller/reservation/leftover.ts:placementsLeft',
       'controller/reservation/leftover.ts:freeStranded',
-      'scripts/operator/cluster-forget.ts:forgetCluster',
-      'scripts/operator/cluster-forget.ts:forgetStranded',
-      'scripts/operator/cluster-forget.ts:releaseOnForgotten',
+      'scripts/operator/cluster-forget.ts:forgetCluster', // its transaction bodies are named after it
       'ledger/cluster-failover.ts:rollModesForward',
       'scripts/operator/cluster-adopt.ts:unplaced',
       'scripts/operator/cluster-adopt.ts:adoptAdmissions',
