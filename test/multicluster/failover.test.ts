@@ -72,6 +72,7 @@ describe('failover', () => {
       },
       { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 200 },
     );
+    console.log(`[measure] A3: c2's ${onC2.length} admission(s) ready on c1/c3 ${Date.now() - restart.stoppedAt} ms after its API server stopped (the lease + 5 s: ${LEASE_MS + 5_000} ms)`);
 
     // c2 is lost (one epoch on), by another cluster's supervisor.
     expect(await readCluster(fleet.ledger.db, 'c2')).toMatchObject({ state: 'lost', epoch: c2Before!.epoch + 1 });

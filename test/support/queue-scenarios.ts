@@ -275,9 +275,10 @@ export function queueScenarios(o: QueueScenarioOptions): void {
       const swept = (await submit(t, 1, { queueTtlSeconds: 1 })).admission;
       expect(swept.queue?.expiresAt).toBe(new Date(Date.parse(swept.queue!.queuedAt) + 1000).toISOString());
       expect(await queuedCount(t)).toBe(1);
-      // Not expired yet: the sweep lets it wait.
+      // Not expired yet: the sweep lets it wait. It runs at the moment the admission was queued: its
+      // 1 s may well have passed by now on a busy machine (the clock is the sweep's, deps.clock).
       const opts = { cron: `ttl-${t}`, staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 10_000, holder: 'h' };
-      const early = await sweep(deps, { ...opts, scheduledTime: 1 });
+      const early = await sweep(L.deps({ clock: () => new Date(Date.parse(swept.queue!.queuedAt)) }), { ...opts, scheduledTime: 1 });
       expect(early).toMatchObject({ claimed: true, complete: true });
       expect((await getAdmission(deps, t, swept.id)).state).toBe('queued');
 
