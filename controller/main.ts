@@ -99,7 +99,6 @@ import { ClusterMember, clusterLedger, clusterMetrics } from './cluster/heartbea
 import { createSupervisor, SUPERVISE_MS, supervisorLedger, supervisorMetrics } from './cluster/supervisor.ts';
 import { PeriodicLoop } from './runtime/periodic.ts';
 import { DEFAULT_PLACEMENT_POLICY, PLACEMENT_POLICIES, placementPolicy } from '../ledger/placement-policy.ts';
-import { createPlacer } from '../ledger/placement.ts';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const parsed = z
@@ -268,7 +267,7 @@ if (db) {
   // Every leader supervises the registered clusters: one whose heartbeat ran out is marked lost.
   // and the running admissions of a lost cluster are moved to others (rows moved here wake this poller).
   const supervision = supervisorMetrics(metrics.registry);
-  const overseer = supervisorLedger(db, { runner: identity, now: () => new Date(), placer: createPlacer({ policy: placementPolicy(env.PLACEMENT_POLICY) }) });
+  const overseer = supervisorLedger(db, { runner: identity, now: () => new Date(), placer: ledgerSide.placer });
   const ownCluster = env.CLUSTER ?? UNREGISTERED_CLUSTER;
   const supervise = createSupervisor({ ledger: overseer, metrics: supervision, log, ownCluster, onMoved: (to) => void (to === ownCluster && ledgerSide.poller.wake()) });
   mgr.addController(new PeriodicLoop(SUPERVISE_MS, async (signal) => void (await supervise(signal)), log, 'cluster supervisor'));

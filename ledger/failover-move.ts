@@ -21,7 +21,7 @@ import { isLockConflict } from './db.ts';
 import { insertMovement } from './movements.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
 import { chooseCluster, freeRoom, reserveRoom, strandRoom, type Placer } from './placement.ts';
-import { amountArgs, amountColumns, amountsFromRow, AMOUNT_COLUMNS, AMOUNT_PLACEHOLDERS, RESOURCE_NAMES } from './resources.ts';
+import { amountArgs, amountColumns, amountsFromRow, AMOUNT_PLACEHOLDERS, prefixedAmountColumns, RESOURCE_NAMES } from './resources.ts';
 
 /** The states an admission moves in: placed and running (or about to be delivered). Deleting and releasing ones wait for the lost cluster, conflicts for an operator. */
 export const MOVABLE_STATES = ['admitted', 'delivered', 'ready'] as const;
@@ -134,7 +134,7 @@ async function moveIn(tx: Queryable, m: MoveRequest, seen: Held, target: { clust
   const reason = `failover: ${m.from} ${forgotten ? 'forgotten' : 'lost'} (epoch ${m.lostEpoch})`;
   // 4. The placement left, with the room it holds there (none any more, on a forgotten cluster).
   await tx.execute(
-    `INSERT INTO placement (tenant, reservation_id, seq, cluster, anchor, state, reason, ${RESOURCE_NAMES.map((r) => `held_${AMOUNT_COLUMNS[r]}`).join(', ')}, ended_at, freed_at, freed_reason)
+    `INSERT INTO placement (tenant, reservation_id, seq, cluster, anchor, state, reason, ${prefixedAmountColumns('held')}, ended_at, freed_at, freed_reason)
      VALUES (?, ?, ?, ?, ?, ?, ?, ${AMOUNT_PLACEHOLDERS}, ?, ?, ?)`,
     [m.tenant, m.id, m.seq, m.from, held.anchor, forgotten ? 'forgotten' : 'stranded', reason, ...amountArgs(held.amounts), m.now, forgotten ? m.now : null, forgotten ? 'cluster forgotten' : null],
   );

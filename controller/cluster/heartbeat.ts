@@ -114,8 +114,8 @@ export class ClusterMember {
       await this.#sleep(wait, signal);
       wait = every;
       const lease = this.#o.lease;
-      const leaseAgeMs = lease?.ageMs();
-      if (lease && leaseAgeMs! > lease.freshMs) {
+      const leaseAgeMs = lease?.ageMs() ?? 0;
+      if (lease && leaseAgeMs > lease.freshMs) {
         this.#o.metrics.heartbeatsWithheld.inc({ cluster });
         log.debug('cluster heartbeat withheld: the leader Lease is stale', { cluster, leaseAgeMs });
         wait = retry;

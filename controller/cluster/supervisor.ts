@@ -15,7 +15,7 @@ import { clustersToLeave, markLost, overdueClusters, type MarkLost, type Overdue
 import type { Db } from '../../ledger/db.ts';
 import { movablePage, moveOne, type Movable, type MoveOutcome } from '../../ledger/failover-move.ts';
 import type { Placer } from '../../ledger/placement.ts';
-import { shardCache, shardDb } from '../../ledger/shards.ts';
+import { shardDb } from '../../ledger/shards.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 
@@ -38,13 +38,14 @@ export interface SupervisorLedger {
 }
 
 export function supervisorLedger(db: Db, o: { runner: string; now: () => Date; placer: Placer }): SupervisorLedger {
-  const shards = shardCache(60_000);
   return {
     overdue: (signal) => overdueClusters(db.withSignal(signal)),
     markLost: (c, signal) => markLost(db.withSignal(signal), { cluster: c.name, seenEpoch: c.epoch, runner: o.runner, now: o.now() }),
     lost: (signal) => clustersToLeave(db.withSignal(signal)),
     async movable(cluster, limit, signal) {
-      const pages = await Promise.all((await shards(db.withSignal(signal))).map((s) => movablePage(shardDb(db.withSignal(signal), s.name), cluster, limit)));
+      const q = db.withSignal(signal);
+      // The shard list the placer already caches (the controller's one list).
+      const pages = await Promise.all((await o.placer.anchors(q)).map((a) => movablePage(shardDb(q, a.shard.name), cluster, limit)));
       return pages.flat();
     },
     move: (m, from, onlyTo, signal) => moveOne(db.withSignal(signal), o.placer, { ...m, from: from.name, lostEpoch: from.epoch, runner: o.runner, now: o.now(), onlyTo }),

@@ -33,7 +33,7 @@ import { reservationKey, type ReservationKey } from './key.ts';
 import { leaderFence } from './leader-fence.ts';
 import { readHardQuota } from '../tenant/hard-quota.ts';
 import { TenantSpaces, type TenantSpaceOptions } from '../tenant/space.ts';
-import { createPlacer } from '../../ledger/placement.ts';
+import { createPlacer, type Placer } from '../../ledger/placement.ts';
 import type { PlacementPolicy } from '../../ledger/placement-policy.ts';
 
 export interface ReservationControllerOptions {
@@ -75,7 +75,7 @@ export const LEDGER_CONTROLLER = 'ledger';
 /** The controller's queue sweep: the safety net of the dequeue after each release (a statement per shard when nothing is queued). */
 export const QUEUE_SWEEP_MS = 10_000;
 
-export function setupReservationController(mgr: Manager, o: ReservationControllerOptions): { controller: Controller; poller: OutboxPoller } {
+export function setupReservationController(mgr: Manager, o: ReservationControllerOptions): { controller: Controller; poller: OutboxPoller; placer: Placer } {
   const log = mgr.log.child({ controller: LEDGER_CONTROLLER });
   // The fence: the epoch is bumped once when this process first acts as leader (it exits when it
   // loses the lease, so one acquisition per process is one per leadership).
@@ -195,5 +195,5 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   mgr.addController(resync);
   mgr.addController(tenantSync);
   mgr.addController(queueSweep);
-  return { controller, poller };
+  return { controller, poller, placer };
 }
