@@ -6,7 +6,7 @@
 // no new placements; the supervisors then move its running admissions elsewhere
 // (ledger/failover-move.ts, T7).
 import { ledgerAnchors } from './anchors.ts';
-import { clusterState, lostTransition } from './clusters.ts';
+import { clusterState, lostTransition, type ClusterState } from './clusters.ts';
 import { syncModes, writeAudit } from './cluster-store.ts';
 import { int, intOrNull, str } from './columns.ts';
 import type { Db, Queryable } from './db.ts';
@@ -30,10 +30,16 @@ export async function overdueClusters(q: Queryable): Promise<Overdue[]> {
   return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
 }
 
+/** A lost or forgotten cluster, with the state's version its shards follow (syncModes). */
+export interface Leaving extends Overdue {
+  state: ClusterState;
+  version: number;
+}
+
 /** The lost and forgotten clusters, with their epoch (one global read): the supervisors move their running admissions elsewhere. */
-export async function clustersToLeave(q: Queryable): Promise<Overdue[]> {
-  const r = await q.execute("SELECT name, epoch FROM cluster WHERE state IN ('lost', 'forgotten') ORDER BY name");
-  return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch) }));
+export async function clustersToLeave(q: Queryable): Promise<Leaving[]> {
+  const r = await q.execute("SELECT name, epoch, state, version FROM cluster WHERE state IN ('lost', 'forgotten') ORDER BY name");
+  return r.rows.map((row) => ({ name: str(row.name), epoch: int(row.epoch), state: clusterState(str(row.state)), version: int(row.version) }));
 }
 
 /**
@@ -68,7 +74,7 @@ export type MarkLost = { kind: 'lost'; epoch: number; heartbeatAgeMs: number } |
  * follows (mode `lost`: no new placement there). Racing runners: the row lock orders them, and the
  * epoch they saw stops every one after the first.
  */
-export async function markLost(db: Db, o: { cluster: string; seenEpoch: number; runner: string; now: Date }): Promise<MarkLost> {
+export async function markLost(db: Db, o: { cluster: string; seenEpoch: number; runner: string; now: Date; afterCommit?: () => void }): Promise<MarkLost> {
   let version = 0;
   const result = await db.transaction(async (tx): Promise<MarkLost> => {
     const row = (await tx.execute(`SELECT state, epoch, version, lease_ms, ${HEARTBEAT_AGE} AS age_ms FROM cluster WHERE name = ? FOR UPDATE`, [o.cluster])).rows[0];
@@ -90,6 +96,7 @@ export async function markLost(db: Db, o: { cluster: string; seenEpoch: number; 
     });
     return { kind: 'lost', epoch: decision.epoch, heartbeatAgeMs };
   });
+  if (result.kind === 'lost') o.afterCommit?.();
   if (result.kind === 'lost') await syncModes(db, await ledgerAnchors(db), { name: o.cluster, state: 'lost', version }, o.now);
   return result;
 }

@@ -61,6 +61,8 @@ export interface MoveRequest extends Movable {
   now: Date;
   /** Move it only if the policy's cluster for it is this one (a supervisor taking what comes its own way); null: wherever. */
   onlyTo?: string | null;
+  /** Runs after the move's last statement, before its COMMIT (the crash tests' hook). */
+  beforeCommit?: () => void;
 }
 
 const MAX_ATTEMPTS = 3;
@@ -161,5 +163,6 @@ async function moveIn(tx: Queryable, m: MoveRequest, seen: Held, target: { clust
     now: m.now,
     moved: { placementSeq: next, cluster: target.cluster, note: `from ${m.from} (lost at epoch ${m.lostEpoch}) by ${m.runner}` },
   });
+  m.beforeCommit?.();
   return { kind: 'moved', to: target.cluster, seq: next };
 }

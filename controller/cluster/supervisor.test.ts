@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { MarkLost, Overdue } from '../../ledger/cluster-failover.ts';
+import type { Leaving, MarkLost, Overdue } from '../../ledger/cluster-failover.ts';
 import type { Movable, MoveOutcome } from '../../ledger/failover-move.ts';
 import { createLogger } from '../runtime/log.ts';
 import { createSupervisor, GRACE_PASSES, MOVES_PER_PASS, supervisorMetrics, type SupervisorLedger, type SupervisorOptions } from './supervisor.ts';
@@ -8,19 +8,23 @@ import { createSupervisor, GRACE_PASSES, MOVES_PER_PASS, supervisorMetrics, type
 interface Script {
   overdue?: Overdue[];
   outcomes?: Record<string, MarkLost | Error>;
-  lost?: Overdue[];
+  lost?: Leaving[];
+  /** Per lost cluster, the shard rows the next followState changes (default 0: they follow already). */
+  behind?: Record<string, number>;
   movable?: Record<string, Movable[]>;
   moves?: Record<string, MoveOutcome | Error>;
   /** Where the policy sends each admission (default c1): a move with another onlyTo is `elsewhere`. */
   policy?: Record<string, string>;
 }
 
-function ledger(s: Script): SupervisorLedger & { asked: string[]; tried: string[] } {
+function ledger(s: Script): SupervisorLedger & { asked: string[]; tried: string[]; followed: string[] } {
   const asked: string[] = [];
   const tried: string[] = [];
+  const followed: string[] = [];
   return {
     asked,
     tried,
+    followed,
     overdue: async () => s.overdue ?? [],
     markLost: async (c) => {
       asked.push(`${c.name}@${c.epoch}`);
@@ -29,6 +33,12 @@ function ledger(s: Script): SupervisorLedger & { asked: string[]; tried: string[
       return o;
     },
     lost: async () => s.lost ?? [],
+    followState: async (c) => {
+      followed.push(`${c.name}@${c.version}`);
+      const rows = s.behind?.[c.name] ?? 0;
+      if (s.behind) s.behind[c.name] = 0;
+      return rows;
+    },
     movable: async (cluster, limit) => (s.movable?.[cluster] ?? []).slice(0, limit),
     move: async (m, from, onlyTo) => {
       tried.push(`${m.id}@${m.seq} from ${from.name}@${from.epoch}${onlyTo ? ` only to ${onlyTo}` : ''}`);
@@ -60,6 +70,7 @@ function run(l: SupervisorLedger, o: Partial<Pick<SupervisorOptions, 'onMoved' |
 const AFTER_GRACE = GRACE_PASSES + 1;
 
 const movable = (id: string, seq = 1): Movable => ({ tenant: 't', id, seq });
+const leaving = (name: string, epoch: number): Leaving => ({ name, epoch, state: 'lost', version: epoch * 10 });
 
 describe('supervise (one pass)', () => {
   it('marks each overdue cluster at the epoch it was seen, counts the ones it marked, and goes on past one that fails', async () => {
@@ -84,8 +95,16 @@ describe('supervise (one pass)', () => {
     expect([...l.asked, ...l.tried]).toEqual([]);
   });
 
+  it("brings each lost cluster's shards to its state on every pass before it moves (a crash after `lost` left them open), and says so when it changed any", async () => {
+    const l = ledger({ lost: [leaving('c2', 3), leaving('c4', 1)], behind: { c2: 2 }, movable: { c2: [movable('a')], c4: [] } });
+    const r = run(l, { passes: AFTER_GRACE });
+    expect((await r.pass).moved).toEqual([{ id: 'a', to: 'c1' }]); // past the grace passes
+    expect(l.followed).toEqual(Array.from({ length: AFTER_GRACE }, () => ['c2@30', 'c4@10']).flat());
+    expect(r.lines.filter((x) => x.level === 'warn').map((x) => [x.msg, x.cluster, x.shards])).toEqual([["a lost cluster's shards brought to its state: a crash had left them behind", 'c2', 2]]);
+  });
+
   it(`for its first ${GRACE_PASSES} passes over a lost cluster, moves only what the policy sends to its own cluster; then anything`, async () => {
-    const l = ledger({ lost: [{ name: 'c2', epoch: 9 }], movable: { c2: [movable('a'), movable('b')] }, policy: { a: 'c1', b: 'c3' }, moves: { a: { kind: 'unchanged', why: 'test' } } });
+    const l = ledger({ lost: [leaving('c2', 9)], movable: { c2: [movable('a'), movable('b')] }, policy: { a: 'c1', b: 'c3' }, moves: { a: { kind: 'unchanged', why: 'test' } } });
     const r = run(l, { ownCluster: 'c3', random: () => 0.99 });
     expect((await r.pass).moved).toEqual([{ id: 'b', to: 'c3' }]);
     expect(l.tried).toEqual(['a@1 from c2@9 only to c3', 'b@1 from c2@9 only to c3']);
@@ -99,10 +118,7 @@ describe('supervise (one pass)', () => {
 
   it("moves every running admission of each lost cluster at the placement and the cluster's epoch seen, counts and logs each, and tells onMoved where it went", async () => {
     const l = ledger({
-      lost: [
-        { name: 'c2', epoch: 9 },
-        { name: 'c4', epoch: 2 },
-      ],
+      lost: [leaving('c2', 9), leaving('c4', 2)],
       movable: { c2: [movable('a', 1), movable('b', 2)], c4: [movable('c', 1)] },
       policy: { b: 'c3' },
       moves: { a: { kind: 'moved', to: 'c1', seq: 2 }, b: { kind: 'moved', to: 'c3', seq: 3 }, c: { kind: 'moved', to: 'c1', seq: 2 } },
@@ -132,7 +148,7 @@ describe('supervise (one pass)', () => {
 
   it('a move that finds no room, changed meanwhile, or failing does not stop the others; no room is counted and said once per cluster', async () => {
     const l = ledger({
-      lost: [{ name: 'c2', epoch: 9 }],
+      lost: [leaving('c2', 9)],
       movable: { c2: [movable('a'), movable('b'), movable('c'), movable('d')] },
       moves: { a: { kind: 'no-room' }, b: { kind: 'unchanged', why: 'deleted meanwhile' }, c: new Error('deadlock'), d: { kind: 'no-room' } },
     });
@@ -148,7 +164,7 @@ describe('supervise (one pass)', () => {
 
   it(`moves at most ${MOVES_PER_PASS} admissions a pass, across the lost clusters, in the random order given`, async () => {
     const many = (prefix: string) => Array.from({ length: 80 }, (_, i) => movable(`${prefix}${i}`));
-    const l = ledger({ lost: [{ name: 'c2', epoch: 1 }, { name: 'c3', epoch: 1 }], movable: { c2: many('x'), c3: many('y') } });
+    const l = ledger({ lost: [leaving('c2', 1), leaving('c3', 1)], movable: { c2: many('x'), c3: many('y') } });
     const pass = await run(l, { random: () => 0, passes: AFTER_GRACE }).pass;
     l.tried.splice(0, l.tried.length - MOVES_PER_PASS); // the last pass's
     expect(pass.moved).toHaveLength(MOVES_PER_PASS);

@@ -11,11 +11,13 @@
 // (the policy's cluster may have no controller running). Each supervisor takes the admissions in its
 // own random order, so two of them mostly work on different ones.
 import { Counter, type Registry } from 'prom-client';
-import { clustersToLeave, markLost, overdueClusters, type MarkLost, type Overdue } from '../../ledger/cluster-failover.ts';
+import { clustersToLeave, markLost, overdueClusters, type Leaving, type MarkLost, type Overdue } from '../../ledger/cluster-failover.ts';
+import { syncModes } from '../../ledger/cluster-store.ts';
 import type { Db } from '../../ledger/db.ts';
 import { movablePage, moveOne, type Movable, type MoveOutcome } from '../../ledger/failover-move.ts';
 import type { Placer } from '../../ledger/placement.ts';
 import { shardDb } from '../../ledger/shards.ts';
+import { crashPoint } from '../runtime/crash.ts';
 import { errorMessage } from '../runtime/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 
@@ -30,25 +32,41 @@ export interface SupervisorLedger {
   overdue(signal: AbortSignal): Promise<Overdue[]>;
   markLost(c: Overdue, signal: AbortSignal): Promise<MarkLost>;
   /** The lost and forgotten clusters and their epochs: what runs there moves. */
-  lost(signal: AbortSignal): Promise<Overdue[]>;
+  lost(signal: AbortSignal): Promise<Leaving[]>;
+  /** Brings the cluster's shards to its state (a crash between `lost` and its shards left them behind); the rows changed. */
+  followState(c: Leaving, signal: AbortSignal): Promise<number>;
   /** Running admissions placed on `cluster`, from every shard (at most `limit` per shard). */
   movable(cluster: string, limit: number, signal: AbortSignal): Promise<Movable[]>;
   /** `onlyTo`: move it only if the policy sends it to this cluster (null: wherever). */
-  move(m: Movable, from: Overdue, onlyTo: string | null, signal: AbortSignal): Promise<MoveOutcome>;
+  move(m: Movable, from: Leaving, onlyTo: string | null, signal: AbortSignal): Promise<MoveOutcome>;
 }
 
 export function supervisorLedger(db: Db, o: { runner: string; now: () => Date; placer: Placer }): SupervisorLedger {
   return {
     overdue: (signal) => overdueClusters(db.withSignal(signal)),
-    markLost: (c, signal) => markLost(db.withSignal(signal), { cluster: c.name, seenEpoch: c.epoch, runner: o.runner, now: o.now() }),
+    markLost: (c, signal) =>
+      markLost(db.withSignal(signal), { cluster: c.name, seenEpoch: c.epoch, runner: o.runner, now: o.now(), afterCommit: () => crashPoint('after-mark-lost') }),
     lost: (signal) => clustersToLeave(db.withSignal(signal)),
+    async followState(c, signal) {
+      const q = db.withSignal(signal);
+      return syncModes(q, await o.placer.anchors(q), c, o.now());
+    },
     async movable(cluster, limit, signal) {
       const q = db.withSignal(signal);
       // The shard list the placer already caches (the controller's one list).
       const pages = await Promise.all((await o.placer.anchors(q)).map((a) => movablePage(shardDb(q, a.shard.name), cluster, limit)));
       return pages.flat();
     },
-    move: (m, from, onlyTo, signal) => moveOne(db.withSignal(signal), o.placer, { ...m, from: from.name, lostEpoch: from.epoch, runner: o.runner, now: o.now(), onlyTo }),
+    move: (m, from, onlyTo, signal) =>
+      moveOne(db.withSignal(signal), o.placer, {
+        ...m,
+        from: from.name,
+        lostEpoch: from.epoch,
+        runner: o.runner,
+        now: o.now(),
+        onlyTo,
+        beforeCommit: () => crashPoint('inside-move-before-commit'),
+      }),
   };
 }
 
@@ -116,6 +134,9 @@ export function createSupervisor(o: SupervisorOptions): (signal: AbortSignal) =>
     const lost = await ledger.lost(signal);
     for (const name of lostPasses.keys()) if (!lost.some((c) => c.name === name)) lostPasses.delete(name);
     for (const from of lost) {
+      // A shard still open to it moves nothing: every pass brings them along (a shard already there is not written).
+      const followed = await ledger.followState(from, signal);
+      if (followed > 0) log.warn("a lost cluster's shards brought to its state: a crash had left them behind", { cluster: from.name, state: from.state, shards: followed });
       const passes = (lostPasses.get(from.name) ?? 0) + 1;
       lostPasses.set(from.name, passes);
       const onlyTo = passes <= GRACE_PASSES ? o.ownCluster : null;
@@ -130,6 +151,7 @@ export function createSupervisor(o: SupervisorOptions): (signal: AbortSignal) =>
             continue;
           }
           if (r.kind !== 'moved') continue;
+          crashPoint('after-move-before-create');
           metrics.moved.inc({ from: from.name, to: r.to });
           pass.moved.push({ id: m.id, to: r.to });
           log.info('admission moved off a lost cluster', { from: from.name, to: r.to, tenant: m.tenant, admissionId: m.id, placement: r.seq });

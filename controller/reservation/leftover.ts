@@ -15,6 +15,7 @@ import { amountsFromRow, prefixedAmountColumns } from '../../ledger/resources.ts
 import { crNameFor } from '../../schema/admission.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import type { Result } from '../runtime/controller.ts';
+import { crashPoint } from '../runtime/crash.ts';
 import type { Logger } from '../runtime/log.ts';
 import { commitOrRollback } from './commit-or-rollback.ts';
 import type { ObservedCR, ObservedPod } from './decide.ts';
@@ -57,6 +58,7 @@ export async function freeStranded(db: Db, key: ReservationKey, cluster: string,
     );
     if (freed.rowsAffected !== 1) return rollback(false);
     await unstrandRoom(tx, { anchor: p.anchor, cluster }, p.held, now);
+    crashPoint('inside-free-stranded-before-commit');
     return true;
   });
 }
@@ -91,6 +93,7 @@ export async function stepLeftover(d: ReconcileScope, rec: ReservationRecord, ep
       return {};
     case 'deleteCR': {
       const outcome = await d.cluster.deleteModelService(ns, name, { uid: action.uid });
+      crashPoint('after-leftover-delete-before-free');
       d.metrics.leftoversDeleted.inc();
       log.info('leftover ModelService of an admission moved to another cluster: delete issued', { placedOn: rec.cluster, uid: action.uid, outcome });
       return { requeueAfterMs: POLL_MS };

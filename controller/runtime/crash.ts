@@ -15,7 +15,12 @@ export type CrashPoint =
   | 'after-cr-scale-before-ack' // a change's replicas patched onto the ModelService, not yet recorded applied
   | 'inside-refund-before-commit' // a decrease's refund: reservation and movement written, usage and COMMIT not
   | 'after-release-before-dequeue' // a release or refund committed, the tenant's queue not yet looked at
-  | 'inside-dequeue-before-commit'; // a queued admission moved to admitted with its charge, outbox row and usage, COMMIT not
+  | 'inside-dequeue-before-commit' // a queued admission moved to admitted with its charge, outbox row and usage, COMMIT not
+  | 'after-mark-lost' // a supervisor's `lost` committed (state, epoch, audit), the shards' modes not yet synced
+  | 'inside-move-before-commit' // a failover move's statements sent (placement, reservation, outbox, movement), COMMIT not
+  | 'after-move-before-create' // a failover move committed, its create row not yet claimed by the target
+  | 'after-leftover-delete-before-free' // a leftover ModelService's delete accepted, its stranded room not yet freed
+  | 'inside-free-stranded-before-commit'; // a stranded placement freed and its room unstranded, COMMIT not
 
 let fired = false;
 

@@ -7,16 +7,19 @@
 // controller of the lost cluster change nothing; the lost cluster's leader frees the stranded room
 // once (T9), and the operator's `forget` gives a lost cluster up (T10). The checker agrees after
 // every case.
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ShardAnchor } from '../../ledger/anchors.ts';
 import { acquireClusterEpoch } from '../../ledger/cluster-epoch.ts';
 import { markLost, overdueClusters } from '../../ledger/cluster-failover.ts';
-import { readAllAllotments, readAudit } from '../../ledger/cluster-store.ts';
+import { readAllAllotments, readAudit, readCluster } from '../../ledger/cluster-store.ts';
 import { movablePage, moveOne, type Movable, type MoveOutcome } from '../../ledger/failover-move.ts';
 import { createPlacer } from '../../ledger/placement.ts';
 import { ledgerShards, shardDb } from '../../ledger/shards.ts';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission } from '../../functions/services/requests.ts';
+import { createSupervisor, supervisorLedger, supervisorMetrics } from '../../controller/cluster/supervisor.ts';
+import { createLogger } from '../../controller/runtime/log.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { release } from '../../controller/reservation/quota-moves.ts';
 import { transition } from '../../controller/reservation/transitions.ts';
@@ -56,14 +59,27 @@ async function submit(): Promise<string> {
   const r = await admit(ledger.deps(), { tenant: T, idempotencyKey: `mv-${++seq}`, requestId: `r-${seq}`, parsed: admissionOf({ name: `m${seq}`, image: 'ghcr.io/acme/llm:1.0', replicas: 1, resources: { cpu: '500m', memory: '512Mi' } }) });
   return r.admission.id;
 }
-/** mv-1 (short lease) takes `n` admissions while it is the only cluster; then mv-2 joins and mv-1 is marked lost. */
-async function lostWith(n: number): Promise<{ ids: string[]; lostEpoch: number }> {
+/**
+ * mv-1 (short lease) takes `n` admissions while it is the only cluster; then mv-2 joins and mv-1 is
+ * marked lost (`diesAfterLost`: by a process that dies right after the global commit, so the shards
+ * still hold mv-1 open).
+ */
+async function lostWith(n: number, o: { diesAfterLost?: boolean } = {}): Promise<{ ids: string[]; lostEpoch: number }> {
   await ready('mv-1', SHORT);
   const ids = [];
   for (let i = 0; i < n; i++) ids.push(await submit());
   await ready('mv-2', 600_000);
   await waitFor("mv-1's heartbeat to run out", async () => ((await overdueClusters(ledger.db)).some((c) => c.name === 'mv-1') ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
-  const lost = await markLost(ledger.db, { cluster: 'mv-1', seenEpoch: 1, runner: 'sup-a', now: new Date() });
+  const died = new Error('the supervisor died after its commit');
+  const afterCommit = o.diesAfterLost
+    ? () => {
+        throw died;
+      }
+    : undefined;
+  const lost = await markLost(ledger.db, { cluster: 'mv-1', seenEpoch: 1, runner: 'sup-a', now: new Date(), afterCommit }).catch((err: unknown) => {
+    if (err !== died) throw err;
+    return { kind: 'lost', epoch: 2 } as const;
+  });
   if (lost.kind !== 'lost') throw new Error(`mv-1 not lost: ${JSON.stringify(lost)}`);
   return { ids, lostEpoch: lost.epoch };
 }
@@ -230,6 +246,23 @@ describe('the failover move', () => {
     expect(drained).not.toBe(before);
     await expect(forgetCluster(ctx, { name: 'mv-1', reason: 'x' })).rejects.toThrow(/still hold room/);
     expect(await ledger.fingerprint()).toBe(drained);
+  });
+
+  it("a `lost` whose supervisor died before the shards followed: no move yet, nothing written; the next supervisor's pass brings the shards along and moves it", async () => {
+    const { ids, lostEpoch } = await lostWith(1, { diesAfterLost: true });
+    expect(await readCluster(ledger.db, 'mv-1')).toMatchObject({ state: 'lost', epoch: lostEpoch });
+    const [m] = await page('mv-1');
+    const before = await ledger.fingerprint();
+    expect(await move(m!, lostEpoch)).toEqual({ kind: 'unchanged', why: "mv-1 is no longer lost on the tenant's shard" });
+    expect(await ledger.fingerprint()).toBe(before);
+    const supervise = createSupervisor({
+      ledger: supervisorLedger(ledger.db, { runner: 'sup-b', now: () => new Date(), placer: createPlacer() }),
+      metrics: supervisorMetrics(new Registry()),
+      log: createLogger({ level: 'error', write: () => undefined }),
+      ownCluster: 'mv-2',
+    });
+    expect(await supervise(new AbortController().signal)).toEqual({ marked: [], moved: [{ id: ids[0], to: 'mv-2' }] });
+    expect(await checkLedger(ledger.db, null, undefined)).toEqual([]);
   });
 
   it('no open cluster with room: it stays on the lost cluster, nothing written, and moves once room appears', async () => {

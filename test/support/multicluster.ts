@@ -33,8 +33,11 @@ export interface Fleet {
   ledger: LedgerDatabase;
   members: Member[];
   member(name: string): Member;
-  /** Starts (another) controller for the member's cluster; it replaces `member.controller`. */
-  startController(m: Member, name?: string): Promise<ControllerProcess>;
+  /**
+   * Starts (another) controller for the member's cluster; it replaces `member.controller`. `env`:
+   * more of its environment (a crash point); `waitReady` false: until it answers /healthz only.
+   */
+  startController(m: Member, o?: { env?: Record<string, string>; waitReady?: boolean }): Promise<ControllerProcess>;
   /** Until the cluster is in `state` (default ready; null: any) and its heartbeat names this controller (it took the cluster over). */
   untilTakenOver(m: Member, state?: string | null): Promise<void>;
   api(tenant: string, ...call: Parameters<ApiCall>): ReturnType<ApiCall>;
@@ -63,8 +66,8 @@ export async function startFleet(o: { tenants: readonly string[]; capacity: Amou
   const members: Member[] = [];
   const controllers: ControllerProcess[] = [];
   let started = 0;
-  const launch = async (m: Omit<Member, 'controller'>, name: string) => {
-    const c = await startController(name, m.namespace, { DATABASE_URL: ledger.url, CLUSTER: m.cluster.name }, true, m.target);
+  const launch = async (m: Omit<Member, 'controller'>, name: string, o: { env?: Record<string, string>; waitReady?: boolean } = {}) => {
+    const c = await startController(name, m.namespace, { ...o.env, DATABASE_URL: ledger.url, CLUSTER: m.cluster.name }, o.waitReady ?? true, m.target);
     controllers.push(c);
     return c;
   };
@@ -94,8 +97,8 @@ export async function startFleet(o: { tenants: readonly string[]; capacity: Amou
     ledger,
     members,
     member: (name) => members.find((m) => m.cluster.name === name)!,
-    async startController(m, name = `${m.cluster.name}-ctl-${++started}`) {
-      m.controller = await launch(m, name);
+    async startController(m, o) {
+      m.controller = await launch(m, `${m.cluster.name}-ctl-${++started}`, o);
       return m.controller;
     },
     untilTakenOver,
