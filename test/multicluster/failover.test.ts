@@ -59,22 +59,29 @@ describe('failover', () => {
     const c2Before = await readCluster(fleet.ledger.db, 'c2');
 
     const c2 = fleet.member('c2');
-    // The stop begins with its SIGTERM (the API server stops serving, then drains and exits).
+    // The stop begins with its SIGTERM (the API server stops serving, then drains; SIGKILL after 10 s):
+    // the wait runs beside it.
     const stopping = Date.now();
-    restart = await stopApiServer(c2.admin, 'c2');
+    const stopped = stopApiServer(c2.admin, 'c2');
     const deadline = stopping + LEASE_MS + 5_000;
-    await waitFor(
-      `c2's ${onC2.length} admission(s) ready on c1 or c3`,
-      async () => {
-        for (const a of onC2) {
-          const now = await admissionOf(a.tenant, a.id);
-          if (now.cluster === 'c2' || now.state !== 'ready') return undefined;
-        }
-        return true;
-      },
-      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 200 },
-    );
-    console.log(`[measure] A3: c2's ${onC2.length} admission(s) ready on c1/c3 ${Date.now() - stopping} ms after its API server was stopped (SIGTERM; it exited after ${restart.stoppedAt - stopping} ms; the lease + 5 s: ${LEASE_MS + 5_000} ms)`);
+    let readyAfter: number;
+    try {
+      await waitFor(
+        `c2's ${onC2.length} admission(s) ready on c1 or c3`,
+        async () => {
+          for (const a of onC2) {
+            const now = await admissionOf(a.tenant, a.id);
+            if (now.cluster === 'c2' || now.state !== 'ready') return undefined;
+          }
+          return true;
+        },
+        { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 100 },
+      );
+      readyAfter = Date.now() - stopping;
+    } finally {
+      restart = await stopped; // afterAll brings it back if the test ends here
+    }
+    console.log(`[measure] A3: c2's ${onC2.length} admission(s) ready on c1/c3 ${readyAfter} ms after its API server was sent SIGTERM (it exited after ${restart.stoppedAt - stopping} ms; the lease + 5 s: ${LEASE_MS + 5_000} ms)`);
 
     // c2 is lost (one epoch on), by another cluster's supervisor.
     expect(await readCluster(fleet.ledger.db, 'c2')).toMatchObject({ state: 'lost', epoch: c2Before!.epoch + 1 });
