@@ -55,8 +55,7 @@ export function pidFile(runDir: string): string {
 }
 
 export async function startProcess(spec: ProcessSpec, runDir: string): Promise<ManagedProcess> {
-  const logFile = join(spec.logDir, `${spec.name}.log`);
-  const fd = openSync(logFile, 'a');
+  const { logFile, fd } = ownLogFile(spec.logDir, spec.name);
   let child: ChildProcess;
   try {
     child = spawn(spec.command, spec.args, {
@@ -114,6 +113,22 @@ export async function startProcess(spec: ProcessSpec, runDir: string): Promise<M
     await sleep(250);
   }
   return { name: spec.name, pid, logFile, stop };
+}
+
+/**
+ * A log file of the process's own: `<name>.log`, or `<name>-<n>.log` when an earlier process of the
+ * same name has one in this log dir (two test files may each start a `ctl-a`: a test reading its
+ * controller's log must read that controller's lines only).
+ */
+function ownLogFile(logDir: string, name: string): { logFile: string; fd: number } {
+  for (let n = 1; ; n++) {
+    const logFile = join(logDir, n === 1 ? `${name}.log` : `${name}-${n}.log`);
+    try {
+      return { logFile, fd: openSync(logFile, 'ax') };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
