@@ -280,7 +280,7 @@ if (db) {
         metrics: clusterMetrics(metrics.registry),
         retryMs: env.LEASE_RETRY_PERIOD_MS,
         // Renewed every retry period: two of them missed means the API server is out of reach.
-        lease: { ageMs: () => mgr.leaseAgeMs(), freshMs: 2 * env.LEASE_RETRY_PERIOD_MS },
+        lease: { ageMs: () => mgr.leaseAgeMs(), failing: () => mgr.leaseRenewFailing(), freshMs: 2 * env.LEASE_RETRY_PERIOD_MS, deadlineMs: env.LEASE_RENEW_DEADLINE_MS },
         onSuperseded: (reason) => {
           log.error('exiting: cluster epoch superseded', { reason });
           process.exit(1);

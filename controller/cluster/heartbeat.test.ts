@@ -2,14 +2,25 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Beat, Takeover } from '../../ledger/cluster-epoch.ts';
 import { createLogger } from '../runtime/log.ts';
-import { ClusterMember, clusterMetrics, type ClusterLedger } from './heartbeat.ts';
+import { ClusterMember, clusterMetrics, leaseStale, type ClusterLedger, type LeaseView } from './heartbeat.ts';
 
 /**
  * A member over a scripted ledger: `takeovers` and `beats` are answered in order (an Error is
  * thrown); once the beats run out, the next one waits until the member is stopped. Sleeps are
  * recorded and return at once.
  */
-function member(script: { takeovers: (Takeover | Error)[]; beats: (Beat | Error)[]; leaseAges?: number[] }) {
+/** A Lease whose checks (ageMs, then failing) read the scripted entries in turn. */
+function scriptedLease(entries: Array<[ageMs: number, failing: boolean]>): LeaseView {
+  let current: [number, boolean] = [0, false];
+  return {
+    ageMs: () => (current = entries.shift() ?? [0, false])[0],
+    failing: () => current[1],
+    freshMs: 1_000,
+    deadlineMs: 5_000,
+  };
+}
+
+function member(script: { takeovers: (Takeover | Error)[]; beats: (Beat | Error)[]; lease?: Array<[ageMs: number, failing: boolean]> }) {
   const sleeps: number[] = [];
   const beatEpochs: number[] = [];
   const superseded: string[] = [];
@@ -40,7 +51,7 @@ function member(script: { takeovers: (Takeover | Error)[]; beats: (Beat | Error)
     log: createLogger({ level: 'debug', write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>) }),
     metrics: clusterMetrics(registry),
     retryMs: 2_000,
-    ...(script.leaseAges ? { lease: { ageMs: () => script.leaseAges!.shift() ?? 0, freshMs: 1_000 } } : {}),
+    ...(script.lease ? { lease: scriptedLease(script.lease) } : {}),
     onSuperseded: (reason) => void superseded.push(reason),
     sleep: (ms) => {
       sleeps.push(ms);
@@ -91,7 +102,16 @@ describe('ClusterMember', () => {
   });
 
   it('no heartbeat while the leader Lease is stale (the API server out of reach): withheld and counted, not a failure; sent again once renewed', async () => {
-    const t = member({ takeovers: [taken(1, 15_000)], beats: [{ kind: 'renewed' }, { kind: 'superseded', epoch: 2, state: 'lost' }], leaseAges: [200, 1_500, 4_000, 300] });
+    const t = member({
+      takeovers: [taken(1, 15_000)],
+      beats: [{ kind: 'renewed' }, { kind: 'superseded', epoch: 2, state: 'lost' }],
+      lease: [
+        [200, false],
+        [1_500, true],
+        [4_000, true],
+        [300, false],
+      ],
+    });
     t.m.start(new AbortController().signal);
     await expect.poll(() => t.superseded.length).toBe(1);
     // Fresh: sent; stale twice: withheld, looked at again after retryMs; fresh again: sent.
@@ -99,6 +119,29 @@ describe('ClusterMember', () => {
     expect(t.sleeps).toEqual([5_000, 5_000, 2_000, 2_000]);
     expect(await t.metric('modeldock_cluster_heartbeats_withheld_total')).toBe(2);
     expect(await t.metric('modeldock_cluster_heartbeat_failures_total')).toBe(0);
+  });
+
+  it('renewals that succeed, however slowly (a busy API server), keep the heartbeat going up to the renew deadline', async () => {
+    const t = member({
+      takeovers: [taken(1, 15_000)],
+      beats: [{ kind: 'renewed' }, { kind: 'renewed' }, { kind: 'superseded', epoch: 2, state: 'lost' }],
+      lease: [
+        [1_500, false],
+        [4_900, false],
+        [5_100, false],
+        [300, false],
+      ],
+    });
+    t.m.start(new AbortController().signal);
+    await expect.poll(() => t.superseded.length).toBe(1);
+    expect(t.beatEpochs).toEqual([1, 1, 1]);
+    expect(await t.metric('modeldock_cluster_heartbeats_withheld_total')).toBe(1);
+  });
+
+  it('leaseStale: failing renewals past two retry periods, or none at all past the renew deadline', () => {
+    const lease = { freshMs: 1_000, deadlineMs: 3_000 };
+    expect([900, 1_100, 3_100].map((age) => leaseStale(age, true, lease))).toEqual([false, true, true]);
+    expect([900, 1_100, 3_000, 3_100].map((age) => leaseStale(age, false, lease))).toEqual([false, false, false, true]);
   });
 
   it('a cluster row that is gone supersedes it too', async () => {

@@ -6,7 +6,8 @@
 // as on losing its Lease, and its restart takes the cluster over again in the state it is in.
 // A takeover the ledger refuses (no such cluster, or a forgotten one) or cannot make (the database
 // is down) is retried every `retryMs`. No heartbeat is sent while the leader Lease is stale (its
-// API server out of reach): the cluster is not vouched for by a controller that cannot act on it.
+// renewals failing, or none for the renew deadline: leaseStale): the cluster is not vouched for by
+// a controller that cannot act on it.
 // A failed heartbeat is retried after `retryMs` (at most the
 // heartbeat interval), not a whole interval later: a beat whose deadline ran out while the process
 // was paused (or the database slow) must not leave the lease two intervals without a heartbeat.
@@ -60,16 +61,34 @@ export interface ClusterMemberOptions {
   metrics: ClusterMetrics;
   /** Delay before retrying a takeover that failed or was refused, or a heartbeat that failed. */
   retryMs: number;
-  /**
-   * The leader Lease's age and the most it may be for a heartbeat to be sent (docs/multi-cluster.md
-   * T5): a controller that cannot renew its Lease (its API server out of reach) stops vouching for
-   * its cluster at once, not only at its renew deadline, so the cluster is judged lost a lease after
-   * the API server went away. Omitted: every heartbeat is sent.
-   */
-  lease?: { ageMs: () => number; freshMs: number };
+  /** The leader Lease, which a heartbeat needs fresh (leaseStale). Omitted: every heartbeat is sent. */
+  lease?: LeaseView;
   /** Called once when a heartbeat finds this controller superseded (the process exits). */
   onSuperseded: (reason: string) => void;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** What the heartbeat knows of the controller's leader Lease. */
+export interface LeaseView {
+  /** Since the last acquire or renew that succeeded began. */
+  ageMs: () => number;
+  /** The last acquire or renew that completed failed. */
+  failing: () => boolean;
+  /** The age past which a failing Lease withholds the heartbeat (two retry periods). */
+  freshMs: number;
+  /** The age past which any Lease does (the renew deadline: the elector gives up there). */
+  deadlineMs: number;
+}
+
+/**
+ * PURE (docs/multi-cluster.md T5): whether the Lease is too stale for a heartbeat. A controller whose
+ * renewals fail (its API server out of reach) stops vouching for its cluster within two retry
+ * periods, not at its renew deadline, so the cluster is judged lost a lease after the API server went
+ * away. Renewals that succeed but slowly (a busy API server) keep it vouching up to the renew deadline:
+ * a loaded cluster is not a lost one.
+ */
+export function leaseStale(ageMs: number, failing: boolean, lease: Pick<LeaseView, 'freshMs' | 'deadlineMs'>): boolean {
+  return ageMs > lease.deadlineMs || (failing && ageMs > lease.freshMs);
 }
 
 export class ClusterMember {
@@ -115,9 +134,10 @@ export class ClusterMember {
       wait = every;
       const lease = this.#o.lease;
       const leaseAgeMs = lease?.ageMs() ?? 0;
-      if (lease && leaseAgeMs > lease.freshMs) {
+      const renewFailing = lease?.failing() ?? false;
+      if (lease && leaseStale(leaseAgeMs, renewFailing, lease)) {
         this.#o.metrics.heartbeatsWithheld.inc({ cluster });
-        log.debug('cluster heartbeat withheld: the leader Lease is stale', { cluster, leaseAgeMs });
+        log.debug('cluster heartbeat withheld: the leader Lease is stale', { cluster, leaseAgeMs, renewFailing });
         wait = retry;
         continue;
       }

@@ -98,7 +98,7 @@ describe('LeaderElector', () => {
     expect(performance.now() - t0).toBeLessThan(timing.renewDeadlineMs); // no wait for the deadline
   });
 
-  it('sinceRenewedMs: Infinity before the first acquire, small while renewing, growing once renews fail', async () => {
+  it('sinceRenewedMs and renewFailing: Infinity before the first acquire, small and not failing while renewing, growing and failing once renews fail', async () => {
     const api = fakeLeaseApi();
     const a = elector(api, 'a');
     expect(a.sinceRenewedMs()).toBe(Infinity);
@@ -107,9 +107,11 @@ describe('LeaderElector', () => {
     await waitUntil(() => leading);
     await waitUntil(() => api.reads('a') >= 3); // renewing every retry period
     await waitUntil(() => a.sinceRenewedMs() < timing.retryPeriodMs); // a renew began within the last period
+    expect(a.renewFailing()).toBe(false);
     (api.client as unknown as { get: () => Promise<never> }).get = async () => {
       throw new Error('connect ECONNREFUSED');
     };
+    await waitUntil(() => a.renewFailing());
     await waitUntil(() => a.sinceRenewedMs() > 3 * timing.retryPeriodMs);
     await run;
     expect(a.sinceRenewedMs()).toBeGreaterThanOrEqual(timing.renewDeadlineMs);

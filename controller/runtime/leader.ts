@@ -65,6 +65,8 @@ export class LeaderElector {
   /** The acquire/renew round trip in flight, if any: stop() waits for it before releasing. */
   #attempt: Promise<boolean> | undefined;
   #renewedAt: number | undefined;
+  /** Whether the last acquire or renew that completed failed (refused, an error, a timeout). */
+  #lastFailed = false;
   readonly #abort = new AbortController();
 
   constructor(o: LeaderElectionOptions) {
@@ -150,6 +152,7 @@ export class LeaderElector {
     const at = this.#o.now();
     this.#attempt = this.#tryAcquireOrRenew().then((ok) => {
       if (ok) this.#renewedAt = at;
+      this.#lastFailed = !ok;
       return ok;
     });
     return this.#attempt;
@@ -161,6 +164,11 @@ export class LeaderElector {
    */
   sinceRenewedMs(): number {
     return this.#renewedAt === undefined ? Infinity : this.#o.now() - this.#renewedAt;
+  }
+
+  /** True when the last acquire or renew that completed failed: the API server refused it, erred or did not answer in time. */
+  renewFailing(): boolean {
+    return this.#lastFailed;
   }
 
   async #tryAcquireOrRenew(): Promise<boolean> {

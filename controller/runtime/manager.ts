@@ -129,6 +129,11 @@ export class Manager {
     return this.#o.leaderElection ? (this.#elector?.sinceRenewedMs() ?? Infinity) : 0;
   }
 
+  /** Whether the leader Lease's last renew that completed failed (false without leader election). */
+  leaseRenewFailing(): boolean {
+    return this.#o.leaderElection ? (this.#elector?.renewFailing() ?? true) : false;
+  }
+
   /** Resolves when the controllers have started (leader) — tests and tools. */
   async waitForLeadership(): Promise<void> {
     for (;;) {
