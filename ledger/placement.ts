@@ -46,6 +46,8 @@ export interface Placer {
   readonly policy: PlacementPolicy;
   anchors(db: Db): Promise<ShardAnchor[]>;
   anchorOf(db: Db, tenant: string): Promise<string>;
+  /** The tenant's shard with its anchor (the shard's Db targets it: a shard-targeted read of its tenants). */
+  shardAnchorOf(db: Db, tenant: string): Promise<ShardAnchor>;
   /** The anchor's allotment rows, at most `roomsTtlMs` old unless `fresh`. */
   rooms(db: Queryable, anchor: string, fresh: boolean): Promise<ClusterRoom[]>;
   /** Whether any cluster is registered, at most `roomsTtlMs` old unless `fresh`. */
@@ -85,14 +87,16 @@ export function createPlacer(o: PlacerOptions = {}): Placer {
     if (!a) anchorCache.set(list, (a = anchorsOf(list)));
     return a;
   };
+  const shardAnchorOf = async (db: Db, tenant: string): Promise<ShardAnchor> => {
+    const all = await anchors(db);
+    const shard = shardOfTenant(all.map((a) => a.shard), tenant);
+    return all.find((a) => a.shard === shard)!;
+  };
   return {
     policy: o.policy ?? placementPolicy(undefined),
     anchors,
-    async anchorOf(db, tenant) {
-      const all = await anchors(db);
-      const shard = shardOfTenant(all.map((a) => a.shard), tenant);
-      return all.find((a) => a.shard === shard)!.anchor;
-    },
+    anchorOf: async (db, tenant) => (await shardAnchorOf(db, tenant)).anchor,
+    shardAnchorOf,
     async rooms(db, anchor, fresh) {
       const hit = rooms.get(anchor);
       if (!fresh && hit && now() - hit.at < roomsTtl) return hit.rooms;

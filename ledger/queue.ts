@@ -89,6 +89,12 @@ export interface DequeueOptions {
   requestId: string;
   /** At most this many admissions let in by one call (each its own transaction). */
   maxAdmits?: number;
+  /**
+   * False: only expire what outlived its TTL, admit nothing. The sweeps' per-tenant pass with clusters
+   * registered: the shard's fair pass (ledger/queue-fair.ts) admits, and a room it holds back for a
+   * queued admission must not go to another tenant's.
+   */
+  admit?: boolean;
   /** Called inside each admitting transaction, after its writes, before COMMIT (crash injection). */
   beforeCommit?: () => void;
   /** Where an admission leaving the queue goes (ledger/placement.ts). */
@@ -107,7 +113,10 @@ export interface DequeueResult {
   admitted: DequeuedAdmission[];
   /** Queued admissions whose TTL ran out, moved to `expired`. */
   expired: number;
-  /** Why the queue stops here: its head and what it is short of (null: the queue is empty); `forCluster`: its quota fits, but no cluster has room. */
+  /**
+   * Why the queue stops here: its head and what it is short of (null: the queue is empty); `forCluster`: its quota fits, but no
+   * cluster has room (`head` is then the admission the quota let in, and `held` whether its bypass budget is spent).
+   */
   waiting: (Extract<QueuePick, { type: 'wait' }> & { forCluster?: true }) | null;
   /** Transactions run (each BEGIN … COMMIT or ROLLBACK). */
   transactions: number;
@@ -116,7 +125,7 @@ export interface DequeueResult {
 }
 
 /** `reservation r` written by the dequeuer: the controller's statement joins its fence. */
-const fenced = (by: Dequeuer) => (by.side === 'controller' ? { join: FENCE_OF_CLUSTER('r'), args: [by.cluster, by.epoch] } : { join: '', args: [] });
+export const fenced = (by: Dequeuer) => (by.side === 'controller' ? { join: FENCE_OF_CLUSTER('r'), args: [by.cluster, by.epoch] } : { join: '', args: [] });
 
 /**
  * Lets the tenant's queued admissions in while its quota allows, one transaction each, and
@@ -187,12 +196,15 @@ async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions, 
   ).rowsAffected;
   let left = expired;
   const live = await readQueue(tx, tenant);
-  let pick: DequeueResult['waiting'] | QueuePick = pickFromQueue(live, locked.quota, locked.maxBypass);
+  let pick: DequeueResult['waiting'] | QueuePick = opts.admit === false ? { type: 'empty' } : pickFromQueue(live, locked.quota, locked.maxBypass);
   let admitted = false;
   let target: Target | null = null;
   if (pick.type === 'admit') {
     target = await clusterInTx(tx, opts.placer, place.anchor, place.registered, tenant, pick.amounts);
-    if (!target) pick = { type: 'wait', head: pick.id, short: [], held: false, forCluster: true };
+    // No cluster has room for it. `held`: its bypass budget is spent, so the cross-tenant pick
+    // (ledger/queue-fair.ts) keeps the shard's freed room for it instead of letting another tenant pass.
+    const id = pick.id;
+    if (!target) pick = { type: 'wait', head: id, short: [], held: (live.find((q) => q.id === id)?.bypassed ?? 0) >= locked.maxBypass, forCluster: true };
   }
   if (pick.type === 'admit' && target) {
     const moved = await tx.execute(

@@ -14,6 +14,8 @@
 //     (PLACEMENT_POLICY=affinity) tries first for acme's admissions, in this order ('' clears them)
 // `npm run tenant -- queue-bypass acme 5`                           how many later, smaller admissions may pass a
 //     head that does not fit (tenant_quota.queue_max_bypass, default 3; 0: strict FIFO)
+// `npm run tenant -- weight acme 2`                                acme's weight in the cross-tenant fair pick of
+//     freed cluster room (tenant_quota.fair_weight, default 1; ledger/fair-pick.ts)
 // Quantities are Kubernetes quantities, stored in ledger units (millicores, MiB, count).
 // Lowering a limit below what is in use is allowed: it only blocks new admissions.
 import { randomBytes, createHash } from 'node:crypto';
@@ -26,10 +28,10 @@ import { resolveAdmission, ResolveRefused } from './operator/resolve.ts';
 import type { Resolution } from './operator/resolve-conflict.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
-import { dequeueTenant } from '../ledger/queue.ts';
+import { dequeueFor } from '../ledger/queue-fair.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { keyIdOf } from '../functions/auth/key-id.ts';
-import { globalQueue, MAX_QUEUE_BYPASS, setQueueBypass, tenantQueueLines } from './operator/queue-report.ts';
+import { globalQueue, QUEUE_SETTINGS, setQueueSetting, tenantQueueLines, type QueueSetting } from './operator/queue-report.ts';
 import { createPlacer, writeAffinity } from '../ledger/placement.ts';
 import { CLUSTER_NAME, notAClusterName } from '../ledger/clusters.ts';
 import { placementPolicy } from '../ledger/placement-policy.ts';
@@ -159,14 +161,20 @@ async function show(db: Db, tenant: string): Promise<void> {
   console.log(`${tenant}\tqueued=${queued}`);
 }
 
-/** `queue-bypass <tenant> <K>`: the tenant and a whole number 0..MAX_QUEUE_BYPASS. */
-export function parseBypassArgs(args: string[]): { tenant: string; k: number } {
-  const usage = `usage: npm run tenant -- queue-bypass <tenant> <K>   (K: 0..${MAX_QUEUE_BYPASS}; 0 is strict FIFO)`;
-  const [tenant, k, ...rest] = args;
-  if (!tenant || k === undefined || rest.length > 0) throw new UsageError(usage);
+const SETTING_USAGE: Record<QueueSetting, string> = {
+  'queue-bypass': `usage: npm run tenant -- queue-bypass <tenant> <K>   (K: 0..${QUEUE_SETTINGS['queue-bypass'].max}; 0 is strict FIFO)`,
+  weight: `usage: npm run tenant -- weight <tenant> <w>   (w: 1..${QUEUE_SETTINGS.weight.max}; the share of the clusters' capacity it gets while tenants wait, relative to others)`,
+};
+
+/** `queue-bypass <tenant> <K>` and `weight <tenant> <w>`: the tenant and a whole number in the setting's range. */
+export function parseSettingArgs(setting: QueueSetting, args: readonly string[]): { tenant: string; value: number } {
+  const usage = SETTING_USAGE[setting];
+  const { min, max } = QUEUE_SETTINGS[setting];
+  const [tenant, value, ...rest] = args;
+  if (!tenant || value === undefined || rest.length > 0) throw new UsageError(usage);
   if (!tenantName.safeParse(tenant).success) throw new UsageError(`tenant "${tenant}" is not a DNS-1123 label`);
-  if (!/^\d{1,4}$/.test(k) || Number(k) > MAX_QUEUE_BYPASS) throw new UsageError(`K must be a whole number from 0 to ${MAX_QUEUE_BYPASS} (got "${k}")\n${usage}`);
-  return { tenant, k: Number(k) };
+  if (!/^\d{1,4}$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`${setting} must be a whole number from ${min} to ${max} (got "${value}")\n${usage}`);
+  return { tenant, value: Number(value) };
 }
 
 async function queue(db: Db): Promise<void> {
@@ -179,13 +187,14 @@ async function queue(db: Db): Promise<void> {
   if (tenants === 0) console.log('no tenant has queued admissions');
 }
 
-async function queueBypass(args: string[]): Promise<void> {
-  const { tenant, k } = parseBypassArgs(args);
+async function queueSetting(setting: QueueSetting, args: readonly string[]): Promise<void> {
+  const { tenant, value } = parseSettingArgs(setting, args);
   const db = createDb({ url: databaseUrlFromEnv() });
-  if (!(await setQueueBypass(db, tenant, k))) throw new UsageError(`tenant "${tenant}" has no quota (npm run tenant -- set ${tenant} …)`);
-  console.log(`${tenant}\tqueue_max_bypass=${k}`);
+  if (!(await setQueueSetting(db, tenant, setting, value))) throw new UsageError(`tenant "${tenant}" has no quota (npm run tenant -- set ${tenant} …)`);
+  console.log(`${tenant}\t${QUEUE_SETTINGS[setting].column}=${value}`);
+  if (setting === 'weight') return; // the next freed room is offered by the new weights
   // A larger budget may let a smaller admission pass the head now rather than at the next release.
-  const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-queue-bypass:${tenant}`, placer: placerFromEnv() });
+  const moved = await dequeueFor(db, tenant, { byFor: async () => ({ side: 'worker' }), now: () => new Date(), requestId: `tenant-queue-bypass:${tenant}`, placer: placerFromEnv() });
   if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
 }
 
@@ -213,7 +222,7 @@ async function main(argv: string[]): Promise<void> {
     if (argv.length > 1) throw new UsageError('usage: npm run tenant -- queue   (every shard; no arguments)');
     return queue(createDb({ url: databaseUrlFromEnv() }));
   }
-  if (command === 'queue-bypass') return queueBypass(argv.slice(1));
+  if (command === 'queue-bypass' || command === 'weight') return queueSetting(command, argv.slice(1));
   if (command === 'affinity') return affinity(argv.slice(1));
   if (command === 'backfill-count') {
     const added = await backfillCount(createDb({ url: databaseUrlFromEnv() }));
@@ -222,7 +231,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (!command || !tenant || !['set', 'show', 'key'].includes(command)) {
     throw new UsageError(
-      'usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count | queue | queue-bypass <tenant> <K> | affinity <tenant> <c1,c2,…> | resolve <admission-id> --release|--keep --reason "why"',
+      'usage: npm run tenant -- set <tenant> cpu=8 memory=32Gi nvidia.com/gpu=2 modelservices=20 | show <tenant> | key <tenant> | backfill-count | queue | queue-bypass <tenant> <K> | weight <tenant> <w> | affinity <tenant> <c1,c2,…> | resolve <admission-id> --release|--keep --reason "why"',
     );
   }
   if (command === 'key') {
@@ -233,7 +242,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'set') {
     await setTenantQuota(db, tenant, parseLimits(rest));
     // A raised limit may let queued admissions in now rather than at the next release or cron run.
-    const moved = await dequeueTenant(db, tenant, { by: { side: 'worker' }, now: () => new Date(), requestId: `tenant-set:${tenant}`, placer: placerFromEnv() });
+    const moved = await dequeueFor(db, tenant, { byFor: async () => ({ side: 'worker' }), now: () => new Date(), requestId: `tenant-set:${tenant}`, placer: placerFromEnv() });
     if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
   }
   await show(db, tenant);

@@ -1,14 +1,19 @@
-// The controller's trigger of the queue: right after a release or a refund commits (quota freed),
-// it lets the tenant's queued admissions in (ledger/queue.ts), fenced by its cluster's fence at its epoch. A failure
-// here undoes nothing of the release: it is logged, and the cron sweep's dequeue (the safety net)
-// or the next release admits them.
+// The controller's trigger of the queue: right after a release or a refund commits (quota and a
+// cluster room freed), it lets queued admissions in, fenced by its cluster's fence at its epoch. With
+// registered clusters the freed room is shared, so the tenants of the releasing tenant's shard are
+// offered it in fair order (ledger/queue-fair.ts); without, only the releasing tenant's own quota
+// freed up, and its own queue is dequeued (ledger/queue.ts). A failure here undoes nothing of the
+// release: it is logged, and the queue sweep, the cron sweep's dequeue (the safety nets) or the
+// next release admits them.
 import type { Db } from '../../ledger/db.ts';
 import type { LedgerShard } from '../../ledger/shards.ts';
-import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
+import { dequeueTenant, queuedTenants, type DequeueOptions } from '../../ledger/queue.ts';
+import { dequeueFair, dequeueFor, ofTenant, type FairDequeueResult } from '../../ledger/queue-fair.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { LedgerMetrics } from './metrics.ts';
 import type { Placer } from '../../ledger/placement.ts';
+import type { LeaderFence } from './leader-fence.ts';
 
 export interface QueueTriggerDeps {
   db: Db;
@@ -16,60 +21,80 @@ export interface QueueTriggerDeps {
   metrics: LedgerMetrics;
   /** Where an admission leaving the queue goes (ledger/placement.ts). */
   placer: Placer;
+  /** This leader's fence: its cluster, and its epoch once a tenant's fence row is raised to it. */
+  fence: Pick<LeaderFence, 'cluster' | 'forTenants'>;
 }
 
-/** The leader that dequeues: its cluster and epoch (its fence, ledger/fence.ts). */
-export interface Dequeuing {
-  cluster: string;
-  epoch: number;
-}
+type Trigger = 'release' | 'refund' | 'sweep';
 
-export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, by: Dequeuing, log: Logger, trigger: 'release' | 'refund' | 'sweep'): Promise<void> {
-  if (trigger !== 'sweep') crashPoint('after-release-before-dequeue');
+const options = (d: QueueTriggerDeps, trigger: Trigger): Omit<DequeueOptions, 'by'> => ({
+  now: d.now,
+  requestId: `controller:${trigger}`,
+  beforeCommit: () => crashPoint('inside-dequeue-before-commit'),
+  placer: d.placer,
+});
+const byFor = (d: QueueTriggerDeps) => async (tenant: string) => ({ side: 'controller' as const, cluster: d.fence.cluster, epoch: await d.fence.forTenants([tenant]) });
+
+/** After `tenant`'s release or refund: its shard's fair dequeue with clusters registered, its own queue without (ledger/queue-fair.ts dequeueFor). */
+export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, log: Logger, trigger: Exclude<Trigger, 'sweep'>): Promise<void> {
+  crashPoint('after-release-before-dequeue');
   try {
-    const r = await dequeueTenant(d.db, tenant, {
-      by: { side: 'controller', ...by },
-      now: d.now,
-      requestId: `controller:${trigger}`,
-      beforeCommit: () => crashPoint('inside-dequeue-before-commit'),
-      placer: d.placer,
-    });
-    for (const a of r.admitted) {
-      d.metrics.queueAdmitted.inc({ bypass: a.passed ? 'yes' : 'no' });
-      d.metrics.queueWait.observe(a.waitedMs / 1000);
-      log.info('admitted from the queue', { admissionId: a.id, passed: a.passed, waitedMs: a.waitedMs, trigger });
-    }
-    if (r.expired > 0) d.metrics.queueExpired.inc(r.expired);
-    d.metrics.queueLength.set({ tenant }, r.queued);
-    if (r.waiting) log.debug('queue head waits', { head: r.waiting.head, held: r.waiting.held, short: r.waiting.short });
+    note(d, await dequeueFor(d.db, tenant, { ...options(d, trigger), byFor: byFor(d) }), log, trigger);
   } catch (err) {
-    log.warn('dequeue after a quota release failed: the cron sweep retries it', { trigger, error: err instanceof Error ? err.message : String(err) });
+    log.warn('dequeue after a quota release failed: the sweeps retry it', { trigger, error: err instanceof Error ? err.message : String(err) });
   }
 }
 
+function note(d: QueueTriggerDeps, r: FairDequeueResult, log: Logger, trigger: Trigger): void {
+  for (const a of r.admitted) {
+    d.metrics.queueAdmitted.inc({ bypass: a.passed ? 'yes' : 'no' });
+    d.metrics.queueWait.observe(a.waitedMs / 1000);
+    log.info('admitted from the queue', { tenant: a.tenant, admissionId: a.id, passed: a.passed, waitedMs: a.waitedMs, trigger });
+  }
+  if (r.expired > 0) d.metrics.queueExpired.inc(r.expired);
+  for (const [tenant, queued] of r.queued) d.metrics.queueLength.set({ tenant }, queued);
+  if (r.passed.length > 0) log.info('passed by another tenant for a cluster room', { passed: r.passed, trigger });
+  if (r.holding) log.debug('cluster room held back for a queued admission (its bypass budget is spent)', { tenant: r.holding.tenant, admissionId: r.holding.id });
+}
+
 /**
- * The controller's own safety net (QUEUE_SWEEP_MS): every tenant with queued admissions, shard by
- * shard, gets a dequeue — so a controller that died between a release and its dequeue, or a lost
- * trigger, delays a queued admission by one sweep, not until the next cron run.
+ * The controller's own safety net (QUEUE_SWEEP_MS), shard by shard: with registered clusters the
+ * shard's fair dequeue admits (room freed without a trigger goes in fair order, and a room held back
+ * stays held) and every tenant with queued admissions gets its expiry; without, every such tenant gets
+ * its own dequeue (expiry, and quota freed without a trigger) — so a
+ * controller that died between a release and its dequeue, or a lost trigger, delays a queued
+ * admission by one sweep, not until the next cron run.
  */
-export async function queueSweepOnce(
-  d: QueueTriggerDeps & { shards: () => Promise<LedgerShard[]>; cluster: string; epochFor: (tenant: string) => Promise<number> },
-  log: Logger,
-  signal: AbortSignal,
-): Promise<number> {
+export async function queueSweepOnce(d: QueueTriggerDeps & { shards: () => Promise<LedgerShard[]> }, log: Logger, signal: AbortSignal): Promise<number> {
   let tenants = 0;
+  const db = d.db.withSignal(signal);
+  const registered = await d.placer.registered(db, false);
   // The gauge shows the tenants this sweep finds queued; one whose queue emptied drops out.
   d.metrics.queueLength.reset();
   for (const shard of await d.shards()) {
+    signal.throwIfAborted();
+    const anchor = registered ? (await d.placer.anchors(db)).find((a) => a.shard.name === shard.name) : undefined;
+    if (anchor) await guarded(async () => note(d, await dequeueFair(db, anchor, { ...options(d, 'sweep'), byFor: byFor(d) }), log, 'sweep'), log);
     let after = '';
     for (;;) {
       signal.throwIfAborted();
       const page = await queuedTenants(shard.db.withSignal(signal), after, 100);
-      for (const tenant of page) await admitFromQueue({ ...d, db: d.db.withSignal(signal) }, tenant, { cluster: d.cluster, epoch: await d.epochFor(tenant) }, log, 'sweep');
+      for (const tenant of page) {
+        await guarded(async () => note(d, ofTenant(tenant, await dequeueTenant(db, tenant, { ...options(d, 'sweep'), by: await byFor(d)(tenant), admit: !registered })), log, 'sweep'), log);
+      }
       tenants += page.length;
       if (page.length < 100) break;
       after = page.at(-1)!;
     }
   }
   return tenants;
+}
+
+/** One dequeue of the sweep: its failure is logged and the sweep goes on with the next. */
+async function guarded(work: () => Promise<void>, log: Logger): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    log.warn('queue sweep: a dequeue failed, the next sweep retries it', { error: err instanceof Error ? err.message : String(err) });
+  }
 }

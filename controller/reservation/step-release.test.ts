@@ -50,12 +50,15 @@ describe('step: release', () => {
     ]);
     expect(writes[0]?.args).toEqual([EPOCH, NOW, NOW, KEY.tenant, KEY.id]);
     expect(writes[1]?.args).toEqual([KEY.id, 1, 'release', KEY.tenant, 1000, 1024, 0, 1, NOW, null]);
-    const release = h.statements.filter((s) => !/MAX\(queued\)/.test(s.sql));
+    const release = h.statements.filter((s) => !/MAX\(queued\)|FROM cluster/.test(s.sql));
     expect(new Set(release.map((s) => s.tx)).size).toBe(1);
     expect(h.ends).toEqual(['commit']);
     expect(await h.count('released')).toBe(1);
-    // Then the tenant's queue is looked at (nothing queued here: one read, no transaction).
-    expect(h.statements.at(-1)?.sql).toMatch(/^SELECT MAX\(queued\) AS queued FROM tenant_quota WHERE tenant = \?/);
+    // Then the queue is looked at: no cluster registered, so the tenant's own (nothing queued here: one read, no transaction).
+    expect(h.statements.slice(-2).map((s) => s.sql)).toEqual([
+      expect.stringMatching(/^SELECT name FROM cluster LIMIT 1/),
+      expect.stringMatching(/^SELECT MAX\(queued\) AS queued FROM tenant_quota WHERE tenant = \?/),
+    ]);
   });
 
   it('nothing to release (released meanwhile, or fenced): rolled back, not counted', async () => {

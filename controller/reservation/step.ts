@@ -119,7 +119,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
       if (await refundScaleDown(d.db, rec, action.generation, delta, epoch, now, rec.room)) {
         d.metrics.refunded.inc();
         log.info('scale-down refunded: the surplus pods are gone', { generation: action.generation, from: action.from, to: action.to });
-        await admitFromQueue(d, rec.tenant, { cluster: d.fence.cluster, epoch }, log, 'refund');
+        await admitFromQueue(d, rec.tenant, log, 'refund');
       }
       return { requeue: true };
     }
@@ -168,7 +168,7 @@ async function act(d: ReconcileScope, s: Step, action: LedgerAction): Promise<Re
       if (await release(d.db, rec, epoch, now)) {
         d.metrics.released.inc();
         log.info('quota released');
-        await admitFromQueue(d, rec.tenant, { cluster: d.fence.cluster, epoch }, log, 'release');
+        await admitFromQueue(d, rec.tenant, log, 'release');
       }
       return {};
   }

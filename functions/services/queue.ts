@@ -3,7 +3,8 @@
 // it did may let a queued admission in (a cancel) — the controller runs it after every release and
 // refund, the cron sweep as the safety net (functions/services/sweep.ts).
 import { estimateWait } from '../../ledger/queue-pick.ts';
-import { dequeueTenant, readQueue, type DequeueResult } from '../../ledger/queue.ts';
+import { readQueue } from '../../ledger/queue.ts';
+import { dequeueFor, type FairDequeueResult } from '../../ledger/queue-fair.ts';
 import { addAmounts } from '../../ledger/resources.ts';
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { QueueView } from '../../schema/api.ts';
@@ -41,7 +42,10 @@ export async function getQueue(deps: ServiceDeps, tenant: string): Promise<Queue
   return { tenant, queued, items };
 }
 
-/** Lets the tenant's queued admissions in as far as its quota allows now (the Worker's trigger). */
-export function dequeueByWorker(deps: ServiceDeps, tenant: string, requestId: string): Promise<DequeueResult> {
-  return dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId, placer: deps.placer });
+/**
+ * Lets queued admissions in as far as quota and room allow now (the Worker's trigger): the tenant's
+ * own queue, or with clusters registered its shard's fair pass (ledger/queue-fair.ts).
+ */
+export function dequeueByWorker(deps: ServiceDeps, tenant: string, requestId: string): Promise<FairDequeueResult> {
+  return dequeueFor(deps.db, tenant, { byFor: async () => ({ side: 'worker' }), now: deps.clock, requestId, placer: deps.placer });
 }

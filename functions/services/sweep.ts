@@ -21,6 +21,7 @@ import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
 import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
+import { dequeueFair, FAIR_ATTEMPTS } from '../../ledger/queue-fair.ts';
 import type { ServiceDeps } from './deps.ts';
 import { resumeMoves } from '../../ledger/allotment-moves.ts';
 import { markLost, overdueClusters, rollModesForward } from '../../ledger/cluster-failover.ts';
@@ -122,11 +123,27 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
     }
     if (!budgetLeft) break;
   }
-  // The queue's safety net: every tenant with queued admissions gets a dequeue (admits what fits
-  // now, expires what outlived its TTL), shard by shard, within the budget.
+  // The queue's safety net, shard by shard within the budget: with clusters registered the shard's
+  // fair pass admits (ledger/queue-fair.ts; a room it holds back stays held) and every tenant with
+  // queued admissions gets its expiry; without, every such tenant gets its own dequeue (admits what
+  // fits now, expires what outlived its TTL).
   let dequeued = 0;
   let expired = 0;
+  const registered = shards.length > 0 && (await deps.placer.registered(deps.db, false));
+  const worker = { side: 'worker' as const };
+  const dequeueOptions = { now: deps.clock, requestId: `cron:${opts.scheduledTime}`, placer: deps.placer };
   for (const shard of shards) {
+    const anchor = registered ? (await deps.placer.anchors(deps.db)).find((a) => a.shard.name === shard.name) : undefined;
+    const room = Math.floor((opts.maxStatements - statements - FINISH) / DEQUEUE_STATEMENTS);
+    // Each admission of the fair pass may cost up to FAIR_ATTEMPTS dequeue transactions and a bypass count.
+    const fairAdmits = Math.floor(room / (FAIR_ATTEMPTS + 2));
+    if (anchor && (budgetLeft = fairAdmits >= 1)) {
+      const r = await dequeueFair(deps.db, anchor, { ...dequeueOptions, byFor: async () => worker, maxAdmits: fairAdmits });
+      statements += r.transactions * DEQUEUE_STATEMENTS + r.reads * shard.roundTrips;
+      dequeued += r.admitted.length;
+      expired += r.expired;
+    }
+    if (!budgetLeft) break;
     let after = '';
     for (;;) {
       if (!(budgetLeft = statements + shard.roundTrips + FINISH <= opts.maxStatements)) break;
@@ -135,7 +152,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
       for (const tenant of tenants) {
         const room = Math.floor((opts.maxStatements - statements - FINISH) / DEQUEUE_STATEMENTS);
         if (!(budgetLeft = room >= 1)) break;
-        const r = await dequeueTenant(deps.db, tenant, { by: { side: 'worker' }, now: deps.clock, requestId: `cron:${opts.scheduledTime}`, maxAdmits: room - 1 || 1, placer: deps.placer });
+        const r = await dequeueTenant(deps.db, tenant, { ...dequeueOptions, by: worker, maxAdmits: room - 1 || 1, admit: !registered });
         statements += r.transactions * DEQUEUE_STATEMENTS;
         dequeued += r.admitted.length;
         expired += r.expired;

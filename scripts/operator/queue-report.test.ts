@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Db } from '../../ledger/db.ts';
 import type { QueuedItem } from '../../ledger/queue-pick.ts';
 import type { Amounts } from '../../schema/model-service.ts';
-import { parseBypassArgs, UsageError } from '../tenant.ts';
+import { parseSettingArgs, UsageError } from '../tenant.ts';
 import { amountsLedger, globalQueue, shortText, tenantQueueLines, type TenantQueue } from './queue-report.ts';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
@@ -67,13 +67,20 @@ describe('tenantQueueLines', () => {
   });
 });
 
-describe('queue-bypass arguments', () => {
-  it('a tenant and a whole number from 0 to 1000', () => {
-    expect(parseBypassArgs(['acme', '5'])).toEqual({ tenant: 'acme', k: 5 });
-    expect(parseBypassArgs(['acme', '0'])).toEqual({ tenant: 'acme', k: 0 });
+describe('queue-bypass and weight arguments', () => {
+  it('queue-bypass: a tenant and a whole number from 0 to 1000', () => {
+    expect(parseSettingArgs('queue-bypass', ['acme', '5'])).toEqual({ tenant: 'acme', value: 5 });
+    expect(parseSettingArgs('queue-bypass', ['acme', '0'])).toEqual({ tenant: 'acme', value: 0 });
     for (const bad of [[], ['acme'], ['acme', '-1'], ['acme', '1001'], ['acme', 'x'], ['Acme!', '2'], ['acme', '2', 'more']]) {
-      expect(() => parseBypassArgs(bad)).toThrow(UsageError);
+      expect(() => parseSettingArgs('queue-bypass', bad)).toThrow(UsageError);
     }
+  });
+
+  it('weight: a tenant and a whole number from 1 to 1000 (0 would take it out of the pick)', () => {
+    expect(parseSettingArgs('weight', ['acme', '2'])).toEqual({ tenant: 'acme', value: 2 });
+    expect(parseSettingArgs('weight', ['acme', '1000'])).toEqual({ tenant: 'acme', value: 1000 });
+    for (const bad of [['acme', '0'], ['acme', '1001'], ['acme', '1.5'], ['acme']]) expect(() => parseSettingArgs('weight', bad)).toThrow(UsageError);
+    expect(() => parseSettingArgs('weight', ['acme', '0'])).toThrow(/weight must be a whole number from 1 to 1000/);
   });
 });
 

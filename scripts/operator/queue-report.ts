@@ -105,10 +105,19 @@ export async function* globalQueue(db: Db, pageSize = 100): AsyncGenerator<Tenan
   }
 }
 
-/** Sets the tenant's bypass budget on all its quota rows; false when it has none (nothing to set it on). */
-export async function setQueueBypass(db: Db, tenant: string, k: number, now = new Date()): Promise<boolean> {
-  // Read first: MySQL counts only changed rows, so rowsAffected cannot tell "no rows" from "already K".
+/** A queue setting kept on every one of a tenant's quota rows: its column and whole-number range. */
+export const QUEUE_SETTINGS = {
+  /** How many later, smaller admissions may pass a head that does not fit (0: strict FIFO). */
+  'queue-bypass': { column: 'queue_max_bypass', min: 0, max: MAX_QUEUE_BYPASS },
+  /** The tenant's weight in the cross-tenant fair pick (ledger/fair-pick.ts). */
+  weight: { column: 'fair_weight', min: 1, max: 1000 },
+} as const;
+export type QueueSetting = keyof typeof QUEUE_SETTINGS;
+
+/** Sets one of the tenant's queue settings on all its quota rows; false when it has none (nothing to set it on). */
+export async function setQueueSetting(db: Db, tenant: string, setting: QueueSetting, value: number, now = new Date()): Promise<boolean> {
+  // Read first: MySQL counts only changed rows, so rowsAffected cannot tell "no rows" from "already set".
   if (Object.keys((await readQuota(db, tenant)).quota).length === 0) return false;
-  await db.execute('UPDATE tenant_quota SET queue_max_bypass = ?, updated_at = ? WHERE tenant = ?', [k, now, tenant]);
+  await db.execute(`UPDATE tenant_quota SET ${QUEUE_SETTINGS[setting].column} = ?, updated_at = ? WHERE tenant = ?`, [value, now, tenant]);
   return true;
 }

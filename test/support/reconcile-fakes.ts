@@ -36,6 +36,7 @@ export function scriptedLedgerDb(script: LedgerScript): { db: Db; ends: TxEnd[] 
       return { rows: row ? [row] : [], rowsAffected: 0 };
     }
     if (/^SELECT MAX\(queued\) AS queued FROM tenant_quota/.test(s)) return { rows: [{ queued: 0 }], rowsAffected: 0 }; // nothing queued
+    if (/^SELECT name FROM cluster LIMIT 1/.test(s)) return { rows: [], rowsAffected: 0 }; // no cluster registered: the tenant's own dequeue
     if (/^SELECT 1 AS held FROM outbox o/.test(s)) return { rows: script.claimHeld === false ? [] : [{ held: 1 }], rowsAffected: 0 };
     if (/^(UPDATE|INSERT|DELETE)\b/.test(s)) return { rows: [], rowsAffected: script.affected?.(s, args) ?? 1 };
     throw new Error(`unscripted statement: ${s.slice(0, 120)}`);

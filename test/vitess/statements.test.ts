@@ -94,7 +94,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
   const at = (id: string) => ({ tenant: q, id });
   const warnings: string[] = [];
   const ctlLog = createLogger({ level: 'warn', write: (line) => warnings.push(line) });
-  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer() };
+  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer(), fence: { cluster: 'default', forTenants: async () => epoch } };
   /** The controller's release of an admitted one (the tenant deleted it). */
   const free = async (id: string) => {
     await as('functions/services/requests.ts:deleteAdmission', () => deleteAdmission(deps, q, id, `free-${id}`));
@@ -124,7 +124,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
 
   // A release frees 1 core: the controller's dequeue lets the 1-core one pass the 2-core head.
   await free(a1.admission.id);
-  await as('controller/reservation/queue-trigger.ts:admitFromQueue', () => admitFromQueue(trigger, q, { cluster: 'default', epoch }, ctlLog, 'release'));
+  await as('controller/reservation/queue-trigger.ts:admitFromQueue', () => admitFromQueue(trigger, q, ctlLog, 'release'));
   expect(warnings).toEqual([]);
   expect((await getAdmission({ ...deps, db: V.db }, q, small.admission.id)).state).toBe('admitted');
   expect((await getAdmission({ ...deps, db: V.db }, q, head.admission.id)).queue?.bypassed).toBe(1);
@@ -137,7 +137,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
       await free(a2.admission.id);
       await free(small.admission.id);
       const tenants = await as('controller/reservation/queue-trigger.ts:queueSweepOnce', () =>
-        queueSweepOnce({ ...trigger, shards: () => ledgerShards(db), cluster: 'default', epochFor: async () => epoch }, ctlLog, new AbortController().signal),
+        queueSweepOnce({ ...trigger, shards: () => ledgerShards(db) }, ctlLog, new AbortController().signal),
       );
       expect(tenants).toBeGreaterThanOrEqual(1);
       expect(warnings).toEqual([]);
@@ -239,8 +239,9 @@ async function exercisePlacement(epochOf: (cluster: string) => Promise<number>):
   await deleteAdmission(deps, p, id, 'pd');
   await transition(V.db, at(id), ['deleting'], 'releasing', epoch, new Date(), null);
   await as('controller/reservation/quota-moves.ts:release (with a room)', () => release(db, at(id), epoch, new Date()));
-  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer() };
-  await as('controller/reservation/queue-trigger.ts:admitFromQueue (placed)', () => admitFromQueue(trigger, p, { cluster: name, epoch }, createLogger({ level: 'error' }), 'release'));
+  const trigger = { db, now: () => new Date(), metrics: ledgerMetrics(new Registry()), placer: createPlacer(), fence: { cluster: name, forTenants: async () => epoch } };
+  // With a cluster registered, the release's dequeue is the shard's fair one (ledger/queue-fair.ts).
+  await as('controller/reservation/queue-trigger.ts:admitFromQueue (placed, fair)', () => admitFromQueue(trigger, p, createLogger({ level: 'error' }), 'release'));
   expect((await getAdmission({ ...deps, db: V.db }, p, queued.admission.id)).cluster).toBe(name);
 }
 
