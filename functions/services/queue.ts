@@ -2,7 +2,7 @@
 // /queue, and GET /requests/:id of a queued one), and the dequeue the Worker runs when something
 // it did may let a queued admission in (a cancel) — the controller runs it after every release and
 // refund, the cron sweep as the safety net (functions/services/sweep.ts).
-import { estimateWait } from '../../ledger/queue-pick.ts';
+import { estimateWait, type ReleaseRate, type TenantQuota, type WaitEstimate } from '../../ledger/queue-pick.ts';
 import { readQueue } from '../../ledger/queue.ts';
 import { dequeueFor, type FairDequeueResult } from '../../ledger/queue-fair.ts';
 import { addAmounts } from '../../ledger/resources.ts';
@@ -18,6 +18,20 @@ export const QUEUE_LIST_LIMIT = 100;
 
 const zero = (): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, 0])) as Amounts;
 
+/**
+ * With clusters registered, an admission whose quota is free but is still queued waits for cluster
+ * room, which other tenants share: the tenant's own release rate says nothing about it, and what
+ * the others hold is not the tenant's to see. So no estimate, with that reason.
+ */
+export const CLUSTER_ROOM_REASON =
+  'its quota is free, but no cluster has room for it now: it is admitted when cluster room frees up, which other tenants share (no estimate)';
+
+async function estimateOf(deps: ServiceDeps, needed: Amounts, quota: TenantQuota, rate: ReleaseRate): Promise<WaitEstimate> {
+  const e = estimateWait(needed, quota, rate);
+  if (e.seconds !== 0 || !(await deps.placer.registered(deps.db, false))) return e;
+  return { seconds: null, method: 'release-rate', reason: CLUSTER_ROOM_REASON };
+}
+
 /** A queued admission with its position and estimated wait filled in (3 reads); any other as it is. */
 export async function withQueuePlace(deps: ServiceDeps, a: AdmissionRecord, seq: number | null): Promise<AdmissionRecord> {
   if (a.state !== 'queued' || !a.queue || seq === null) return a;
@@ -25,7 +39,7 @@ export async function withQueuePlace(deps: ServiceDeps, a: AdmissionRecord, seq:
   const { quota } = await readQuota(deps.db, a.tenant);
   const through = await queuedThrough(deps.db, a.tenant, seq);
   const rate = await releaseRate(deps.db, a.tenant, now);
-  return { ...a, queue: { ...a.queue, position: through.count, estimate: estimateWait(through.needed, quota, rate) } };
+  return { ...a, queue: { ...a.queue, position: through.count, estimate: await estimateOf(deps, through.needed, quota, rate) } };
 }
 
 /** The tenant's queue in FIFO order with positions and estimates (3 reads). */
@@ -35,10 +49,11 @@ export async function getQueue(deps: ServiceDeps, tenant: string): Promise<Queue
   const entries = await readQueue(deps.db, tenant, QUEUE_LIST_LIMIT);
   const rate = entries.length > 0 ? await releaseRate(deps.db, tenant, now) : null;
   let needed = zero();
-  const items = entries.map((e, i) => {
+  const items = [];
+  for (const [i, e] of entries.entries()) {
     needed = addAmounts(needed, e.amounts);
-    return { id: e.id, position: i + 1, amounts: e.amounts, estimate: estimateWait(needed, quota, rate!) };
-  });
+    items.push({ id: e.id, position: i + 1, amounts: e.amounts, estimate: await estimateOf(deps, needed, quota, rate!) });
+  }
   return { tenant, queued, items };
 }
 

@@ -10,11 +10,13 @@ import { amountsLedger, globalQueue, shortText, tenantQueueLines, type TenantQue
 const now = new Date('2026-12-01T10:00:00.000Z');
 const amounts = (cpu: number, memory = 0, gpu = 0): Amounts => ({ cpu, memory, 'nvidia.com/gpu': gpu, modelservices: 1 });
 const item = (id: string, seq: number, a: Amounts, over: Partial<QueuedItem> = {}): QueuedItem => ({ id, seq, amounts: a, bypassed: 0, expiresAt: null, ...over });
-const tenantQueue = (items: QueuedItem[], cpuUsed: number, maxBypass = 3): TenantQueue => ({
+const tenantQueue = (items: QueuedItem[], cpuUsed: number, maxBypass = 3, rooms: TenantQueue['rooms'] = null): TenantQueue => ({
   shard: 'ledger/-80',
   tenant: 'acme',
   queued: items.length,
   maxBypass,
+  weight: 1,
+  rooms,
   items,
   quota: { cpu: { hard: 4000, used: cpuUsed }, memory: { hard: 8192, used: 0 }, modelservices: { hard: 20, used: 2 } },
 });
@@ -22,7 +24,7 @@ const tenantQueue = (items: QueuedItem[], cpuUsed: number, maxBypass = 3): Tenan
 describe('tenantQueueLines', () => {
   it('the head that does not fit, with a budget left and no later one that fits', () => {
     expect(tenantQueueLines(tenantQueue([item('H', 1, amounts(2000, 1024)), item('B', 2, amounts(3000))], 3000), now)).toEqual([
-      'ledger/-80\tacme\tqueued=2\tmax-bypass=3',
+      'ledger/-80\tacme\tqueued=2\tmax-bypass=3\tweight=1',
       '  head H waits: cpu short by 1000 millicores (no later one fits either (bypassed 0/3))',
     ]);
   });
@@ -47,10 +49,28 @@ describe('tenantQueueLines', () => {
     ]);
     const huge = { ...tenantQueue([item('X', 1, amounts(9000))], 0), shard: '' };
     expect(tenantQueueLines(huge, now)).toEqual([
-      '(unsharded)\tacme\tqueued=1\tmax-bypass=3',
+      '(unsharded)\tacme\tqueued=1\tmax-bypass=3\tweight=1',
       '  no queued admission fits the hard limits: each waits for its TTL, a cancel or a raised limit (npm run tenant -- set acme …)',
     ]);
     expect(tenantQueueLines(tenantQueue([expired], 0), now)[2]).toBe('  nothing left to admit');
+  });
+
+  it('with clusters: a head that fits its quota but no room says which cluster lacks what, and whether the room is held for it', () => {
+    const room = (cluster: string, mode: 'open' | 'draining', cpuFree: number) => ({
+      cluster,
+      mode,
+      allotted: { cpu: 4000, memory: 8192, 'nvidia.com/gpu': 0, modelservices: 4 },
+      reserved: { cpu: 4000 - cpuFree, memory: 0, 'nvidia.com/gpu': 0, modelservices: 1 },
+      stranded: { cpu: 0, memory: 0, 'nvidia.com/gpu': 0, modelservices: 0 },
+    });
+    const rooms = [room('c1', 'open', 1000), room('c2', 'draining', 4000)];
+    expect(tenantQueueLines(tenantQueue([item('H', 1, amounts(3000), { bypassed: 1 })], 0, 3, rooms), now).slice(1)).toEqual([
+      '  H fits the quota (cpu=3000) but no cluster has room: c1: cpu short by 2000 millicores; c2: draining',
+      "    freed room goes to the shard's lowest weighted share first; other tenants may pass it (bypassed 1/3)",
+    ]);
+    expect(tenantQueueLines(tenantQueue([item('H', 1, amounts(3000), { bypassed: 3 })], 0, 3, rooms), now)[2]).toMatch(/held: bypass budget spent \(3\/3\)/);
+    // A room that takes it: admitted at the next dequeue, as without clusters.
+    expect(tenantQueueLines(tenantQueue([item('H', 1, amounts(1000))], 0, 3, rooms), now)[1]).toBe('  head H fits now (cpu=1000): admitted at the next dequeue');
   });
 
   it('K = 0 is strict FIFO: nothing passes', () => {
@@ -96,7 +116,8 @@ function fakeDb(byShard: Record<string, string[]>) {
         const rows = (byShard[target.replace(':', '/')] ?? []).filter((t) => t > after).slice(0, limit);
         return { rows: rows.map((tenant) => ({ tenant })), rowsAffected: 0 };
       }
-      if (sql.includes('FROM tenant_quota') && sql.includes('MIN(queue_max_bypass)')) return { rows: [{ k: 2 }], rowsAffected: 0 };
+      if (sql.includes('FROM tenant_quota') && sql.includes('MIN(queue_max_bypass)')) return { rows: [{ k: 2, w: 1 }], rowsAffected: 0 };
+      if (sql === 'SELECT name FROM cluster LIMIT 1') return { rows: [], rowsAffected: 0 }; // no cluster registered
       if (sql.includes('FROM tenant_quota')) return { rows: [{ resource: 'cpu', hard: 1000, used: 1000, queued: 1 }, { resource: 'modelservices', hard: 20, used: 1, queued: 1 }], rowsAffected: 0 };
       if (sql.includes("state = 'queued'")) {
         return { rows: [{ id: `Q-${String(args[0])}`, queue_seq: 1, cpu_millis: 500, memory_mib: 0, gpu: 0, modelservices: 1, queue_bypassed: 0, queue_expires_at: null, created_at: '2026-12-01 09:59:00.000' }], rowsAffected: 0 };
@@ -127,7 +148,8 @@ describe('globalQueue', () => {
       ['ledger:-80', 'a2'],
       ['ledger:80-', ''],
     ]);
-    for (const l of log.filter((x) => x.sql !== 'SHOW VITESS_SHARDS' && !x.sql.includes('SELECT DISTINCT tenant'))) {
+    // Besides the shard list and "is any cluster registered" (global), every statement names the tenant.
+    for (const l of log.filter((x) => !['SHOW VITESS_SHARDS', 'SELECT name FROM cluster LIMIT 1'].includes(x.sql) && !x.sql.includes('SELECT DISTINCT tenant'))) {
       expect(l.target).toBe('');
       expect(l.sql).toMatch(/\btenant = \?/);
       expect(l.sql).not.toMatch(/FOR UPDATE/);

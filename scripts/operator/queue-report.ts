@@ -9,7 +9,8 @@ import { int } from '../../ledger/columns.ts';
 import type { Db, Queryable } from '../../ledger/db.ts';
 import { pickFromQueue, shortfalls, type QueuedItem, type TenantQuota } from '../../ledger/queue-pick.ts';
 import { queuedTenants, readQueue } from '../../ledger/queue.ts';
-import { ledgerShards } from '../../ledger/shards.ts';
+import { createPlacer } from '../../ledger/placement.ts';
+import { roomFits, roomShortfall, type ClusterRoom } from '../../ledger/placement-policy.ts';
 import type { Shortfall } from '../../schema/api.ts';
 import { RESOURCE_NAMES, RESOURCE_UNITS, type Amounts } from '../../schema/model-service.ts';
 
@@ -21,6 +22,10 @@ export interface TenantQueue {
   queued: number;
   quota: TenantQuota;
   maxBypass: number;
+  /** Its weight in the cross-tenant pick of freed cluster room (tenant_quota.fair_weight). */
+  weight: number;
+  /** The clusters' rooms on its shard (null: no cluster registered, its own quota is all it waits for). */
+  rooms: readonly ClusterRoom[] | null;
   items: QueuedItem[];
 }
 
@@ -47,7 +52,7 @@ export function amountsLedger(a: Amounts): string {
 export function tenantQueueLines(q: TenantQueue, now: Date): string[] {
   const expired = q.items.filter((i) => i.expiresAt !== null && i.expiresAt.getTime() <= now.getTime());
   const live = q.items.filter((i) => !expired.includes(i));
-  const out = [`${q.shard || '(unsharded)'}\t${q.tenant}\tqueued=${q.queued}\tmax-bypass=${q.maxBypass}`];
+  const out = [`${q.shard || '(unsharded)'}\t${q.tenant}\tqueued=${q.queued}\tmax-bypass=${q.maxBypass}\tweight=${q.weight}`];
   if (expired.length > 0) out.push(`  ${expired.length} past their TTL, expired at the next dequeue: ${expired.map((i) => i.id).join(', ')}`);
   const pick = pickFromQueue(live, q.quota, q.maxBypass);
   const head = (id: string) => live.find((i) => i.id === id)!;
@@ -59,14 +64,22 @@ export function tenantQueueLines(q: TenantQueue, now: Date): string[] {
           : `  no queued admission fits the hard limits: each waits for its TTL, a cancel or a raised limit (npm run tenant -- set ${q.tenant} …)`,
       );
       break;
-    case 'admit':
-      if (pick.passes === null) out.push(`  head ${pick.id} fits now (${amountsLedger(pick.amounts)}): admitted at the next dequeue`);
+    case 'admit': {
+      const noRoom = q.rooms !== null && !q.rooms.some((r) => r.mode === 'open' && roomFits(r, pick.amounts));
+      if (noRoom) {
+        const h = live.find((i) => i.id === pick.id)!;
+        out.push(`  ${pick.id} fits the quota (${amountsLedger(pick.amounts)}) but no cluster has room: ${roomsText(q.rooms ?? [], pick.amounts)}`);
+        out.push(
+          `    freed room goes to the shard's lowest weighted share first; ${h.bypassed >= q.maxBypass ? `held: bypass budget spent (${h.bypassed}/${q.maxBypass}), the next room that fits is kept for it` : `other tenants may pass it (bypassed ${h.bypassed}/${q.maxBypass})`}`,
+        );
+      } else if (pick.passes === null) out.push(`  head ${pick.id} fits now (${amountsLedger(pick.amounts)}): admitted at the next dequeue`);
       else {
         const h = head(pick.passes);
         out.push(`  head ${h.id} waits: ${shortText(shortfalls(h.amounts, q.quota))} (bypassed ${h.bypassed}/${q.maxBypass})`);
         out.push(`  ${pick.id} fits now (${amountsLedger(pick.amounts)}) and passes it at the next dequeue`);
       }
       break;
+    }
     case 'wait': {
       const h = head(pick.head);
       const why = pick.held
@@ -79,26 +92,40 @@ export function tenantQueueLines(q: TenantQueue, now: Date): string[] {
   return out;
 }
 
-/** The bypass budget of the tenant: the smallest over its quota rows (as lockQuota reads it). */
-async function maxBypassOf(q: Queryable, tenant: string): Promise<number> {
-  const r = await q.execute('SELECT MIN(queue_max_bypass) AS k FROM tenant_quota WHERE tenant = ?', [tenant]);
-  const k = r.rows[0]?.k;
-  return k === null || k === undefined ? 0 : int(k);
+/** "c1: cpu short by 2000 millicores; c2: draining" — why each cluster's room on the shard does not take `want`. */
+export function roomsText(rooms: readonly ClusterRoom[], want: Amounts): string {
+  if (rooms.length === 0) return 'no cluster has an allotment on this shard';
+  return rooms
+    .map((r) => {
+      if (r.mode !== 'open') return `${r.cluster}: ${r.mode}`;
+      const lack = roomShortfall(r, want);
+      return `${r.cluster}: ${RESOURCE_NAMES.filter((n) => lack[n] > 0).map((n) => `${n} short by ${lack[n]}${unitOf(n)}`).join(', ')}`;
+    })
+    .join('; ');
 }
 
-/** One tenant's queue, read without locks. */
-export async function readTenantQueue(db: Db, shard: string, tenant: string): Promise<TenantQueue> {
+/** The tenant's bypass budget (the smallest over its quota rows, as lockQuota reads it) and weight. */
+async function settingsOf(q: Queryable, tenant: string): Promise<{ maxBypass: number; weight: number }> {
+  const row = (await q.execute('SELECT MIN(queue_max_bypass) AS k, MAX(fair_weight) AS w FROM tenant_quota WHERE tenant = ?', [tenant])).rows[0];
+  return { maxBypass: row?.k === null || row?.k === undefined ? 0 : int(row.k), weight: row?.w === null || row?.w === undefined ? 1 : int(row.w) };
+}
+
+/** One tenant's queue, read without locks; `rooms` the clusters' rooms on its shard (null: none registered). */
+export async function readTenantQueue(db: Db, shard: string, tenant: string, rooms: readonly ClusterRoom[] | null): Promise<TenantQueue> {
   const { quota, queued } = await readQuota(db, tenant);
-  return { shard, tenant, queued, quota, maxBypass: await maxBypassOf(db, tenant), items: await readQueue(db, tenant) };
+  return { shard, tenant, queued, quota, ...(await settingsOf(db, tenant)), rooms, items: await readQueue(db, tenant) };
 }
 
 /** Every shard's tenants with queued admissions (a page of them at a time), each tenant's queue read as it comes. */
 export async function* globalQueue(db: Db, pageSize = 100): AsyncGenerator<TenantQueue> {
-  for (const shard of await ledgerShards(db)) {
+  const placer = createPlacer();
+  const registered = await placer.registered(db, true);
+  for (const { shard, anchor } of await placer.anchors(db)) {
+    const rooms = registered ? await placer.rooms(db, anchor, true) : null;
     let after = '';
     for (;;) {
       const tenants = await queuedTenants(shard.db, after, pageSize);
-      for (const tenant of tenants) yield await readTenantQueue(db, shard.name, tenant);
+      for (const tenant of tenants) yield await readTenantQueue(db, shard.name, tenant, rooms);
       if (tenants.length < pageSize) break;
       after = tenants.at(-1)!;
     }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';
+import { CLUSTER_ROOM_REASON } from '../../functions/services/queue.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { transition } from '../../controller/reservation/transitions.ts';
 import { release } from '../../controller/reservation/quota-moves.ts';
@@ -124,8 +125,12 @@ export function fairQueueScenarios(o: { ledger: () => LedgerDatabase }): void {
       const running = await fill(a);
       expect(running.length).toBeGreaterThan(0);
       for (let i = 1; i < 100; i++) expect((await submit(a)).outcome).toBe('queued');
-      for (let i = 0; i < 10; i++) expect((await submit(b)).outcome).toBe('queued');
+      const ofB = [];
+      for (let i = 0; i < 10; i++) ofB.push(await submit(b));
+      expect(ofB.map((r) => r.outcome)).toEqual(Array(10).fill('queued'));
       expect(await queued(a)).toBe(100);
+      // B's quota is free: it waits for room others share, so no estimate from its own releases (and nothing about theirs).
+      expect((await getAdmission(L.deps(), b, ofB[0]!.admission.id)).queue).toMatchObject({ position: 1, estimate: { seconds: null, reason: CLUSTER_ROOM_REASON } });
 
       const sequence: string[] = [];
       while ((await queued(b)) > 0) {
