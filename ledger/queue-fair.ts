@@ -34,7 +34,8 @@ export interface FairDequeueOptions extends Omit<DequeueOptions, 'by'> {
 }
 
 export interface FairDequeueResult {
-  admitted: Array<DequeuedAdmission & { tenant: string }>;
+  /** Each with its tenant, and the other tenant's admission it passed for the room (null: none). */
+  admitted: Array<DequeuedAdmission & { tenant: string; passedAcross: string | null }>;
   expired: number;
   /** Admissions passed by another tenant's (each counted on its bypass budget). */
   passed: string[];
@@ -69,7 +70,7 @@ export async function dequeueFair(db: Db, shard: ShardAnchor, opts: FairDequeueO
       result.queued.set(c.tenant, r.queued);
       const first = r.admitted[0];
       if (first) {
-        result.admitted.push({ ...first, tenant: c.tenant });
+        result.admitted.push({ ...first, tenant: c.tenant, passedAcross: passing?.id ?? null });
         if (passing) {
           result.transactions++;
           if (await notePassed(db, passing, await opts.byFor(passing.tenant))) result.passed.push(passing.id);
@@ -102,7 +103,7 @@ export async function dequeueFor(db: Db, tenant: string, opts: FairDequeueOption
 
 /** One tenant's dequeue (ledger/queue.ts) told as a fair pass's result. */
 export const ofTenant = (tenant: string, r: DequeueResult): FairDequeueResult => ({
-  admitted: r.admitted.map((a) => ({ ...a, tenant })),
+  admitted: r.admitted.map((a) => ({ ...a, tenant, passedAcross: null })),
   expired: r.expired,
   passed: [],
   holding: null,

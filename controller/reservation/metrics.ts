@@ -54,7 +54,7 @@ export function ledgerMetrics(registry: Registry): LedgerMetrics {
     resyncPages: new Counter({ name: 'modeldock_ledger_resync_pages_total', help: 'Pages of open reservations read by the periodic ledger resync.', registers }),
     queueAdmitted: new Counter({
       name: 'modeldock_queue_admitted_total',
-      help: 'Queued admissions this controller let in after a release or refund, by bypass (yes: it passed a head that did not fit).',
+      help: 'Queued admissions this controller let in, by bypass (yes: it passed its tenant\'s head that did not fit the quota; across: it passed another tenant\'s admission that did not fit the cluster room).',
       labelNames: ['bypass'],
       registers,
     }),

@@ -47,9 +47,9 @@ export async function admitFromQueue(d: QueueTriggerDeps, tenant: string, log: L
 
 function note(d: QueueTriggerDeps, r: FairDequeueResult, log: Logger, trigger: Trigger): void {
   for (const a of r.admitted) {
-    d.metrics.queueAdmitted.inc({ bypass: a.passed ? 'yes' : 'no' });
+    d.metrics.queueAdmitted.inc({ bypass: a.passed ? 'yes' : a.passedAcross ? 'across' : 'no' });
     d.metrics.queueWait.observe(a.waitedMs / 1000);
-    log.info('admitted from the queue', { tenant: a.tenant, admissionId: a.id, passed: a.passed, waitedMs: a.waitedMs, trigger });
+    log.info('admitted from the queue', { tenant: a.tenant, admissionId: a.id, passed: a.passed, passedAcross: a.passedAcross, waitedMs: a.waitedMs, trigger });
   }
   if (r.expired > 0) d.metrics.queueExpired.inc(r.expired);
   for (const [tenant, queued] of r.queued) d.metrics.queueLength.set({ tenant }, queued);
