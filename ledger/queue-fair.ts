@@ -44,7 +44,7 @@ export interface FairDequeueResult {
   /** Each tenant offered a room, and how many it still has queued. */
   queued: Map<string, number>;
   transactions: number;
-  /** Statements outside the transactions (the rooms, the candidates, each tenant's queued count). */
+  /** Statements outside the transactions (the candidates, the rooms, each tenant's queued count). */
   reads: number;
 }
 
@@ -53,12 +53,18 @@ export interface FairDequeueResult {
  * time, until nothing more is admitted or `maxAdmits` were.
  */
 export async function dequeueFair(db: Db, shard: ShardAnchor, opts: FairDequeueOptions): Promise<FairDequeueResult> {
-  const result: FairDequeueResult = { admitted: [], expired: 0, passed: [], holding: null, queued: new Map(), transactions: 0, reads: 1 };
+  const result: FairDequeueResult = { admitted: [], expired: 0, passed: [], holding: null, queued: new Map(), transactions: 0, reads: 0 };
   const maxAdmits = opts.maxAdmits ?? 50;
-  const capacity = allotted(await opts.placer.rooms(db, shard.anchor, true));
+  let capacity: Amounts | undefined;
   while (result.admitted.length < maxAdmits) {
-    result.reads += 2;
-    const order = fairOrder(await fairCandidates(shard.shard.db, FAIR_TENANTS), capacity);
+    const candidates = await fairCandidates(shard.shard.db, FAIR_TENANTS);
+    result.reads += candidates.length === 0 ? 1 : 2;
+    if (candidates.length === 0) return result; // most releases: nothing queued on the shard (one read)
+    if (!capacity) {
+      result.reads++;
+      capacity = allotted(await opts.placer.rooms(db, shard.anchor, true));
+    }
+    const order = fairOrder(candidates, capacity);
     let passing: { tenant: string; id: string } | null = null;
     let admitted = false;
     for (const c of order.slice(0, FAIR_ATTEMPTS)) {
