@@ -14,6 +14,7 @@ import { ledgerAnchors } from '../../ledger/anchors.ts';
 import { startSystem, TENANT, type System } from '../support/system.ts';
 import { tenantApi, type ApiBody, type ApiCall } from '../support/tenant-api.ts';
 import { waitFor } from '../support/wait.ts';
+import { maxSampler } from '../support/max-sampler.ts';
 
 const CLUSTER = 'e2e-fair';
 const ROOMS = 4;
@@ -40,24 +41,7 @@ async function submit(api: ApiCall, tenant: string): Promise<{ status: number; b
 }
 
 /** Samples the cluster's reserved model services every 100 ms until stopped; returns the most seen. */
-function roomChecker(): { stop: () => Promise<number> } {
-  let max = 0;
-  let running = true;
-  const loop = (async () => {
-    const anchors = await ledgerAnchors(sys.ledger.db);
-    while (running) {
-      max = Math.max(max, sumOf(await readAllAllotments(sys.ledger.db, anchors, CLUSTER), 'reserved').modelservices);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return max;
-    },
-  };
-}
+const roomChecker = () => maxSampler(async () => sumOf(await readAllAllotments(sys.ledger.db, await ledgerAnchors(sys.ledger.db), CLUSTER), 'reserved').modelservices);
 
 /** Admissions that left the queue for a room, in the order they left it. */
 async function dequeued(): Promise<Array<{ tenant: string; id: string }>> {

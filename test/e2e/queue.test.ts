@@ -11,6 +11,7 @@ import type { CrashPoint } from '../../controller/runtime/crash.ts';
 import { startSystem, TENANT, type System } from '../support/system.ts';
 import type { ApiBody } from '../support/tenant-api.ts';
 import { waitFor } from '../support/wait.ts';
+import { maxSampler } from '../support/max-sampler.ts';
 
 const QUOTA = 4;
 let sys: System;
@@ -43,24 +44,7 @@ async function submit(name: string, over: Record<string, unknown> = {}): Promise
 }
 
 /** Samples the tenant's charged count every 100 ms until stopped; returns the highest seen. */
-function chargeChecker(): { stop: () => Promise<number> } {
-  let max = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const used = await sys.ledger.count(`SELECT used FROM tenant_quota WHERE tenant = ? AND resource = 'modelservices'`, [TENANT]);
-      max = Math.max(max, used);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return max;
-    },
-  };
-}
+const chargeChecker = () => maxSampler(() => sys.ledger.count(`SELECT used FROM tenant_quota WHERE tenant = ? AND resource = 'modelservices'`, [TENANT]));
 
 /** The estimate given at queueing against the real wait, for the closing note's estimate error. */
 function logEstimate(a: ApiBody): void {
