@@ -31,6 +31,8 @@ export const FAIR_ATTEMPTS = 8;
 export interface FairDequeueOptions extends Omit<DequeueOptions, 'by'> {
   /** Who dequeues for each tenant (the controller: its fence at its epoch, raised on the tenant's row first). */
   byFor: (tenant: string) => Promise<Dequeuer>;
+  /** Candidates a round offers the room to (default FAIR_ATTEMPTS; the cron's statement budget may allow fewer). */
+  maxAttempts?: number;
 }
 
 export interface FairDequeueResult {
@@ -67,7 +69,7 @@ export async function dequeueFair(db: Db, shard: ShardAnchor, opts: FairDequeueO
     const order = fairOrder(candidates, capacity);
     let passing: { tenant: string; id: string } | null = null;
     let admitted = false;
-    for (const c of order.slice(0, FAIR_ATTEMPTS)) {
+    for (const c of order.slice(0, opts.maxAttempts ?? FAIR_ATTEMPTS)) {
       const by = await opts.byFor(c.tenant);
       const r = await dequeueTenant(db, c.tenant, { ...opts, by, maxAdmits: 1 });
       result.reads++;

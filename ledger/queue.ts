@@ -9,7 +9,7 @@
 // transaction that writes a queued reservation (enqueue, cancel, dequeue) takes the quota rows
 // first, so they serialize per tenant and a queue position is handed out once.
 import { int, str, time } from './columns.ts';
-import type { Db, Queryable, Row } from './db.ts';
+import { retryLockConflicts, type Db, type Queryable, type Row } from './db.ts';
 import { FENCE_OF_CLUSTER } from './fence.ts';
 import { insertMovement } from './movements.ts';
 import { dedupeKey, enqueue } from './outbox.ts';
@@ -145,7 +145,9 @@ export async function dequeueTenant(db: Db, tenant: string, opts: DequeueOptions
     result.transactions++;
     let step: DequeueStep;
     try {
-      step = await db.transaction(async (tx) => dequeueOnce(tx, tenant, opts, place));
+      // A deadlock with a release of the same tenant (it locks the reservation before the quota rows)
+      // rolled the whole transaction back: run it again (every statement in it is guarded).
+      step = await retryLockConflicts(() => db.transaction(async (tx) => dequeueOnce(tx, tenant, opts, place)));
     } catch (err) {
       if (isCrossShard(err) && !reread) {
         // The anchor came from a shard list older than a reshard (rolled back): re-read it, once.

@@ -9,6 +9,7 @@ import type { ServiceDeps } from './deps.ts';
 import { lockQuota } from '../../ledger/queue.ts';
 import { cancelQueued } from '../db/queue.ts';
 import { dequeueByWorker, withQueuePlace } from './queue.ts';
+import { jsonLogger } from '../middleware/log.ts';
 
 export async function getAdmission(deps: ServiceDeps, tenant: string, id: string): Promise<AdmissionRecord> {
   const found = await findById(deps.db, tenant, id);
@@ -78,7 +79,11 @@ async function cancel(deps: ServiceDeps, a: AdmissionRecord, requestId: string):
     return cancelQueued(tx, a.tenant, a.id, now);
   });
   if (!moved) return undefined;
-  await dequeueByWorker(deps, a.tenant, requestId);
+  // The cancel is committed: the tenant's answer does not hang on what follows. A dequeue that fails
+  // here is logged; the controller's queue sweep and the cron sweep let the queue move up instead.
+  await dequeueByWorker(deps, a.tenant, requestId).catch((err: unknown) =>
+    jsonLogger({ level: 'warn', msg: 'dequeue after a cancel failed: the sweeps retry it', reqId: requestId, tenant: a.tenant, admissionId: a.id, error: err instanceof Error ? err.message : String(err) }),
+  );
   const at = now.toISOString();
   return { ...a, state: 'cancelled', stateChangedAt: at, updatedAt: at, queue: a.queue && { ...a.queue, position: null, estimate: null, leftAt: at } };
 }

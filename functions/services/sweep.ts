@@ -134,11 +134,13 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   const dequeueOptions = { now: deps.clock, requestId: `cron:${opts.scheduledTime}`, placer: deps.placer };
   for (const shard of shards) {
     const anchor = registered ? (await deps.placer.anchors(deps.db)).find((a) => a.shard.name === shard.name) : undefined;
-    const room = Math.floor((opts.maxStatements - statements - FINISH) / DEQUEUE_STATEMENTS);
-    // Each admission of the fair pass may cost up to FAIR_ATTEMPTS dequeue transactions and a bypass count.
-    const fairAdmits = Math.floor(room / (FAIR_ATTEMPTS + 2));
-    if (anchor && (budgetLeft = fairAdmits >= 1)) {
-      const r = await dequeueFair(deps.db, anchor, { ...dequeueOptions, byFor: async () => worker, maxAdmits: fairAdmits });
+    // One admission by the fair pass, offered to as many candidates as the budget affords: its reads
+    // (the candidates, the rooms), then per candidate its queued count and a dequeue transaction, and
+    // one transaction more kept for the count of a pass across tenants.
+    const fairRoom = opts.maxStatements - statements - FINISH - (2 * shard.roundTrips + 1);
+    const attempts = Math.min(FAIR_ATTEMPTS, Math.floor(fairRoom / (DEQUEUE_STATEMENTS + 1)) - 1);
+    if (anchor && attempts >= 1) {
+      const r = await dequeueFair(deps.db, anchor, { ...dequeueOptions, byFor: async () => worker, maxAdmits: 1, maxAttempts: attempts });
       statements += r.transactions * DEQUEUE_STATEMENTS + r.reads * shard.roundTrips;
       dequeued += r.admitted.length;
       expired += r.expired;

@@ -12,6 +12,7 @@ import { Registry } from 'prom-client';
 import { admit } from '../../functions/services/admit.ts';
 import { deleteAdmission, getAdmission } from '../../functions/services/requests.ts';
 import { CLUSTER_ROOM_REASON } from '../../functions/services/queue.ts';
+import { sweep } from '../../functions/services/sweep.ts';
 import { acquireEpoch, ensureFence } from '../../controller/reservation/leader-epoch.ts';
 import { transition } from '../../controller/reservation/transitions.ts';
 import { release } from '../../controller/reservation/quota-moves.ts';
@@ -77,11 +78,16 @@ export function fairQueueScenarios(o: { ledger: () => LedgerDatabase }): void {
     return admit(L.deps(), { tenant, idempotencyKey: `fair-${n}`, requestId: `req-fair-${n}`, parsed });
   };
 
-  /** The controller's release of an admitted one (the tenant deleted it), then its trigger's dequeue; returns who was admitted. */
-  async function releaseAndDequeue(at: { tenant: string; id: string }): Promise<Array<{ tenant: string; id: string }>> {
+  /** The controller's release of an admitted one (the tenant deleted it), without its trigger's dequeue. */
+  async function releaseOnly(at: { tenant: string; id: string }): Promise<void> {
     expect((await deleteAdmission(L.deps(), at.tenant, at.id, `del-${at.id}`)).state).toBe('deleting');
     expect(await transition(L.db, at, ['deleting'], 'releasing', epoch, new Date(), null)).toBe(true);
     expect(await release(L.db, at, epoch, new Date())).toBe(true);
+  }
+
+  /** The controller's release of an admitted one, then its trigger's dequeue; returns who was admitted. */
+  async function releaseAndDequeue(at: { tenant: string; id: string }): Promise<Array<{ tenant: string; id: string }>> {
+    await releaseOnly(at);
     const r = await dequeueFor(L.db, at.tenant, {
       byFor: async () => ({ side: 'controller', cluster: CLUSTER, epoch }),
       now: () => new Date(),
@@ -168,6 +174,23 @@ export function fairQueueScenarios(o: { ledger: () => LedgerDatabase }): void {
       expect(sequence.slice(0, 2)).toEqual(['B', 'B']); // A held all 4: B catches up to 2 of 4
       // Then no tenant gets three rooms in a row.
       expect(sequence.join('')).not.toMatch(/AAA|BBB/);
+      await clean();
+    });
+
+    it("the cron sweep (the Worker's safety net, within a statement budget of 100) gives a room freed without a trigger to the lowest share, and only expires per tenant", async () => {
+      const [a, b] = oneShard('cron', 2) as [string, string];
+      await setUp(2, { [a]: 1, [b]: 1 });
+      const running = await fill(a);
+      expect(running).toHaveLength(2);
+      expect((await submit(a)).outcome).toBe('queued'); // fill's last: A has 2 queued
+      const ofB = await submit(b);
+      expect(ofB.outcome).toBe('queued');
+      await releaseOnly(running[0]!); // a controller that died before its dequeue
+      const r = await sweep(L.deps(), { cron: 'fair', scheduledTime: Date.now(), staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 100, holder: 'fair-test' });
+      expect(r).toMatchObject({ claimed: true, dequeued: 1 });
+      expect(r.statements).toBeLessThanOrEqual(100);
+      expect((await getAdmission(L.deps(), b, ofB.admission.id)).state).toBe('admitted');
+      expect(await queued(a)).toBe(2);
       await clean();
     });
 

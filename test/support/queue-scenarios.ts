@@ -220,6 +220,27 @@ export function queueScenarios(o: QueueScenarioOptions): void {
       expect(await cpuUsed(t)).toBe(1000);
       await clean();
     });
+
+    it('a cancel whose follow-up dequeue fails (the database gone after its COMMIT) still answers cancelled; the sweep moves the queue up', async () => {
+      const t = await tenantWith('cancel-down', 1);
+      const [running] = await fill(t, 1);
+      const [a, b] = [(await submit(t)).admission, (await submit(t)).admission];
+      await free(t, running!); // a release whose trigger never ran: a fits now, but nothing has dequeued it
+      let committed = false;
+      const failing = L.deps({
+        fetch: (url, init) => {
+          const query = (JSON.parse(String(init?.body ?? '{}')) as { query?: string }).query ?? '';
+          if (committed) return Promise.reject(new TypeError('fetch failed: the database went away'));
+          if (/^COMMIT/i.test(query)) committed = true;
+          return fetch(url, init);
+        },
+      });
+      expect(await deleteAdmission(failing, t, b.id, 'del-b-down')).toMatchObject({ state: 'cancelled', chargedReplicas: 0 });
+      expect(await getAdmission(deps, t, a.id)).toMatchObject({ state: 'queued' });
+      expect(await sweep(deps, { cron: 'cancel-down', scheduledTime: Date.now(), staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 100, holder: 'q' })).toMatchObject({ dequeued: 1 });
+      expect(await getAdmission(deps, t, a.id)).toMatchObject({ state: 'admitted' });
+      await clean();
+    });
   });
 
   describe('queue: cancel races the dequeue', () => {
