@@ -237,7 +237,9 @@ export function queueScenarios(o: QueueScenarioOptions): void {
       });
       expect(await deleteAdmission(failing, t, b.id, 'del-b-down')).toMatchObject({ state: 'cancelled', chargedReplicas: 0 });
       expect(await getAdmission(deps, t, a.id)).toMatchObject({ state: 'queued' });
-      expect(await sweep(deps, { cron: 'cancel-down', scheduledTime: Date.now(), staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 100, holder: 'q' })).toMatchObject({ dequeued: 1 });
+      // The sweep is global: other cases' tenants may have something to let in too.
+      const swept = await sweep(deps, { cron: 'cancel-down', scheduledTime: Date.now(), staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 100, holder: 'q' });
+      expect(swept.dequeued).toBeGreaterThanOrEqual(1);
       expect(await getAdmission(deps, t, a.id)).toMatchObject({ state: 'admitted' });
       await clean();
     });
