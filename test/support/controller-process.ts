@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { freePort } from '../../scripts/testenv/net.ts';
+import { freeServerPort } from '../../scripts/testenv/net.ts';
 import { startProcess, type ManagedProcess } from '../../scripts/testenv/proc.ts';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { parsePrometheus } from '../../schema/prom-text.ts';
@@ -39,7 +39,9 @@ export async function startController(
 ): Promise<ControllerProcess> {
   const stack = inject('stack');
   const install = await installModelDock(namespace, {}, on);
-  const port = await freePort();
+  // The controller listens on every address (METRICS_PORT): a port below the ephemeral range, which no
+  // outgoing connection can take between this pick and its listen (one did: EADDRINUSE in a full run).
+  const port = await freeServerPort();
   const proc = await startProcess(
     {
       name,
