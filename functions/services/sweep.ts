@@ -145,7 +145,6 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
       dequeued += r.admitted.length;
       expired += r.expired;
     }
-    if (!budgetLeft) break;
     let after = '';
     for (;;) {
       if (!(budgetLeft = statements + shard.roundTrips + FINISH <= opts.maxStatements)) break;
