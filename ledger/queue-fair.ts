@@ -23,6 +23,9 @@ import type { ShardAnchor } from './anchors.ts';
 import { addAmounts, amountsOf, RESOURCE_NAMES, type ResourceName } from './resources.ts';
 import type { Amounts } from '../schema/model-service.ts';
 
+/** The Worker's dequeues (the cron, a cancel, the operator's tool): unfenced. */
+export const byWorker = async (): Promise<Dequeuer> => ({ side: 'worker' });
+
 /** How many tenants with a queue one round considers: the shard's first by name (the rest wait for a later round or the sweep). */
 const FAIR_TENANTS = 100;
 /** How many candidates one round offers the room to (each costs a read and a transaction) before it stops. */
@@ -39,8 +42,6 @@ export interface FairDequeueResult {
   /** Each with its tenant, and the other tenant's admission it passed for the room (null: none). */
   admitted: Array<DequeuedAdmission & { tenant: string; passedAcross: string | null }>;
   expired: number;
-  /** Admissions passed by another tenant's (each counted on its bypass budget). */
-  passed: string[];
   /** The admission the shard's room is held back for (its bypass budget is spent), if any. */
   holding: { tenant: string; id: string } | null;
   /** Each tenant offered a room, and how many it still has queued. */
@@ -55,7 +56,7 @@ export interface FairDequeueResult {
  * time, until nothing more is admitted or `maxAdmits` were.
  */
 export async function dequeueFair(db: Db, shard: ShardAnchor, opts: FairDequeueOptions): Promise<FairDequeueResult> {
-  const result: FairDequeueResult = { admitted: [], expired: 0, passed: [], holding: null, queued: new Map(), transactions: 0, reads: 0 };
+  const result: FairDequeueResult = { admitted: [], expired: 0, holding: null, queued: new Map(), transactions: 0, reads: 0 };
   const maxAdmits = opts.maxAdmits ?? 50;
   let capacity: Amounts | undefined;
   while (result.admitted.length < maxAdmits) {
@@ -81,7 +82,7 @@ export async function dequeueFair(db: Db, shard: ShardAnchor, opts: FairDequeueO
         result.admitted.push({ ...first, tenant: c.tenant, passedAcross: passing?.id ?? null });
         if (passing) {
           result.transactions++;
-          if (await notePassed(db, passing, await opts.byFor(passing.tenant))) result.passed.push(passing.id);
+          await notePassed(db, passing, await opts.byFor(passing.tenant));
         }
         admitted = true;
         break;
@@ -113,7 +114,6 @@ export async function dequeueFor(db: Db, tenant: string, opts: FairDequeueOption
 export const ofTenant = (tenant: string, r: DequeueResult): FairDequeueResult => ({
   admitted: r.admitted.map((a) => ({ ...a, tenant, passedAcross: null })),
   expired: r.expired,
-  passed: [],
   holding: null,
   queued: new Map([[tenant, r.queued]]),
   transactions: r.transactions,
@@ -129,7 +129,7 @@ function allotted(rooms: ReadonlyArray<{ allotted: Amounts }>): Amounts {
  * The shard's tenants with a queue (the first `limit` by name) with their usage and weight: two
  * shard-targeted reads, unlocked (the pick is a preference; each dequeue decides under its locks).
  */
-export async function fairCandidates(shard: Queryable, limit: number): Promise<FairCandidate[]> {
+async function fairCandidates(shard: Queryable, limit: number): Promise<FairCandidate[]> {
   const tenants = await queuedTenants(shard, '', limit);
   if (tenants.length === 0) return [];
   const r = await shard.execute(`SELECT tenant, resource, used, fair_weight FROM tenant_quota WHERE tenant IN (${tenants.map(() => '?').join(', ')})`, tenants);
@@ -144,16 +144,15 @@ export async function fairCandidates(shard: Queryable, limit: number): Promise<F
   return [...byTenant.values()];
 }
 
-/** One more pass counted on a queued admission's bypass budget, under its tenant's quota-row lock (fenced like the dequeue). */
-async function notePassed(db: Db, at: { tenant: string; id: string }, by: Dequeuer): Promise<boolean> {
+/** One more pass counted on a queued admission's bypass budget, under its tenant's quota-row lock (fenced like the dequeue; gone meanwhile: nothing to count). */
+async function notePassed(db: Db, at: { tenant: string; id: string }, by: Dequeuer): Promise<void> {
   const fence = fenced(by);
-  return db.transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     await lockQuota(tx, at.tenant);
-    const r = await tx.execute(`UPDATE reservation r ${fence.join} SET r.queue_bypassed = r.queue_bypassed + 1 WHERE r.tenant = ? AND r.id = ? AND r.state = 'queued'`, [
+    await tx.execute(`UPDATE reservation r ${fence.join} SET r.queue_bypassed = r.queue_bypassed + 1 WHERE r.tenant = ? AND r.id = ? AND r.state = 'queued'`, [
       ...fence.args,
       at.tenant,
       at.id,
     ]);
-    return r.rowsAffected === 1;
   });
 }

@@ -197,8 +197,8 @@ async function dequeueOnce(tx: Queryable, tenant: string, opts: DequeueOptions, 
     )
   ).rowsAffected;
   let left = expired;
-  const live = await readQueue(tx, tenant);
-  let pick: DequeueResult['waiting'] | QueuePick = opts.admit === false ? { type: 'empty' } : pickFromQueue(live, locked.quota, locked.maxBypass);
+  const live = opts.admit === false ? [] : await readQueue(tx, tenant);
+  let pick: DequeueResult['waiting'] | QueuePick = pickFromQueue(live, locked.quota, locked.maxBypass);
   let admitted = false;
   let target: Target | null = null;
   if (pick.type === 'admit') {

@@ -28,7 +28,7 @@ import { resolveAdmission, ResolveRefused } from './operator/resolve.ts';
 import type { Resolution } from './operator/resolve-conflict.ts';
 import { KubeClient } from '../controller/runtime/kube.ts';
 import { ensureHard, readQuota, setHard } from '../functions/db/quota.ts';
-import { dequeueFor } from '../ledger/queue-fair.ts';
+import { byWorker, dequeueFor } from '../ledger/queue-fair.ts';
 import { databaseUrlFromEnv } from './database-url.ts';
 import { keyIdOf } from '../functions/auth/key-id.ts';
 import { globalQueue, QUEUE_SETTINGS, setQueueSetting, tenantQueueLines, type QueueSetting } from './operator/queue-report.ts';
@@ -194,7 +194,7 @@ async function queueSetting(setting: QueueSetting, args: readonly string[]): Pro
   console.log(`${tenant}\t${QUEUE_SETTINGS[setting].column}=${value}`);
   if (setting === 'weight') return; // the next freed room is offered by the new weights
   // A larger budget may let a smaller admission pass the head now rather than at the next release.
-  const moved = await dequeueFor(db, tenant, { byFor: async () => ({ side: 'worker' }), now: () => new Date(), requestId: `tenant-queue-bypass:${tenant}`, placer: placerFromEnv() });
+  const moved = await dequeueFor(db, tenant, { byFor: byWorker, now: () => new Date(), requestId: `tenant-queue-bypass:${tenant}`, placer: placerFromEnv() });
   if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
 }
 
@@ -242,7 +242,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'set') {
     await setTenantQuota(db, tenant, parseLimits(rest));
     // A raised limit may let queued admissions in now rather than at the next release or cron run.
-    const moved = await dequeueFor(db, tenant, { byFor: async () => ({ side: 'worker' }), now: () => new Date(), requestId: `tenant-set:${tenant}`, placer: placerFromEnv() });
+    const moved = await dequeueFor(db, tenant, { byFor: byWorker, now: () => new Date(), requestId: `tenant-set:${tenant}`, placer: placerFromEnv() });
     if (moved.admitted.length > 0 || moved.expired > 0) console.log(`${tenant}\tfrom the queue: admitted=${moved.admitted.length} expired=${moved.expired}`);
   }
   await show(db, tenant);

@@ -6,7 +6,6 @@
 // release: it is logged, and the queue sweep, the cron sweep's dequeue (the safety nets) or the
 // next release admits them.
 import type { Db } from '../../ledger/db.ts';
-import type { LedgerShard } from '../../ledger/shards.ts';
 import { dequeueTenant, queuedTenants, type DequeueOptions } from '../../ledger/queue.ts';
 import { dequeueFair, dequeueFor, ofTenant, type FairDequeueResult } from '../../ledger/queue-fair.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -53,7 +52,6 @@ function note(d: QueueTriggerDeps, r: FairDequeueResult, log: Logger, trigger: T
   }
   if (r.expired > 0) d.metrics.queueExpired.inc(r.expired);
   for (const [tenant, queued] of r.queued) d.metrics.queueLength.set({ tenant }, queued);
-  if (r.passed.length > 0) log.info('passed by another tenant for a cluster room', { passed: r.passed, trigger });
   if (r.holding) log.debug('cluster room held back for a queued admission (its bypass budget is spent)', { tenant: r.holding.tenant, admissionId: r.holding.id });
 }
 
@@ -65,16 +63,17 @@ function note(d: QueueTriggerDeps, r: FairDequeueResult, log: Logger, trigger: T
  * controller that died between a release and its dequeue, or a lost trigger, delays a queued
  * admission by one sweep, not until the next cron run.
  */
-export async function queueSweepOnce(d: QueueTriggerDeps & { shards: () => Promise<LedgerShard[]> }, log: Logger, signal: AbortSignal): Promise<number> {
+export async function queueSweepOnce(d: QueueTriggerDeps, log: Logger, signal: AbortSignal): Promise<number> {
   let tenants = 0;
   const db = d.db.withSignal(signal);
   const registered = await d.placer.registered(db, false);
   // The gauge shows the tenants this sweep finds queued; one whose queue emptied drops out.
   d.metrics.queueLength.reset();
-  for (const shard of await d.shards()) {
+  // The placer's shards with their anchors (the controller's one shard cache, controller/reservation/setup.ts).
+  for (const at of await d.placer.anchors(db)) {
     signal.throwIfAborted();
-    const anchor = registered ? (await d.placer.anchors(db)).find((a) => a.shard.name === shard.name) : undefined;
-    if (anchor) await guarded(async () => note(d, await dequeueFair(db, anchor, { ...options(d, 'sweep'), byFor: byFor(d) }), log, 'sweep'), log);
+    const shard = at.shard;
+    if (registered) await guarded(async () => note(d, await dequeueFair(db, at, { ...options(d, 'sweep'), byFor: byFor(d) }), log, 'sweep'), log);
     let after = '';
     for (;;) {
       signal.throwIfAborted();

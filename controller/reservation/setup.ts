@@ -166,7 +166,7 @@ export function setupReservationController(mgr: Manager, o: ReservationControlle
   }, log, 'ledger resync');
 
   const queueSweep = new PeriodicLoop(o.queueSweepMs ?? QUEUE_SWEEP_MS, async (signal) => {
-    const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, placer, shards, fence }, log, signal);
+    const tenants = await queueSweepOnce({ db: o.db, now: () => new Date(), metrics, placer, fence }, log, signal);
     if (tenants > 0) log.debug('queue sweep', { tenants });
   }, log, 'queue sweep');
 

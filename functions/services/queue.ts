@@ -2,9 +2,9 @@
 // /queue, and GET /requests/:id of a queued one), and the dequeue the Worker runs when something
 // it did may let a queued admission in (a cancel) — the controller runs it after every release and
 // refund, the cron sweep as the safety net (functions/services/sweep.ts).
-import { estimateWait, type ReleaseRate, type TenantQuota, type WaitEstimate } from '../../ledger/queue-pick.ts';
+import { estimateWait, type WaitEstimate } from '../../ledger/queue-pick.ts';
 import { readQueue } from '../../ledger/queue.ts';
-import { dequeueFor, type FairDequeueResult } from '../../ledger/queue-fair.ts';
+import { byWorker, dequeueFor, type FairDequeueResult } from '../../ledger/queue-fair.ts';
 import { addAmounts } from '../../ledger/resources.ts';
 import { RESOURCE_NAMES, type Amounts } from '../../schema/model-service.ts';
 import type { QueueView } from '../../schema/api.ts';
@@ -26,10 +26,10 @@ const zero = (): Amounts => Object.fromEntries(RESOURCE_NAMES.map((r) => [r, 0])
 export const CLUSTER_ROOM_REASON =
   'its quota is free, but no cluster has room for it now: it is admitted when cluster room frees up, which other tenants share (no estimate)';
 
-async function estimateOf(deps: ServiceDeps, needed: Amounts, quota: TenantQuota, rate: ReleaseRate): Promise<WaitEstimate> {
-  const e = estimateWait(needed, quota, rate);
-  if (e.seconds !== 0 || !(await deps.placer.registered(deps.db, false))) return e;
-  return { seconds: null, method: 'release-rate', reason: CLUSTER_ROOM_REASON };
+/** The estimates as shown: a "free now" one is the cluster-room reason once clusters are registered (read only then). */
+async function shownEstimates(deps: ServiceDeps, estimates: WaitEstimate[]): Promise<WaitEstimate[]> {
+  if (!estimates.some((e) => e.seconds === 0) || !(await deps.placer.registered(deps.db, false))) return estimates;
+  return estimates.map((e) => (e.seconds === 0 ? { seconds: null, method: 'release-rate', reason: CLUSTER_ROOM_REASON } : e));
 }
 
 /** A queued admission with its position and estimated wait filled in (3 reads); any other as it is. */
@@ -39,7 +39,8 @@ export async function withQueuePlace(deps: ServiceDeps, a: AdmissionRecord, seq:
   const { quota } = await readQuota(deps.db, a.tenant);
   const through = await queuedThrough(deps.db, a.tenant, seq);
   const rate = await releaseRate(deps.db, a.tenant, now);
-  return { ...a, queue: { ...a.queue, position: through.count, estimate: await estimateOf(deps, through.needed, quota, rate) } };
+  const [estimate] = await shownEstimates(deps, [estimateWait(through.needed, quota, rate)]);
+  return { ...a, queue: { ...a.queue, position: through.count, estimate: estimate! } };
 }
 
 /** The tenant's queue in FIFO order with positions and estimates (3 reads). */
@@ -49,11 +50,13 @@ export async function getQueue(deps: ServiceDeps, tenant: string): Promise<Queue
   const entries = await readQueue(deps.db, tenant, QUEUE_LIST_LIMIT);
   const rate = entries.length > 0 ? await releaseRate(deps.db, tenant, now) : null;
   let needed = zero();
-  const items = [];
-  for (const [i, e] of entries.entries()) {
+  const raw: WaitEstimate[] = [];
+  for (const e of entries) {
     needed = addAmounts(needed, e.amounts);
-    items.push({ id: e.id, position: i + 1, amounts: e.amounts, estimate: await estimateOf(deps, needed, quota, rate!) });
+    raw.push(estimateWait(needed, quota, rate!));
   }
+  const estimates = await shownEstimates(deps, raw);
+  const items = entries.map((e, i) => ({ id: e.id, position: i + 1, amounts: e.amounts, estimate: estimates[i]! }));
   return { tenant, queued, items };
 }
 
@@ -62,5 +65,5 @@ export async function getQueue(deps: ServiceDeps, tenant: string): Promise<Queue
  * own queue, or with clusters registered its shard's fair pass (ledger/queue-fair.ts).
  */
 export function dequeueByWorker(deps: ServiceDeps, tenant: string, requestId: string): Promise<FairDequeueResult> {
-  return dequeueFor(deps.db, tenant, { byFor: async () => ({ side: 'worker' }), now: deps.clock, requestId, placer: deps.placer });
+  return dequeueFor(deps.db, tenant, { byFor: byWorker, now: deps.clock, requestId, placer: deps.placer });
 }

@@ -21,7 +21,7 @@ import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
 import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
-import { dequeueFair, FAIR_ATTEMPTS } from '../../ledger/queue-fair.ts';
+import { byWorker, dequeueFair, FAIR_ATTEMPTS } from '../../ledger/queue-fair.ts';
 import type { ServiceDeps } from './deps.ts';
 import { resumeMoves } from '../../ledger/allotment-moves.ts';
 import { markLost, overdueClusters, rollModesForward } from '../../ledger/cluster-failover.ts';
@@ -130,17 +130,17 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   let dequeued = 0;
   let expired = 0;
   const registered = shards.length > 0 && (await deps.placer.registered(deps.db, false));
-  const worker = { side: 'worker' as const };
+  const anchors = registered ? await deps.placer.anchors(deps.db) : [];
   const dequeueOptions = { now: deps.clock, requestId: `cron:${opts.scheduledTime}`, placer: deps.placer };
   for (const shard of shards) {
-    const anchor = registered ? (await deps.placer.anchors(deps.db)).find((a) => a.shard.name === shard.name) : undefined;
+    const anchor = anchors.find((a) => a.shard.name === shard.name);
     // One admission by the fair pass, offered to as many candidates as the budget affords: its reads
     // (the candidates, the rooms), then per candidate its queued count and a dequeue transaction, and
     // one transaction more kept for the count of a pass across tenants.
     const fairRoom = opts.maxStatements - statements - FINISH - (2 * shard.roundTrips + 1);
     const attempts = Math.min(FAIR_ATTEMPTS, Math.floor(fairRoom / (DEQUEUE_STATEMENTS + 1)) - 1);
     if (anchor && attempts >= 1) {
-      const r = await dequeueFair(deps.db, anchor, { ...dequeueOptions, byFor: async () => worker, maxAdmits: 1, maxAttempts: attempts });
+      const r = await dequeueFair(deps.db, anchor, { ...dequeueOptions, byFor: byWorker, maxAdmits: 1, maxAttempts: attempts });
       statements += r.transactions * DEQUEUE_STATEMENTS + r.reads * shard.roundTrips;
       dequeued += r.admitted.length;
       expired += r.expired;
@@ -153,7 +153,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
       for (const tenant of tenants) {
         const room = Math.floor((opts.maxStatements - statements - FINISH) / DEQUEUE_STATEMENTS);
         if (!(budgetLeft = room >= 1)) break;
-        const r = await dequeueTenant(deps.db, tenant, { ...dequeueOptions, by: worker, maxAdmits: room - 1 || 1, admit: !registered });
+        const r = await dequeueTenant(deps.db, tenant, { ...dequeueOptions, by: { side: 'worker' }, maxAdmits: room - 1 || 1, admit: !registered });
         statements += r.transactions * DEQUEUE_STATEMENTS;
         dequeued += r.admitted.length;
         expired += r.expired;

@@ -22,7 +22,6 @@ import { createLogger } from '../../controller/runtime/log.ts';
 import { ledgerAnchors, shardOfTenant, type ShardAnchor } from '../../ledger/anchors.ts';
 import { dequeueFor } from '../../ledger/queue-fair.ts';
 import { createPlacer } from '../../ledger/placement.ts';
-import { ledgerShards } from '../../ledger/shards.ts';
 import { setQueueSetting } from '../../scripts/operator/queue-report.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import type { Amounts } from '../../schema/model-service.ts';
@@ -105,7 +104,6 @@ export function fairQueueScenarios(o: { ledger: () => LedgerDatabase }): void {
         metrics: ledgerMetrics(new Registry()),
         placer,
         fence: { cluster: CLUSTER, forTenants: async () => epoch },
-        shards: () => ledgerShards(L.db),
       },
       createLogger({ level: 'warn', write: (line) => warnings.push(line) }),
       new AbortController().signal,

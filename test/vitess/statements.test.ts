@@ -137,7 +137,7 @@ async function exerciseQueue(deps: ServiceDeps, epoch: number): Promise<{ head: 
       await free(a2.admission.id);
       await free(small.admission.id);
       const tenants = await as('controller/reservation/queue-trigger.ts:queueSweepOnce', () =>
-        queueSweepOnce({ ...trigger, shards: () => ledgerShards(db) }, ctlLog, new AbortController().signal),
+        queueSweepOnce(trigger, ctlLog, new AbortController().signal),
       );
       expect(tenants).toBeGreaterThanOrEqual(1);
       expect(warnings).toEqual([]);
