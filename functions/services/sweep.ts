@@ -14,13 +14,14 @@
 // of all, the clusters: one whose heartbeat ran out is marked lost (ledger/cluster-failover.ts; every
 // controller's supervisor does it within a second, this is the net when none runs), and every
 // cluster's shards are brought to its state (a crash between a state change and its shards).
-// The budget counts what each pass is sure to spend; the placer's cached reads (the shard list,
-// whether a cluster is registered) are not counted.
+// The budget counts every round trip a pass may spend (never fewer than it spends: the tests count
+// the requests).
 import { purgeDone } from '../db/outbox.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
 import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
+import { anchorsOf } from '../../ledger/anchors.ts';
 import { byWorker, dequeueFair, FAIR_ATTEMPTS } from '../../ledger/queue-fair.ts';
 import type { ServiceDeps } from './deps.ts';
 import { resumeMoves } from '../../ledger/allotment-moves.ts';
@@ -126,13 +127,18 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   // The queue's safety net, shard by shard within the budget: with clusters registered the shard's
   // fair pass admits (ledger/queue-fair.ts; a room it holds back stays held) and every tenant with
   // queued admissions gets its expiry; without, every such tenant gets its own dequeue (admits what
-  // fits now, expires what outlived its TTL).
+  // fits now, expires what outlived its TTL). Which of the two is read fresh, one round trip (the
+  // placer's cache may be cold): no room for it and a first queue read, no queue pass.
   let dequeued = 0;
   let expired = 0;
-  const registered = shards.length > 0 && (await deps.placer.registered(deps.db, false));
-  const anchors = registered ? await deps.placer.anchors(deps.db) : [];
+  const queuePass = statements + 1 + (shards[0]?.roundTrips ?? 1) + FINISH <= opts.maxStatements;
+  const registered = queuePass && (await deps.placer.registered(deps.db, true));
+  if (queuePass) statements++;
+  const scanned = budgetLeft;
+  budgetLeft = queuePass;
+  const anchors = registered ? anchorsOf(shards) : [];
   const dequeueOptions = { now: deps.clock, requestId: `cron:${opts.scheduledTime}`, placer: deps.placer };
-  for (const shard of shards) {
+  for (const shard of queuePass ? shards : []) {
     const anchor = anchors.find((a) => a.shard.name === shard.name);
     // One admission by the fair pass, offered to as many candidates as the budget affords: its reads
     // (the candidates, the rooms), then per candidate its queued count and a dequeue transaction, and
@@ -169,7 +175,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
     resumed = await resumeMoves(deps.db, { olderThanMs: MOVE_RESUME_AFTER_MS, now: deps.clock, limit: moves });
     statements += 1 + resumed * MOVE_STATEMENTS;
   }
-  const complete = budgetLeft;
+  const complete = scanned && budgetLeft;
   let purged = 0;
   if (complete && opts.retentionMs) {
     for (const shard of shards) {

@@ -252,8 +252,16 @@ describe('sweep (scheduled)', () => {
     // Only this tenant's rows are marked done: a reservation of another test that waits on its own
     // pending reconcile row (one whose every other row is dead) stays out of this page.
     await L.onEveryShard("UPDATE outbox SET dedupe_key = NULL, done_at = UTC_TIMESTAMP(3) WHERE kind = 'reconcile' AND tenant = 'sw'");
-    const tight = await sweep(L.deps({ clock: later }), { ...opts, scheduledTime: 3_000, maxStatements: 7 });
+    // The budget is what the run really sends: every HTTP request to the database is counted (a
+    // fresh placer, its caches cold, as in a new isolate), and the run's own count is never below it.
+    let requests = 0;
+    const counting: DbFetch = (input, init) => {
+      requests++;
+      return fetch(input, init);
+    };
+    const tight = await sweep(L.deps({ clock: later, fetch: counting }), { ...opts, scheduledTime: 3_000, maxStatements: 7 });
     expect(tight).toMatchObject({ claimed: true, complete: false, purged: 0 });
+    expect(requests).toBeLessThanOrEqual(tight.statements);
     expect(tight.statements).toBeLessThanOrEqual(7);
     if (L.backend === 'mariadb') expect(tight).toMatchObject({ enqueued: 3, statements: 7 });
   });
