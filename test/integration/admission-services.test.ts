@@ -15,6 +15,7 @@ import { ApiError } from '../../functions/errors.ts';
 import { loadMigrations, migrate } from '../../ledger/migrate.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../support/ledger-database.ts';
 import { rejection } from '../support/rejection.ts';
+import { countingFetch } from '../support/counting-fetch.ts';
 import { createPlacer } from '../../ledger/placement.ts';
 
 let L: LedgerDatabase;
@@ -33,19 +34,6 @@ const input = (tenant: string, over: Record<string, unknown> = {}, key = `k-${++
   requestId: `req-${keySeq}`,
   parsed: request(over),
 });
-
-/** A driver fetch that counts calls and lets a test tamper with one statement's reply. */
-function countingFetch(onCall?: (sql: string, res: Response) => Response | Promise<Response>) {
-  const calls: string[] = [];
-  const f: DbFetch = async (url, init) => {
-    const sql = (JSON.parse(init?.body ?? '{}') as { query?: string }).query ?? '';
-    calls.push(sql.split(/\s+/)[0] ?? '');
-    const res = await fetch(url, init);
-    return onCall ? onCall(sql, res) : res;
-  };
-  return { calls, fetch: f };
-}
-
 
 describe('migrations', () => {
   it('are idempotent and recorded', async () => {
@@ -254,14 +242,10 @@ describe('sweep (scheduled)', () => {
     await L.onEveryShard("UPDATE outbox SET dedupe_key = NULL, done_at = UTC_TIMESTAMP(3) WHERE kind = 'reconcile' AND tenant = 'sw'");
     // The budget is what the run really sends: every HTTP request to the database is counted (a
     // fresh placer, its caches cold, as in a new isolate), and the run's own count is never below it.
-    let requests = 0;
-    const counting: DbFetch = (input, init) => {
-      requests++;
-      return fetch(input, init);
-    };
-    const tight = await sweep(L.deps({ clock: later, fetch: counting }), { ...opts, scheduledTime: 3_000, maxStatements: 7 });
+    const counted = countingFetch();
+    const tight = await sweep(L.deps({ clock: later, fetch: counted.fetch }), { ...opts, scheduledTime: 3_000, maxStatements: 7 });
     expect(tight).toMatchObject({ claimed: true, complete: false, purged: 0 });
-    expect(requests).toBeLessThanOrEqual(tight.statements);
+    expect(counted.calls.length).toBeLessThanOrEqual(tight.statements);
     expect(tight.statements).toBeLessThanOrEqual(7);
     if (L.backend === 'mariadb') expect(tight).toMatchObject({ enqueued: 3, statements: 7 });
   });

@@ -26,6 +26,7 @@ import { setQueueSetting } from '../../scripts/operator/queue-report.ts';
 import { checkLedger } from '../../scripts/operator/check.ts';
 import type { Amounts } from '../../schema/model-service.ts';
 import { admissionOf } from './policy.ts';
+import { countingFetch } from './counting-fetch.ts';
 import { closeClusterLedger, readyCluster } from './clusters.ts';
 import { emptyLedger, type LedgerDatabase } from './ledger-database.ts';
 
@@ -184,8 +185,10 @@ export function fairQueueScenarios(o: { ledger: () => LedgerDatabase }): void {
       const ofB = await submit(b);
       expect(ofB.outcome).toBe('queued');
       await releaseOnly(running[0]!); // a controller that died before its dequeue
-      const r = await sweep(L.deps(), { cron: 'fair', scheduledTime: Date.now(), staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 100, holder: 'fair-test' });
+      const counted = countingFetch();
+      const r = await sweep(L.deps({ fetch: counted.fetch }), { cron: 'fair', scheduledTime: Date.now(), staleAfterMs: 3_600_000, pageSize: 100, maxStatements: 100, holder: 'fair-test' });
       expect(r).toMatchObject({ claimed: true, dequeued: 1 });
+      expect(counted.calls.length).toBeLessThanOrEqual(r.statements);
       expect(r.statements).toBeLessThanOrEqual(100);
       expect((await getAdmission(L.deps(), b, ofB.admission.id)).state).toBe('admitted');
       expect(await queued(a)).toBe(2);

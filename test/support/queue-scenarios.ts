@@ -21,6 +21,7 @@ import { checkLedger } from '../../scripts/operator/check.ts';
 import { int } from '../../ledger/columns.ts';
 import type { LedgerDatabase } from './ledger-database.ts';
 import { admissionOf } from './policy.ts';
+import { countingFetch } from './counting-fetch.ts';
 import { rejection } from './rejection.ts';
 import { createPlacer } from '../../ledger/placement.ts';
 
@@ -305,9 +306,11 @@ export function queueScenarios(o: QueueScenarioOptions): void {
       expect(early).toMatchObject({ claimed: true, complete: true });
       expect((await getAdmission(deps, t, swept.id)).state).toBe('queued');
 
-      const later = (s: number) => L.deps({ clock: () => new Date(Date.now() + s * 1000) });
+      const counted = countingFetch();
+      const later = (s: number) => L.deps({ clock: () => new Date(Date.now() + s * 1000), fetch: counted.fetch });
       const r = await sweep(later(5), { ...opts, scheduledTime: 2 });
       expect(r).toMatchObject({ claimed: true, complete: true });
+      expect(counted.calls.length).toBeLessThanOrEqual(r.statements);
       expect(r.expired).toBeGreaterThanOrEqual(1);
       expect(await getAdmission(deps, t, swept.id)).toMatchObject({ state: 'expired', chargedReplicas: 0, queue: { position: null, leftAt: expect.any(String) } });
       expect(await movements(t, swept.id)).toBe(0);
