@@ -21,7 +21,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { paths } from '../controller/runtime/kube.ts';
-import { API_VERSION, KIND, LABELS, type ModelService } from '../schema/model-service.ts';
+import { API_VERSION, FINALIZER, KIND, LABELS, type ModelService } from '../schema/model-service.ts';
 import { repoRoot } from '../scripts/testenv/stack.ts';
 import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext, Controller } from './lib/context.ts';
@@ -151,7 +151,8 @@ async function controllerPhase(ctx: BenchContext, n: number, baselineS: number, 
     concurrency: CONCURRENCY,
     total: n,
     op: async (i) => {
-      await ctx.admin.create(paths.modelServices(ns.name), { apiVersion: API_VERSION, kind: KIND, metadata: { name: `m${i}`, labels: { [LABELS.instance]: ns.name } }, spec: SPEC });
+      // In the shape the ledger creates them (with the controller's finalizer), as B3 does.
+      await ctx.admin.create(paths.modelServices(ns.name), { apiVersion: API_VERSION, kind: KIND, metadata: { name: `m${i}`, labels: { [LABELS.instance]: ns.name }, finalizers: [FINALIZER] }, spec: SPEC });
     },
   });
   const createdS = (performance.now() - t) / 1000;
