@@ -18,13 +18,13 @@
 import type { Db, Queryable } from './db.ts';
 import { int, str } from './columns.ts';
 import { fairOrder, type FairCandidate } from './fair-pick.ts';
-import { dequeueTenant, fenced, lockQuota, queuedTenants, type DequeuedAdmission, type DequeueOptions, type Dequeuer, type DequeueResult } from './queue.ts';
+import { dequeueTenant, fenced, lockQuota, queuedTenants, WORKER, type DequeuedAdmission, type DequeueOptions, type Dequeuer, type DequeueResult } from './queue.ts';
 import type { ShardAnchor } from './anchors.ts';
 import { addAmounts, amountsOf, RESOURCE_NAMES, type ResourceName } from './resources.ts';
 import type { Amounts } from '../schema/model-service.ts';
 
-/** The Worker's dequeues (the cron, a cancel, the operator's tool): unfenced. */
-export const byWorker = async (): Promise<Dequeuer> => ({ side: 'worker' });
+/** {@link WORKER} for every tenant. */
+export const byWorker = async (): Promise<Dequeuer> => WORKER;
 
 /** How many tenants with a queue one round considers: the shard's first by name (the rest wait for a later round or the sweep). */
 const FAIR_TENANTS = 100;

@@ -81,6 +81,8 @@ export async function readQueue(q: Queryable, tenant: string, limit = QUEUE_WIND
 
 /** Who dequeues: the controller fences its writes with its cluster's fence at its epoch (ledger/fence.ts); the Worker does not. */
 export type Dequeuer = { side: 'controller'; cluster: string; epoch: number } | { side: 'worker' };
+/** The Worker's dequeues (the cron, a cancel, the operator's tool): unfenced. */
+export const WORKER: Dequeuer = { side: 'worker' };
 
 export interface DequeueOptions {
   by: Dequeuer;

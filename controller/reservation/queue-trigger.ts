@@ -72,12 +72,11 @@ export async function queueSweepOnce(d: QueueTriggerDeps, log: Logger, signal: A
   // The placer's shards with their anchors (the controller's one shard cache, controller/reservation/setup.ts).
   for (const at of await d.placer.anchors(db)) {
     signal.throwIfAborted();
-    const shard = at.shard;
     if (registered) await guarded(async () => note(d, await dequeueFair(db, at, { ...options(d, 'sweep'), byFor: byFor(d) }), log, 'sweep'), log);
     let after = '';
     for (;;) {
       signal.throwIfAborted();
-      const page = await queuedTenants(shard.db.withSignal(signal), after, 100);
+      const page = await queuedTenants(at.shard.db.withSignal(signal), after, 100);
       for (const tenant of page) {
         await guarded(async () => note(d, ofTenant(tenant, await dequeueTenant(db, tenant, { ...options(d, 'sweep'), by: await byFor(d)(tenant), admit: !registered })), log, 'sweep'), log);
       }

@@ -20,7 +20,7 @@ import { purgeDone } from '../db/outbox.ts';
 import { dedupeKey, enqueue } from '../../ledger/outbox.ts';
 import { ledgerShards } from '../../ledger/shards.ts';
 import { claimRun, finishRun, staleReservations, type SweepKey } from '../db/scheduled-runs.ts';
-import { dequeueTenant, queuedTenants } from '../../ledger/queue.ts';
+import { dequeueTenant, queuedTenants, WORKER } from '../../ledger/queue.ts';
 import { anchorsOf } from '../../ledger/anchors.ts';
 import { byWorker, dequeueFair, FAIR_ATTEMPTS } from '../../ledger/queue-fair.ts';
 import type { ServiceDeps } from './deps.ts';
@@ -138,8 +138,8 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
   budgetLeft = queuePass;
   const anchors = registered ? anchorsOf(shards) : [];
   const dequeueOptions = { now: deps.clock, requestId: `cron:${opts.scheduledTime}`, placer: deps.placer };
-  for (const shard of queuePass ? shards : []) {
-    const anchor = anchors.find((a) => a.shard.name === shard.name);
+  for (const [i, shard] of (queuePass ? shards : []).entries()) {
+    const anchor = anchors[i];
     // One admission by the fair pass, offered to as many candidates as the budget affords: its reads
     // (the candidates, the rooms), then per candidate its queued count and a dequeue transaction, and
     // one transaction more kept for the count of a pass across tenants.
@@ -159,7 +159,7 @@ export async function sweep(deps: ServiceDeps, opts: SweepOptions): Promise<Swee
       for (const tenant of tenants) {
         const room = Math.floor((opts.maxStatements - statements - FINISH) / DEQUEUE_STATEMENTS);
         if (!(budgetLeft = room >= 1)) break;
-        const r = await dequeueTenant(deps.db, tenant, { ...dequeueOptions, by: { side: 'worker' }, maxAdmits: room - 1 || 1, admit: !registered });
+        const r = await dequeueTenant(deps.db, tenant, { ...dequeueOptions, by: WORKER, maxAdmits: room - 1 || 1, admit: !registered });
         statements += r.transactions * DEQUEUE_STATEMENTS;
         dequeued += r.admitted.length;
         expired += r.expired;
