@@ -20,7 +20,8 @@
 //   TENANT_EGRESS_ALLOW comma-separated CIDRs tenant pods may connect to besides DNS (default none)
 //   TENANT_EGRESS_DENY  comma-separated CIDRs never reachable even inside an allowed one: the cluster's pod,
 //                       Service and node ranges and the API server (169.254.0.0/16 is always denied)
-//   WORKERS             concurrent reconciles of the ModelService controller (default 4)
+//   WORKERS             concurrent reconciles of the ModelService controller (default 8; a first reconcile
+//                       sends its two creates together: up to 16 writes in flight)
 //   QPS, BURST          client-side rate limit of API writes; default -1 = none: the API server's
 //                       Priority and Fairness bounds us (SIG API Machinery's advice, controller-runtime's
 //                       default since v0.21); QPS > 0 sets a token bucket (BURST default 40)
@@ -110,7 +111,7 @@ const parsed = z
     MAX_REPLICAS: int(DEFAULT_MAX_REPLICAS, 1),
     TENANT_SYNC_MS: z.coerce.number().int().min(0).optional(),
     ...tenantNetworkEnv,
-    WORKERS: int(4, 1),
+    WORKERS: int(8, 1),
     QPS: z.coerce.number().refine((q) => q > 0 || q === -1, 'must be > 0, or -1 for no client-side limit').default(-1),
     BURST: int(40, 1),
     EVENT_QPS: z.coerce.number().positive().default(10),

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { PHASES, type Phase } from '../../schema/model-service.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { FINALIZER, PHASES, type Phase } from '../../schema/model-service.ts';
 import type { Placement, Toleration } from '../../schema/placement.ts';
+import type { KubeObject } from '../runtime/informer.ts';
 import { paths } from '../runtime/kube.ts';
 import { silentLogger } from '../runtime/log.ts';
 import { fakeApi } from './fake-api.ts';
@@ -72,5 +73,60 @@ describe('operator placement across reconciles (controller restarts with new set
     expect(placementOf()).toEqual({ ...none, tolerations: [foreign] });
     expect(api.objects.get(depPath)!.metadata.annotations).not.toHaveProperty('modeldock.io/placement');
     expect(await reconcileWith(undefined)).toBe(0);
+  });
+});
+
+// A new ModelService's first reconcile: its two children are independent, so both creates are
+// sent together; the reconcile ends only when both have answered (no write of the key left in
+// flight), and its one Event names them in a fixed order whichever answered first.
+describe('the children of a new ModelService', () => {
+  const ns = 'lab';
+  const setup = () => {
+    const api = fakeApi();
+    api.objects.set(paths.modelService(ns, 'chat'), {
+      apiVersion: 'modeldock.io/v1alpha1',
+      kind: 'ModelService',
+      metadata: { name: 'chat', namespace: ns, uid: 'ms-uid', resourceVersion: '1', finalizers: [FINALIZER] },
+      spec: { image: 'example.invalid/m:1', replicas: 1, resources: { cpu: '1', memory: '1Gi' } },
+    } as ModelService);
+    // Every create waits until the test answers it.
+    const answer = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
+    const create = api.client.create.bind(api.client);
+    api.client.create = ((collection: string, body: KubeObject) =>
+      new Promise<void>((resolve, reject) => answer.set(collection, { resolve, reject })).then(() => create(collection, body))) as typeof api.client.create;
+    const notes: string[] = [];
+    const reconcile = modelServiceReconciler({ client: api.client, cache: api.reader, events: { record: (_o, _t, _r, note) => void notes.push(note) }, now: () => new Date(0) });
+    let settled = false;
+    const run = reconcile({ namespace: ns, name: 'chat', key: `${ns}/chat` }, { log: silentLogger, fresh: false, signal: new AbortController().signal }).finally(() => {
+      settled = true;
+    });
+    run.catch(() => undefined);
+    const sent = async (n: number) => vi.waitFor(() => expect(answer.size).toBe(n));
+    return { api, answer, notes, run, settled: () => settled, sent };
+  };
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  it('both creates are in flight together; the Event names the Deployment first even when the Service answers first', async () => {
+    const t = setup();
+    await t.sent(2);
+    t.answer.get(paths.services(ns))!.resolve();
+    await tick();
+    expect(t.settled()).toBe(false);
+    t.answer.get(paths.deployments(ns))!.resolve();
+    await t.run;
+    expect(t.notes).toEqual(['Created Deployment chat and Service chat']);
+    expect(t.api.objects.has(paths.deployment(ns, 'chat')) && t.api.objects.has(paths.service(ns, 'chat'))).toBe(true);
+  });
+
+  it('a failed create fails the reconcile only once the other has answered, and no Event claims a child', async () => {
+    const t = setup();
+    await t.sent(2);
+    t.answer.get(paths.deployments(ns))!.reject(new Error('500 deployments'));
+    await tick();
+    expect(t.settled()).toBe(false); // the Service's create is still in flight
+    t.answer.get(paths.services(ns))!.resolve();
+    await expect(t.run).rejects.toThrow('500 deployments');
+    expect(t.notes).toEqual([]);
+    expect(t.api.objects.has(paths.service(ns, 'chat'))).toBe(true); // the next reconcile finds it
   });
 });

@@ -5,7 +5,7 @@
 //      CONTROLS (Foreground, preconditions.uid); requeue until a live read shows them gone;
 //      then remove the finalizer (merge patch guarded by resourceVersion);
 //   3. ensure the finalizer (first write, guarded by resourceVersion);
-//   4. createOrPatch Deployment and Service; a same-named child controlled by someone else is
+//   4. createOrPatch Deployment and Service (together: they are independent); a same-named child controlled by someone else is
 //      never touched (phase Degraded, reason ChildConflict); placement the operator dropped is
 //      removed from the Deployment first (placementCleanup: a merge patch cannot drop a field by omission);
 //   5. status from computeStatus() (with the Service's EndpointSlices: Ready needs a ready endpoint); written (PUT /status with resourceVersion) only if different,
@@ -115,15 +115,23 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
       const res = await createOrPatch({ client, collection, desired, live });
       if (res.result !== 'unchanged') deps.tracker?.wrote(kind, res.object);
       if (res.result !== 'unchanged') log.info(`${kind} ${res.result}`, { name: desired.metadata.name });
-      if (res.result === 'created') created.push(`${kind} ${desired.metadata.name}`);
       return res;
     };
 
-    const created: string[] = [];
-    const dep = await ensure('Deployment', paths.deployments(req.namespace), desiredDeployment(current, spec, deps.placement), await read.deployment(req.namespace, req.name), placementCleanup);
-    if (dep.result === 'created') crashPoint('after-deployment-create');
-    const svc = await ensure('Service', paths.services(req.namespace), desiredService(current, spec), await read.service(req.namespace, req.name));
-    // One Event for the children this reconcile created (both, on a new ModelService).
+    // The two children are independent: both writes are sent together (a new ModelService's first
+    // reconcile costs one API round trip, not two), and the reconcile returns only once both have
+    // answered, so no write of this key is still in flight when its next reconcile starts.
+    const liveDep = await read.deployment(req.namespace, req.name);
+    const liveSvc = await read.service(req.namespace, req.name);
+    const [dep, svc] = await settledBoth(
+      ensure('Deployment', paths.deployments(req.namespace), desiredDeployment(current, spec, deps.placement), liveDep, placementCleanup).then((r) => {
+        if (r.result === 'created') crashPoint('after-deployment-create');
+        return r;
+      }),
+      ensure('Service', paths.services(req.namespace), desiredService(current, spec), liveSvc),
+    );
+    // One Event for the children this reconcile created (both, on a new ModelService), in a fixed order.
+    const created = [dep.result === 'created' && `Deployment ${req.name}`, svc.result === 'created' && `Service ${req.name}`].filter((c) => c !== false);
     if (created.length) deps.events.record(current, 'Normal', 'Created', `Created ${created.join(' and ')}`, 'Create');
     const pods = await read.pods(req.namespace, req.name);
     const endpointSlices = svc.object ? await read.endpointSlices(req.namespace, req.name) : [];
@@ -192,6 +200,14 @@ export function modelServiceReconciler(deps: ModelServiceReconcilerDeps): Reconc
       return {};
     }
   };
+}
+
+/** Both values once both promises have settled (never one still running); the first rejection, in argument order, if any. */
+async function settledBoth<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === 'rejected') throw ra.reason;
+  if (rb.status === 'rejected') throw rb.reason;
+  return [ra.value, rb.value];
 }
 
 /**

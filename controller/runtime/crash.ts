@@ -4,7 +4,7 @@
 // GC pause or a stalled VM): after SIGCONT it carries on from that very point, as a deposed
 // leader would. Points:
 export type CrashPoint =
-  | 'after-deployment-create' // the ModelService reconciler created the Deployment, not yet the Service
+  | 'after-deployment-create' // the ModelService reconciler's Deployment create answered; the Service's, sent with it, may not have
   | 'after-claim' // an outbox row is claimed, nothing done yet
   | 'after-cr-create-before-ack' // the ModelService exists, the outbox row is not acknowledged
   | 'inside-ack-before-commit' // a delivery's acknowledgement (one, or a claim's group): row done, binding, delivered sent, COMMIT not
