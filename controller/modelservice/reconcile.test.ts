@@ -26,28 +26,39 @@ describe('newsworthy phase changes', () => {
   });
 });
 
+const ns = 'lab';
+
+/** An in-memory API server (fake-api.ts) holding the ModelService `lab/chat`, with `finalizers` if given. */
+function withChat(finalizers?: string[]) {
+  const api = fakeApi();
+  api.objects.set(paths.modelService(ns, 'chat'), {
+    apiVersion: 'modeldock.io/v1alpha1',
+    kind: 'ModelService',
+    metadata: { name: 'chat', namespace: ns, uid: 'ms-uid', resourceVersion: '1', ...(finalizers ? { finalizers } : {}) },
+    spec: { image: 'example.invalid/m:1', replicas: 1, resources: { cpu: '1', memory: '1Gi' } },
+  } as ModelService);
+  return api;
+}
+
+/** One reconcile of `lab/chat`. */
+const reconcileChat = (reconcile: ReturnType<typeof modelServiceReconciler>) =>
+  reconcile({ namespace: ns, name: 'chat', key: `${ns}/chat` }, { log: silentLogger, fresh: false, signal: new AbortController().signal });
+
 // The reconciler against an in-memory API server (fake-api.ts) that applies JSON merge patches as
 // the real one does (RFC 7386: a key left out is kept, null removes it): a change of the
 // operator's placement reaches the Deployment on the next reconcile, an unchanged one writes nothing.
 describe('operator placement across reconciles (controller restarts with new settings)', () => {
-  const ns = 'lab';
   const realNode: Toleration = { key: 'modeldock.io/real-node', operator: 'Equal', value: 'true', effect: 'NoSchedule' };
   const onRealNode: Placement = { nodeSelector: { 'modeldock.io/real-node': 'true' }, tolerations: [realNode] };
   const onKwok: Placement = { nodeSelector: { type: 'kwok' }, affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists' }] } }] } } };
 
   it('added, changed and removed settings each reach the pod template exactly; unchanged ones write nothing; a foreign toleration stays', async () => {
-    const api = fakeApi();
-    api.objects.set(paths.modelService(ns, 'chat'), {
-      apiVersion: 'modeldock.io/v1alpha1',
-      kind: 'ModelService',
-      metadata: { name: 'chat', namespace: ns, uid: 'ms-uid', resourceVersion: '1' },
-      spec: { image: 'example.invalid/m:1', replicas: 1, resources: { cpu: '1', memory: '1Gi' } },
-    } as ModelService);
+    const api = withChat();
     const depPath = paths.deployment(ns, 'chat');
     const reconcileWith = async (placement: Placement | undefined) => {
       const before = api.writes.length;
       const reconcile = modelServiceReconciler({ client: api.client, cache: api.reader, events: { record: () => undefined }, placement, now: () => new Date(0) });
-      await reconcile({ namespace: ns, name: 'chat', key: `${ns}/chat` }, { log: silentLogger, fresh: false, signal: new AbortController().signal });
+      await reconcileChat(reconcile);
       return api.writes.slice(before).filter((w) => w.path.startsWith(paths.deployments(ns))).length;
     };
     const pod = () => (api.objects.get(depPath) as Deployment).spec!.template!.spec!;
@@ -80,15 +91,8 @@ describe('operator placement across reconciles (controller restarts with new set
 // sent together; the reconcile ends only when both have answered (no write of the key left in
 // flight), and its one Event names them in a fixed order whichever answered first.
 describe('the children of a new ModelService', () => {
-  const ns = 'lab';
   const setup = () => {
-    const api = fakeApi();
-    api.objects.set(paths.modelService(ns, 'chat'), {
-      apiVersion: 'modeldock.io/v1alpha1',
-      kind: 'ModelService',
-      metadata: { name: 'chat', namespace: ns, uid: 'ms-uid', resourceVersion: '1', finalizers: [FINALIZER] },
-      spec: { image: 'example.invalid/m:1', replicas: 1, resources: { cpu: '1', memory: '1Gi' } },
-    } as ModelService);
+    const api = withChat([FINALIZER]);
     // Every create waits until the test answers it.
     const answer = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
     const create = api.client.create.bind(api.client);
@@ -97,7 +101,7 @@ describe('the children of a new ModelService', () => {
     const notes: string[] = [];
     const reconcile = modelServiceReconciler({ client: api.client, cache: api.reader, events: { record: (_o, _t, _r, note) => void notes.push(note) }, now: () => new Date(0) });
     let settled = false;
-    const run = reconcile({ namespace: ns, name: 'chat', key: `${ns}/chat` }, { log: silentLogger, fresh: false, signal: new AbortController().signal }).finally(() => {
+    const run = reconcileChat(reconcile).finally(() => {
       settled = true;
     });
     run.catch(() => undefined);

@@ -45,10 +45,11 @@ describe('controller process', () => {
       const successor = await startController('ctl-successor', nsc.name);
       started.push(successor);
       const ms = await k.waitPhase('crashy', 'Running', 1);
-      expect((await k.service('crashy'))?.metadata.ownerReferences?.[0]?.uid).toBe(ms.metadata.uid);
+      const svcAfter = await k.service('crashy');
+      expect(svcAfter?.metadata.ownerReferences?.[0]?.uid).toBe(ms.metadata.uid);
       const after = await k.deployment('crashy');
       expect(after?.metadata.uid).toBe(dep?.metadata.uid); // never deleted/recreated
-      if (svc) expect((await k.service('crashy'))?.metadata.uid).toBe(svc.metadata.uid);
+      if (svc) expect(svcAfter?.metadata.uid).toBe(svc.metadata.uid);
       const creates = await successor.metrics();
       expect(sample(creates, 'modeldock_kube_writes_total', (l) => l.resource === 'deployments' && l.verb === 'create')).toBe(0);
       expect(sample(creates, 'modeldock_kube_writes_total', (l) => l.resource === 'services' && l.verb === 'create')).toBe(svc ? 0 : 1);
