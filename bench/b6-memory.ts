@@ -4,7 +4,7 @@
 // same run. Goals: ≤ 1.0× (a), ≤ 1.5× (b).
 //   B6: after B3's largest round (1,000 ModelServices), in every full run.
 //   B6L (issue 32, point 1): 10,000 ModelServices (quick: 50) converged by the controller AS
-//   SHIPPED (k8s/base/controller.yaml: WORKERS 4, QPS -1, its NODE_OPTIONS; nothing overridden but
+//   SHIPPED (k8s/base/controller.yaml: WORKERS 8, QPS -1, its Node flags; nothing overridden but
 //   the bench's own plumbing), against kube-controller-manager converging the same number of
 //   identical Deployment + Service pairs (controller/modelservice/desired.ts) in the same run,
 //   first, in their own namespace, which is then deleted and awaited (pods and all). Goals:
@@ -142,7 +142,7 @@ function controllerWindowMs(quick: boolean, baselineS: number): number {
 async function controllerPhase(ctx: BenchContext, n: number, baselineS: number, pollMs: number) {
   const ns = await ctx.namespace('b6-large');
   const ledger = await ctx.ledger();
-  // The controller as shipped: the manifest's tunables (ctx.controller adds its NODE_OPTIONS);
+  // The controller as shipped: the manifest's tunables (ctx.controller adds its Node flags);
   // the rest is the bench's plumbing (kubeconfig, ledger, metrics port, any image registry).
   const shipped = shippedEnv(SHIPPED_TUNABLES);
   const controller = await ctx.controller('controller-b6-large', ns, { DATABASE_URL: ledger.url, ...shipped });
@@ -198,7 +198,7 @@ export const b6l: Benchmark = {
     return {
       summary: `${time} RSS ${fmt(m.ours)} MiB of the shipped ${fmt(limit)} MiB limit (${verdict(m.ours, limit, false)}); ${fmt(m.vsBare)}× bare ListWatch (≤ 1.0: ${verdict(m.vsBare, 1, false)}), ${memoryLine(m)}`,
       details: [
-        `The controller as shipped (k8s/base/controller.yaml: ${Object.entries(ours.shipped).map(([k, v]) => `${k}=${v}`).join(', ')}, its NODE_OPTIONS; memory limit ${fmt(limit)} MiB); kube-controller-manager at client QPS ${LARGE_KCM_QPS}, burst ${2 * LARGE_KCM_QPS}: neither throttled by its own client, one API server.`,
+        `The controller as shipped (k8s/base/controller.yaml: ${Object.entries(ours.shipped).map(([k, v]) => `${k}=${v}`).join(', ')}, its Node flags and NODE_OPTIONS; memory limit ${fmt(limit)} MiB); kube-controller-manager at client QPS ${LARGE_KCM_QPS}, burst ${2 * LARGE_KCM_QPS}: neither throttled by its own client, one API server.`,
         `Baseline (first): ${n} Deployment + Service pairs (controller/modelservice/desired.ts, unowned) created in ${fmt(base.createdS)} s at concurrency ${CONCURRENCY}, all ready ${fmt(base.convergedS)} s after the first create (kube-controller-manager RSS then ${fmt(base.kcmAtConverged)} MiB); their namespace deleted: ${deletion(base.deleted, base.deleteDeadlineMs)} (kube-controller-manager RSS then ${fmt(base.kcmAfterDelete)} MiB; its RSS below is after both phases).`,
         `ModelDock: window ${fmt(ours.windowMs / 60_000)} min from the first create (${WINDOW_FACTOR}× the baseline's time, within [${floorMin}, ${capMin}] min); progress read from the watch cache every ${pollMs / 1000} s in both phases.`,
         '',

@@ -5,10 +5,8 @@
 // `cleanup()` (the runner calls it after each benchmark), and the stack's run dir records every
 // pid, so a hard-killed run is cleaned up by the next start.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { errorMessage } from '../../controller/runtime/errors.ts';
 import type { KubeClient } from '../../controller/runtime/kube.ts';
 import { tenantLabels } from '../../controller/tenant/namespace.ts';
@@ -19,6 +17,7 @@ import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../../test/support/ledger-database.ts';
 import { startWorker, type WorkerInstance } from '../../test/support/worker.ts';
 import { cmdline } from './proc-stats.ts';
+import { shippedEnv, shippedNodeFlags } from './shipped-controller.ts';
 
 export interface BenchStack extends StackInfo {
   metricsToken: string;
@@ -117,10 +116,11 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
         {
           name,
           command: process.execPath,
-          args: [join(repoRoot, 'controller/main.ts')],
+          // Node as the shipped manifest runs it (its flags and NODE_OPTIONS): the bench runs what users run.
+          args: [...shippedNodeFlags(), join(repoRoot, 'controller/main.ts')],
           cwd: repoRoot,
           logDir: need().logDir,
-          env: { KUBECONFIG: ns.kubeconfig, ...installEnv(ns.name), METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ALLOWED_IMAGE_REGISTRIES: '*', ...shippedNodeOptions(), ...env },
+          env: { KUBECONFIG: ns.kubeconfig, ...installEnv(ns.name), METRICS_PORT: String(port), POD_NAME: name, LOG_LEVEL: 'warn', ALLOWED_IMAGE_REGISTRIES: '*', ...shippedEnv(['NODE_OPTIONS']), ...env },
           ready: async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
           timeoutMs: 60_000,
         },
@@ -153,17 +153,6 @@ export function createContext(started: BenchStack | undefined, quick: boolean, l
       for (const s of steps) await s().catch((err: unknown) => log(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
     },
   };
-}
-
-/** The controller's NODE_OPTIONS as k8s/base/controller.yaml ships them (the bench runs what users run). */
-export function shippedNodeOptions(): { NODE_OPTIONS?: string } {
-  for (const doc of parseAllDocuments(readFileSync(join(repoRoot, 'k8s/base/controller.yaml'), 'utf8'))) {
-    const d = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } } };
-    if (d?.kind !== 'Deployment') continue;
-    const v = d.spec?.template?.spec?.containers?.[0]?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
-    return v ? { NODE_OPTIONS: v } : {};
-  }
-  return {};
 }
 
 /** A KubeConfig for the stack's admin (client-node's generated clients, watches). */

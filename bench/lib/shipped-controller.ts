@@ -8,6 +8,7 @@ import { repoRoot } from '../../scripts/testenv/stack.ts';
 import { memoryMiB } from '../../schema/quantity.ts';
 
 interface ShippedContainer {
+  command?: string[];
   env?: Array<{ name: string; value?: string }>;
   resources?: { limits?: { memory?: string } };
 }
@@ -30,6 +31,13 @@ export function shippedEnv<N extends string>(names: readonly N[]): Partial<Recor
     if (value !== undefined) out[n] = value;
   }
   return out;
+}
+
+/** The Node flags of the container's command (`node <flags…> controller/main.ts`). */
+export function shippedNodeFlags(): string[] {
+  const command = shippedContainer().command ?? [];
+  if (command[0] !== 'node' || command.at(-1) !== 'controller/main.ts') throw new Error(`k8s/base/controller.yaml's command is not node … controller/main.ts: ${JSON.stringify(command)}`);
+  return command.slice(1, -1);
 }
 
 /** The container's resources.limits.memory in MiB (NaN when the manifest sets none). */

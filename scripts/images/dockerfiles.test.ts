@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { repoRoot } from '../testenv/stack.ts';
 import { importGraph, topFolders } from './import-graph.ts';
 import { pinnedVersions, type Lockfile } from './lock-closure.ts';
@@ -31,6 +32,14 @@ describe('controller/Dockerfile', () => {
     const under = (f: string, s: string) => f === s || f.startsWith(`${s}/`);
     expect(files.filter((f) => !sources.some((s) => under(f, s))), 'imported but not copied').toEqual([]);
     expect(sources.filter((s) => !files.some((f) => under(f, s))), 'copied but never imported').toEqual([]);
+  });
+
+  it('runs the controller as the shipped manifest does (the same Node flags)', () => {
+    const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(read('controller/Dockerfile'))?.[1];
+    const manifest = parseAllDocuments(read('k8s/base/controller.yaml')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ command?: string[] }> } } } });
+    const command = manifest.find((d) => d?.kind === 'Deployment')?.spec?.template?.spec?.containers?.[0]?.command;
+    expect(command).toContain('controller/main.ts');
+    expect(JSON.parse(cmd ?? 'null')).toEqual(command);
   });
 
   it('ships production dependencies that cover its imports', () => {
