@@ -20,7 +20,7 @@ import { startLossyProxy } from '../test/support/lossy-proxy.ts';
 import { parsePrometheus } from '../schema/prom-text.ts';
 import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext } from './lib/context.ts';
-import { ensurePodCapacity, kcmMetrics, metricSum, until, WRITE_METHODS } from './lib/kube.ts';
+import { ensurePodCapacity, kcmMetrics, kcmWrites, metricSum, until } from './lib/kube.ts';
 import { closedLoop } from './lib/load.ts';
 import { SPEC } from './lib/model-service-spec.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
@@ -57,7 +57,6 @@ function byResource(before: string, after: string, n: number): string {
     .join(', ');
 }
 
-const kcmWrites = (text: string) => metricSum(text, 'rest_client_requests_total', (l) => WRITE_METHODS.has(l.method ?? ''));
 const ourWrites = (text: string, events: boolean) => metricSum(text, 'modeldock_kube_writes_total', (l) => (l.resource === 'events') === events && l.resource !== 'leases');
 
 async function round(ctx: BenchContext, n: number, keep: boolean): Promise<Round> {

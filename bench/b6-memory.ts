@@ -26,10 +26,10 @@ import { repoRoot } from '../scripts/testenv/stack.ts';
 import type { Benchmark } from './lib/benchmark.ts';
 import type { BenchContext, Controller } from './lib/context.ts';
 import { convergeDeployments, deleteNamespaceAndWait, type NamespaceDeletion } from './lib/kcm-baseline.ts';
-import { ensurePodCapacity, metricSum, until, untilWritesSettle } from './lib/kube.ts';
+import { ensurePodCapacity, kcmMetrics, kcmWrites, metricSum, until, untilWritesSettle } from './lib/kube.ts';
 import { closedLoop } from './lib/load.ts';
 import { SPEC } from './lib/model-service-spec.ts';
-import { rssMiB, rssParts } from './lib/proc-stats.ts';
+import { cpuByCommand, cpuDelta, rssMiB, rssParts } from './lib/proc-stats.ts';
 import { shippedEnv, shippedMemoryLimitMiB } from './lib/shipped-controller.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
 
@@ -55,6 +55,46 @@ const TIME_GOAL = 1.3;
 const CONCURRENCY = 16;
 /** What the shipped manifest sets that the bench's controller would otherwise take from its defaults. */
 const SHIPPED_TUNABLES = ['WORKERS', 'QPS', 'BURST', 'EVENT_QPS', 'EVENT_BURST', 'LEDGER_WORKERS', 'MAX_REPLICAS'] as const;
+
+/** The stack's processes whose CPU B6L reports for each phase (the controller's own is added in its phase). */
+const STACK_PROCESSES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'etcd', 'kwok'] as const;
+
+interface Load {
+  /** CPU ms so far by command name. */
+  cpuMs: Map<string, number>;
+  kcmWrites: number;
+  at: number;
+}
+
+/** What the stack's processes (and the process trees of `extra`) have spent so far: CPU, and kube-controller-manager's writes. */
+async function load(ctx: BenchContext, extra: number[] = []): Promise<Load> {
+  const cpuMs = cpuByCommand([...STACK_PROCESSES.map((c) => ctx.componentPid(c)), ...extra]);
+  return { cpuMs, kcmWrites: kcmWrites(await kcmMetrics(ctx.componentPid('kube-controller-manager'), ctx.stack)), at: performance.now() };
+}
+
+/** A phase's load: CPU seconds and cores by process, kube-controller-manager's writes. */
+function phaseLoad(before: Load, after: Load) {
+  const seconds = (after.at - before.at) / 1000;
+  return { seconds, cpuS: new Map([...cpuDelta(before.cpuMs, after.cpuMs)].map(([k, v]) => [k, v / 1000])), kcmWrites: after.kcmWrites - before.kcmWrites };
+}
+type PhaseLoad = ReturnType<typeof phaseLoad>;
+
+/** Both phases' load side by side (details' table): the baseline's and ModelDock's, each from its first create to all Running. */
+function loadTable(base: PhaseLoad, ours: PhaseLoad): string[] {
+  const names = [...new Set([...base.cpuS.keys(), ...ours.cpuS.keys()])].sort((a, b) => (ours.cpuS.get(b) ?? 0) - (ours.cpuS.get(a) ?? 0));
+  const cell = (p: PhaseLoad, k: string) => (p.cpuS.has(k) ? `${fmt(p.cpuS.get(k) ?? 0)} s (${fmt((p.cpuS.get(k) ?? 0) / p.seconds)} cores)` : '');
+  const total = (p: PhaseLoad) => [...p.cpuS.values()].reduce((a, b) => a + b, 0);
+  return [
+    `Load in each phase, from its first create until all were Running (${fmt(base.seconds)} s and ${fmt(ours.seconds)} s): CPU by process (/proc; \`node\` is the ModelDock controller), and kube-controller-manager's writes.`,
+    '',
+    '| process | baseline phase CPU | ModelDock phase CPU |',
+    '|---|---|---|',
+    ...names.map((k) => `| ${k} | ${cell(base, k)} | ${cell(ours, k)} |`),
+    `| all of them | ${fmt(total(base))} s (${fmt(total(base) / base.seconds)} cores) | ${fmt(total(ours))} s (${fmt(total(ours) / ours.seconds)} cores) |`,
+    `| kube-controller-manager's writes | ${base.kcmWrites} | ${ours.kcmWrites} |`,
+    '',
+  ];
+}
 
 interface Memory {
   ours: number;
@@ -116,13 +156,15 @@ export const b6: Benchmark = {
 async function baselinePhase(ctx: BenchContext, n: number, windowMs: number, pollMs: number) {
   const base = await ctx.namespace('b6-base');
   const kcmPid = ctx.componentPid('kube-controller-manager');
+  const before = await load(ctx);
   const r = await convergeDeployments({ admin: ctx.admin, namespace: base.name, n, spec: SPEC, concurrency: CONCURRENCY, windowMs, pollMs, name: (i) => `m${i}`, labels: { [LABELS.instance]: base.name }, log: ctx.log });
   if (r.convergedS === undefined) throw new Error(`B6L's baseline did not converge: ${r.ready} of ${n} Deployments ready after ${windowMs / 60_000} min (created in ${fmt(r.createdS)} s); no ratio to report`);
+  const phase = phaseLoad(before, await load(ctx));
   const kcmAtConverged = rssMiB(kcmPid) ?? Number.NaN;
   const deleteDeadlineMs = ctx.quick ? DELETE_DEADLINE_MS.quick : DELETE_DEADLINE_MS.full;
   const deleted = await deleteNamespaceAndWait(ctx.admin, base.name, deleteDeadlineMs, pollMs, ctx.log);
   ctx.log(`B6L: kcm baseline converged in ${fmt(r.convergedS)} s; its namespace deleted: ${deletion(deleted, deleteDeadlineMs)}`);
-  return { ...r, convergedS: r.convergedS, deleted, deleteDeadlineMs, kcmAtConverged, kcmAfterDelete: rssMiB(kcmPid) ?? Number.NaN };
+  return { ...r, convergedS: r.convergedS, phase, deleted, deleteDeadlineMs, kcmAtConverged, kcmAfterDelete: rssMiB(kcmPid) ?? Number.NaN };
 }
 
 /** How the baseline's namespace went away, for the log and the details. */
@@ -146,6 +188,7 @@ async function controllerPhase(ctx: BenchContext, n: number, baselineS: number, 
   // the rest is the bench's plumbing (kubeconfig, ledger, metrics port, any image registry).
   const shipped = shippedEnv(SHIPPED_TUNABLES);
   const controller = await ctx.controller('controller-b6-large', ns, { DATABASE_URL: ledger.url, ...shipped });
+  const before = await load(ctx, [controller.proc.pid]);
   const t = performance.now();
   await closedLoop({
     concurrency: CONCURRENCY,
@@ -166,11 +209,12 @@ async function controllerPhase(ctx: BenchContext, n: number, baselineS: number, 
   }, pollMs).then(() => true, () => false);
   // Not converged: the time so far is a lower bound of the controller's.
   const seconds = (performance.now() - t) / 1000;
+  const phase = phaseLoad(before, await load(ctx, [controller.proc.pid]));
   const settledS = converged ? await untilWritesSettle(() => controller.metrics(), 600_000) : Number.NaN;
   const how = converged
     ? `After ${n} ModelServices converged (created in ${fmt(createdS)} s at concurrency ${CONCURRENCY}, all Running ${fmt(seconds)} s after the first create, the controller's writes settled ${fmt(settledS)} s later)`
     : `NOT converged: ${running} of ${n} ModelServices Running when the ${fmt(windowMs / 60_000)}-minute window closed (created in ${fmt(createdS)} s at concurrency ${CONCURRENCY}; every object is cached)`;
-  return { memory: await measure(ctx, controller, ns.name, how), shipped, converged, running, seconds, windowMs };
+  return { memory: await measure(ctx, controller, ns.name, how), phase, shipped, converged, running, seconds, windowMs };
 }
 
 export const b6l: Benchmark = {
@@ -202,6 +246,7 @@ export const b6l: Benchmark = {
         `Baseline (first): ${n} Deployment + Service pairs (controller/modelservice/desired.ts, unowned) created in ${fmt(base.createdS)} s at concurrency ${CONCURRENCY}, all ready ${fmt(base.convergedS)} s after the first create (kube-controller-manager RSS then ${fmt(base.kcmAtConverged)} MiB); their namespace deleted: ${deletion(base.deleted, base.deleteDeadlineMs)} (kube-controller-manager RSS then ${fmt(base.kcmAfterDelete)} MiB; its RSS below is after both phases).`,
         `ModelDock: window ${fmt(ours.windowMs / 60_000)} min from the first create (${WINDOW_FACTOR}× the baseline's time, within [${floorMin}, ${capMin}] min); progress read from the watch cache every ${pollMs / 1000} s in both phases.`,
         '',
+        ...loadTable(base.phase, ours.phase),
         ...m.details,
       ],
     };
