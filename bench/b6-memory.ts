@@ -85,7 +85,7 @@ function loadTable(base: PhaseLoad, ours: PhaseLoad): string[] {
   const cell = (p: PhaseLoad, k: string) => (p.cpuS.has(k) ? `${fmt(p.cpuS.get(k) ?? 0)} s (${fmt((p.cpuS.get(k) ?? 0) / p.seconds)} cores)` : '');
   const total = (p: PhaseLoad) => [...p.cpuS.values()].reduce((a, b) => a + b, 0);
   return [
-    `Load in each phase, from its first create until all were Running (${fmt(base.seconds)} s and ${fmt(ours.seconds)} s): CPU by process (/proc; \`node\` is the ModelDock controller), and kube-controller-manager's writes.`,
+    `Load in each phase, from its first create until all were Running (${fmt(base.seconds)} s and ${fmt(ours.seconds)} s): CPU by process (/proc, whose names are cut at 15 characters; \`MainThread\` is the ModelDock controller, as Node names its process), and kube-controller-manager's writes.`,
     '',
     '| process | baseline phase CPU | ModelDock phase CPU |',
     '|---|---|---|',
