@@ -30,7 +30,7 @@ import { ensurePodCapacity, kcmMetrics, kcmWrites, metricSum, until, untilWrites
 import { closedLoop } from './lib/load.ts';
 import { SPEC } from './lib/model-service-spec.ts';
 import { cpuByCommand, cpuDelta, rssMiB, rssParts } from './lib/proc-stats.ts';
-import { shippedEnv, shippedMemoryLimitMiB } from './lib/shipped-controller.ts';
+import { shippedEnv, shippedMemoryLimitMiB } from '../test/support/shipped-controller.ts';
 import { fmt, ratio, verdict } from './lib/stats.ts';
 
 const run = promisify(execFile);

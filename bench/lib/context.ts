@@ -17,7 +17,7 @@ import { repoRoot, type StackInfo } from '../../scripts/testenv/stack.ts';
 import { createLedgerDatabase, type LedgerDatabase } from '../../test/support/ledger-database.ts';
 import { startWorker, type WorkerInstance } from '../../test/support/worker.ts';
 import { cmdline } from './proc-stats.ts';
-import { shippedEnv, shippedNodeFlags } from './shipped-controller.ts';
+import { shippedEnv, shippedNodeFlags } from '../../test/support/shipped-controller.ts';
 
 export interface BenchStack extends StackInfo {
   metricsToken: string;

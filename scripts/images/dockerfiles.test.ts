@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { shippedContainer } from '../../test/support/shipped-controller.ts';
 import { repoRoot } from '../testenv/stack.ts';
 import { importGraph, topFolders } from './import-graph.ts';
 import { pinnedVersions, type Lockfile } from './lock-closure.ts';
@@ -36,8 +36,7 @@ describe('controller/Dockerfile', () => {
 
   it('runs the controller as the shipped manifest does (the same Node flags)', () => {
     const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(read('controller/Dockerfile'))?.[1];
-    const manifest = parseAllDocuments(read('k8s/base/controller.yaml')).map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Array<{ command?: string[] }> } } } });
-    const command = manifest.find((d) => d?.kind === 'Deployment')?.spec?.template?.spec?.containers?.[0]?.command;
+    const command = shippedContainer().command;
     expect(command).toContain('controller/main.ts');
     expect(JSON.parse(cmd ?? 'null')).toEqual(command);
   });
