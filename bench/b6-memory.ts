@@ -68,8 +68,9 @@ interface Load {
 
 /** What the stack's processes (and the process trees of `extra`) have spent so far: CPU, and kube-controller-manager's writes. */
 async function load(ctx: BenchContext, extra: number[] = []): Promise<Load> {
-  const cpuMs = cpuByCommand([...STACK_PROCESSES.map((c) => ctx.componentPid(c)), ...extra]);
-  return { cpuMs, kcmWrites: kcmWrites(await kcmMetrics(ctx.componentPid('kube-controller-manager'), ctx.stack)), at: performance.now() };
+  const pids = new Map(STACK_PROCESSES.map((c) => [c, ctx.componentPid(c)]));
+  const cpuMs = cpuByCommand([...pids.values(), ...extra]);
+  return { cpuMs, kcmWrites: kcmWrites(await kcmMetrics(pids.get('kube-controller-manager') as number, ctx.stack)), at: performance.now() };
 }
 
 /** A phase's load: CPU seconds and cores by process, kube-controller-manager's writes. */

@@ -6,8 +6,9 @@
 //      then remove the finalizer (merge patch guarded by resourceVersion);
 //   3. ensure the finalizer (first write, guarded by resourceVersion);
 //   4. createOrPatch Deployment and Service, together (they are independent); a same-named child
-//      controlled by someone else is never touched (phase Degraded, reason ChildConflict); placement the operator dropped is
-//      removed from the Deployment first (placementCleanup: a merge patch cannot drop a field by omission);
+//      controlled by someone else is never touched (phase Degraded, reason ChildConflict);
+//      placement the operator dropped is removed from the Deployment first (placementCleanup: a
+//      merge patch cannot drop a field by omission);
 //   5. status from computeStatus() (with the Service's EndpointSlices: Ready needs a ready endpoint); written (PUT /status with resourceVersion) only if different,
 //      and, with a status hold (the shipped controller's: setup.ts), a rollout's in-between step
 //      that is not news only when the children's next report has not come within a bound

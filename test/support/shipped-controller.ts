@@ -14,7 +14,15 @@ interface ShippedContainer {
   resources?: { limits?: { memory?: string } };
 }
 
+let container: ShippedContainer | undefined;
+
+/** The manifest's controller container, read once per process (every bench controller's start asks for it). */
 export function shippedContainer(): ShippedContainer {
+  container ??= readContainer();
+  return container;
+}
+
+function readContainer(): ShippedContainer {
   for (const doc of parseAllDocuments(readFileSync(join(repoRoot, 'k8s/base/controller.yaml'), 'utf8'))) {
     const d = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: ShippedContainer[] } } } } | null;
     const c = d?.kind === 'Deployment' ? d.spec?.template?.spec?.containers?.[0] : undefined;
