@@ -386,7 +386,10 @@ function start() {
     const k = key();
     if (!k) return showSignedIn(false);
     try {
-      const [quota, list] = await Promise.all([api(k, 'GET', '/quota'), api(k, 'GET', '/requests?limit=100')]);
+      // The list first, then the quota: a change the list shows as done (a release, a scale-down's
+      // refund) is then in the quota too — read in parallel, the bars could lag the rows a refresh.
+      const list = await api(k, 'GET', '/requests?limit=100');
+      const quota = await api(k, 'GET', '/quota');
       const q = /** @type {Quota} */ (quota);
       $('tenant', HTMLSpanElement).textContent = `tenant ${printable(q.tenant)}`;
       renderQuota(q);
