@@ -1,12 +1,13 @@
 // The dashboard in a real headless browser (Debian's chromium through playwright-core) against
-// the whole system: paste the key, see the quota as bars and an admission become ready with its
+// the whole system: paste the key, see the quota as bars (never lagging the rows: the render that
+// first shows an admission counts its charge) and an admission become ready with its
 // timeline and endpoint (with a curl example and a Copy button), cancel and then confirm a
 // delete, and see it released. The page must keep the key in sessionStorage only (no cookie,
 // never in the URL, never shown) and run without a single Content-Security-Policy violation.
 // A screenshot of the page is saved for the README.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { inject } from 'vitest';
 import { repoRoot } from '../../scripts/testenv/stack.ts';
@@ -51,7 +52,31 @@ describe('dashboard', () => {
     expect(await page.locator('#quota meter').count()).toBe(4); // cpu, memory, GPUs, modelservices
     expect(page.url()).not.toContain(TENANT_KEY);
 
+    // The bars never lag the rows: the page's next list read is held while the admission is
+    // charged (a quota read already in flight finishes first), so the list sees the admission; the
+    // very render that first shows its row must count its charge (2 × 2 CPUs).
+    const quotaReads = new Set<Request>();
+    const isQuotaRead = (r: Request) => new URL(r.url()).pathname === '/quota';
+    page.on('request', (r) => {
+      if (isQuotaRead(r)) quotaReads.add(r);
+    });
+    page.on('requestfinished', (r) => quotaReads.delete(r));
+    page.on('requestfailed', (r) => quotaReads.delete(r));
+    let releaseList!: () => void;
+    const listHeld = new Promise<void>((held) => {
+      void page.route('**/requests?limit=*', async (route) => {
+        held();
+        await new Promise<void>((release) => (releaseList = release));
+        await route.continue();
+      }, { times: 1 });
+    });
+    await listHeld;
+    await expect.poll(() => quotaReads.size, { message: 'no quota read in flight' }).toBe(0);
     const [id] = await sys.admit(1, { name: 'chat', image: 'ghcr.io/acme/mock-model:0.1.0', replicas: 2, resources: { cpu: '2', memory: '4Gi' } });
+    releaseList();
+    await row(id!).waitFor();
+    expect(await page.locator('#quota meter[data-resource="cpu"]').evaluate((m) => (m as HTMLMeterElement).value)).toBe(4000);
+
     await row(id!).and(page.locator('[data-state="ready"]')).waitFor({ timeout: 90_000 });
     const ready = row(id!);
     expect(await ready.locator('.state').textContent()).toBe('ready');
