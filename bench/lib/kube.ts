@@ -100,7 +100,7 @@ export async function untilWritesSettle(metrics: () => Promise<string>, maxMs: n
   return (performance.now() - start) / 1000;
 }
 
-export const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** kube-controller-manager's writes so far (its client's requests with a write method), from its /metrics text. */
 export const kcmWrites = (text: string) => metricSum(text, 'rest_client_requests_total', (l) => WRITE_METHODS.has(l.method ?? ''));

@@ -56,9 +56,8 @@ describe('dashboard', () => {
     // charged (a quota read already in flight finishes first), so the list sees the admission; the
     // very render that first shows its row must count its charge (2 × 2 CPUs).
     const quotaReads = new Set<Request>();
-    const isQuotaRead = (r: Request) => new URL(r.url()).pathname === '/quota';
     page.on('request', (r) => {
-      if (isQuotaRead(r)) quotaReads.add(r);
+      if (new URL(r.url()).pathname === '/quota') quotaReads.add(r);
     });
     page.on('requestfinished', (r) => quotaReads.delete(r));
     page.on('requestfailed', (r) => quotaReads.delete(r));
